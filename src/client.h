@@ -1,0 +1,45 @@
+/*
+ * client.h: how a traced process hands events to vramtrace.
+ *
+ * Both libraries that live inside the traced process (the CUPTI injection
+ * library and libvramtrace.so with the offload engine and step markers) send
+ * their events through this client.  It reads its destination from the
+ * environment once: VRAMTRACE_SOCKET (the collector's Unix socket, set by
+ * `vramtrace record`) or else VRAMTRACE_OUTPUT (a spool file that `vramtrace
+ * replay` turns into a database).  With neither set every call is a cheap
+ * no-op.  The client never blocks the caller for I/O, never exits or aborts
+ * the process, and turns itself off (one warning on stderr) on any failure.
+ * A background thread encodes and ships batches (event.c encoding); events
+ * that cannot be queued are counted and reported as EVENT_DROPPED.
+ */
+#ifndef CLIENT_H
+#define CLIENT_H
+
+#include "event.h"
+
+/*
+ * Start the client if the environment names a destination.  Idempotent and
+ * thread-safe.  Returns 1 when events will be recorded, 0 when the client is
+ * off (no destination, or it failed and said so once).
+ */
+int	client_start(const char *source_name);
+
+/*
+ * Queue one event.  Never blocks on I/O.  Strings must be defined first with
+ * client_string().  A no-op when the client is off.
+ */
+void	client_emit(const struct event *ev);
+
+/*
+ * Return the id of a string, defining it (an EVENT_STRING record) the first
+ * time it is seen.  Returns 0 when the client is off.
+ */
+uint32_t client_string(const char *text);
+
+/* Ship everything queued so far and wait until it has been written. */
+void	client_flush(void);
+
+/* Flush and stop; called at exit.  Safe to call more than once. */
+void	client_stop(void);
+
+#endif
