@@ -1,0 +1,142 @@
+/*
+ * vramtrace.h: declarations shared by the vramtrace program, listed under a
+ * line per file so that this header doubles as a map of the sources.
+ */
+#ifndef VRAMTRACE_H
+#define VRAMTRACE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "event.h"
+
+#ifdef __GNUC__
+#define printflike(a, b) __attribute__((format(printf, a, b)))
+#define noreturn_fn __attribute__((noreturn))
+#else
+#define printflike(a, b)
+#define noreturn_fn
+#endif
+
+/* Exit statuses shared by every command. */
+#define EXIT_OK		0
+#define EXIT_FOUND	1	/* a failure found, or a bad input file */
+#define EXIT_USAGE	2	/* bad usage */
+
+/* log.c */
+extern const char *log_program;
+void	log_warn(const char *, ...) printflike(1, 2);
+noreturn_fn void fatal(const char *, ...) printflike(1, 2);
+void	log_set_fatal_hook(void (*)(void));
+char	*xstrerror_cause(const char *, ...) printflike(1, 2);
+
+/* xmalloc.c */
+void	*xmalloc(size_t);
+void	*xcalloc(size_t, size_t);
+void	*xreallocarray(void *, size_t, size_t);
+char	*xstrdup(const char *);
+char	*xstrndup(const char *, size_t);
+int	 xasprintf(char **, const char *, ...) printflike(2, 3);
+int	 xvasprintf(char **, const char *, va_list);
+
+/* util.c */
+int	 util_parse_bytes(const char *, uint64_t *);
+int	 util_parse_uint(const char *, uint64_t *);
+const char *util_format_bytes(int64_t, char *, size_t);
+uint64_t util_now_ns(void);
+int	 util_is_pickle(const char *);
+int	 util_isatty_out(void);
+
+/* event.c */
+void	 event_buffer_init(struct event_buffer *);
+void	 event_buffer_free(struct event_buffer *);
+int	 event_buffer_header(struct event_buffer *);
+int	 event_buffer_add(struct event_buffer *, const struct event *);
+int	 event_buffer_close_frame(struct event_buffer *);
+void	 event_buffer_reset(struct event_buffer *);
+size_t	 event_encoded_size(const struct event *);
+void	 event_reader_init(struct event_reader *, const char *);
+void	 event_reader_free(struct event_reader *);
+int	 event_reader_feed(struct event_reader *, const void *, size_t);
+int	 event_reader_next(struct event_reader *, struct event *, char **);
+int	 event_reader_finish(struct event_reader *, char **);
+const char *event_type_name(unsigned int);
+const char *event_layer_name(unsigned int);
+const char *event_offload_kind_name(unsigned int);
+
+/* store.c */
+struct store;
+struct store_source;
+#define STORE_CREATE	0x1	/* make a new database; fail if it exists */
+#define STORE_APPEND	0x2	/* add a run to an existing database */
+#define STORE_ATOMIC	0x4	/* write a temporary file, rename on close */
+struct store_run_info {
+	const char	*source;	/* "record", "import", "replay", "attach" */
+	const char	*input;		/* the file imported or replayed; NULL */
+	const char	*command;	/* command line; NULL */
+	const char	*host;		/* NULL: this host */
+	const char	*cwd;		/* NULL */
+	const char	*git_commit;	/* NULL */
+	const char	*allocator;	/* "async", "native", "unknown"; NULL */
+	const char	*step_source;	/* "nvtx", "annotation", "api", ... */
+	uint64_t	 start_ns;	/* 0: now */
+};
+struct store_allocation {
+	int64_t		 process_id;	/* processes.id; 0: none */
+	int32_t		 device;	/* -1: host */
+	int		 layer;		/* enum event_layer */
+	uint64_t	 stream;	/* EVENT_NONE: unknown */
+	uint64_t	 address;
+	uint64_t	 bytes;
+	uint64_t	 requested;	/* EVENT_NONE: unknown */
+	uint64_t	 alloc_ns;	/* EVENT_NONE: before the trace began */
+	uint64_t	 free_requested_ns; /* EVENT_NONE: not freed or unknown */
+	uint64_t	 free_ns;	/* EVENT_NONE: still live at the end */
+	int64_t		 site_id;	/* 0: none */
+	uint64_t	 correlation;	/* EVENT_NONE */
+};
+struct store_frame {
+	const char	*name;
+	const char	*filename;
+	int64_t		 line;
+};
+struct store	*store_open(const char *, int, char **);
+int	 store_close(struct store *, char **);
+void	 store_abort(struct store *);
+int64_t	 store_run_begin(struct store *, const struct store_run_info *);
+int	 store_run_finish(struct store *, int, uint64_t, char **);
+int64_t	 store_run_id(struct store *);
+int	 store_commit(struct store *, char **);
+int64_t	 store_process(struct store *, const struct event_process *,
+	     const char *, const char *, uint64_t);
+struct store_source *store_source_create(struct store *, const char *);
+void	 store_source_free(struct store_source *);
+int	 store_source_event(struct store_source *, const struct event *,
+	     char **);
+int	 store_add_allocation(struct store *, const struct store_allocation *);
+int64_t	 store_add_site(struct store *, const struct store_frame *, size_t);
+int	 store_add_step(struct store *, int64_t, uint64_t, uint64_t,
+	     const char *);
+int	 store_add_mark(struct store *, int64_t, int32_t, uint64_t,
+	     const char *, const char *);
+int	 store_add_stream(struct store *, int64_t, int32_t, uint64_t,
+	     uint64_t, uint64_t);
+int	 store_assign_steps(struct store *, char **);
+int	 store_exec(struct store *, const char *, char **);
+void	*store_db(struct store *);
+
+/* store-schema.c */
+#define STORE_SCHEMA_VERSION 1
+extern const char *store_schema_sql;
+extern const char *store_index_sql;
+
+/* query.c */
+struct query;
+struct query	*query_open(const char *, char **);
+void	 query_close(struct query *);
+void	*query_db(struct query *);
+int64_t	 query_latest_run(struct query *);
+
+#endif
