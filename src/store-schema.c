@@ -239,13 +239,10 @@ const char *store_schema_sql =
 const char *store_index_sql =
 "CREATE INDEX IF NOT EXISTS allocations_run_step"
 "  ON allocations(run_id, alloc_step, free_step);\n"
-"CREATE INDEX IF NOT EXISTS allocations_run_stream"
-"  ON allocations(run_id, device, stream, layer);\n"
-"CREATE INDEX IF NOT EXISTS allocations_site"
-"  ON allocations(site_id);\n"
 "CREATE INDEX IF NOT EXISTS memcpys_run ON memcpys(run_id, start_ns);\n"
 "CREATE INDEX IF NOT EXISTS offload_run ON offload_events(run_id, step);\n"
 "CREATE INDEX IF NOT EXISTS blocks_snapshot ON blocks(snapshot_id, segment_id);\n"
 "CREATE INDEX IF NOT EXISTS segments_snapshot ON segments(snapshot_id);\n"
 "CREATE INDEX IF NOT EXISTS streams_run ON streams(run_id, device, stream);\n"
+"PRAGMA analysis_limit = 1000;\n"
 "ANALYZE;\n";

@@ -302,7 +302,7 @@ store_open(const char *path, int flags, char **cause)
 		target = s->tmp_path;
 	}
 	if (sqlite3_open_v2(target, &s->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		store_error(s, cause, "cannot open:");
 		goto fail;
 	}
@@ -313,7 +313,8 @@ store_open(const char *path, int flags, char **cause)
 	}
 	if (sqlite3_exec(s->db, "PRAGMA journal_mode = WAL;"
 	    "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;"
-	    "PRAGMA temp_store = MEMORY;", NULL, NULL, NULL) != SQLITE_OK) {
+	    "PRAGMA temp_store = MEMORY; PRAGMA threads = 2;", NULL, NULL,
+	    NULL) != SQLITE_OK) {
 		store_error(s, cause, sqlite3_errcode(s->db) == SQLITE_BUSY ?
 		    "database is locked by another program" :
 		    "cannot set up the database:");
