@@ -117,6 +117,12 @@ void	 store_source_free(struct store_source *);
 int	 store_source_event(struct store_source *, const struct event *,
 	     char **);
 int	 store_add_allocation(struct store *, const struct store_allocation *);
+int	 store_alloc_begin(struct store *, const struct store_allocation *);
+int	 store_alloc_free_requested(struct store *, int32_t, int, uint64_t,
+	     uint64_t);
+int	 store_alloc_end(struct store *, int32_t, int, uint64_t, uint64_t,
+	     uint64_t);
+int	 store_alloc_is_live(struct store *, int32_t, int, uint64_t);
 int64_t	 store_add_site(struct store *, const struct store_frame *, size_t);
 int	 store_add_step(struct store *, int64_t, uint64_t, uint64_t,
 	     const char *);
