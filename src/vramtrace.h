@@ -48,6 +48,7 @@ const char *util_format_bytes(int64_t, char *, size_t);
 uint64_t util_now_ns(void);
 int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
+int	 util_isatty_err(void);
 
 /* event.c */
 void	 event_buffer_init(struct event_buffer *);
@@ -169,8 +170,12 @@ void	 query_close(struct query *);
 void	*query_db(struct query *);
 int64_t	 query_latest_run(struct query *);
 int	 query_info(struct query *, struct query_info *, char **);
+int	 query_has_import(struct query *, const char *);
 int	 query_sql(struct query *, const char *, query_row_fn, void *,
 	     char **);
+
+/* cmd-import.c */
+char	*cmd_import_default_output(const char *);
 
 /* input.c */
 struct query	*input_open(const char *, char **);
