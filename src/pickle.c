@@ -165,6 +165,8 @@ pickle_value_append(struct pickle_container *c,
 {
 	size_t	i;
 
+	if (n == 0)
+		return (0);
 	if (n > SIZE_MAX / sizeof *items - c->len ||
 	    pickle_grow(c, c->len + n) != 0)
 		return (-1);
