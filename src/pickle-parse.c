@@ -202,12 +202,24 @@ pickle_parse_underflow(struct pickle_parser *p, int code)
 	    (unsigned long long)p->op, pickle_parse_opname(code)));
 }
 
+/* The type of v with its article, for messages: "an int", "a list". */
+static const char *
+pickle_parse_a(const struct pickle_value *v)
+{
+	static const char *names[] = {
+		"a none", "a bool", "an int", "a float", "a str", "a bytes",
+		"a list", "a tuple", "a dict"
+	};
+
+	return (v->type < sizeof names / sizeof names[0] ? names[v->type] :
+	    "a consumed element");
+}
+
 static int
 pickle_parse_not_dict(struct pickle_parser *p, const struct pickle_value *v)
 {
-	return (pickle_parse_error(p, "top-level value is %s %s, not a dict"
-	    " (not a PyTorch memory snapshot)", v->type == PICKLE_INT ? "an" :
-	    "a", pickle_type_name(v->type)));
+	return (pickle_parse_error(p, "top-level value is %s, not a dict (not"
+	    " a PyTorch memory snapshot)", pickle_parse_a(v)));
 }
 
 /* Push v, taking its reference (dropped on error). */
@@ -600,8 +612,8 @@ pickle_parse_append(struct pickle_parser *p, int code, size_t n)
 		return (pickle_parse_underflow(p, code));
 	list = &p->stack[p->depth - n - 1];
 	if (list->type != PICKLE_LIST) {
-		return (pickle_parse_error(p, "%s to a %s at offset %llu",
-		    pickle_parse_opname(code), pickle_type_name(list->type),
+		return (pickle_parse_error(p, "%s to %s, not a list, at offset "
+		    "%llu", pickle_parse_opname(code), pickle_parse_a(list),
 		    (unsigned long long)p->op));
 	}
 	first = p->depth - n;
@@ -645,8 +657,8 @@ pickle_parse_setitems(struct pickle_parser *p, int code, size_t n)
 	}
 	dict = &p->stack[p->depth - n - 1];
 	if (dict->type != PICKLE_DICT) {
-		return (pickle_parse_error(p, "%s to a %s at offset %llu",
-		    pickle_parse_opname(code), pickle_type_name(dict->type),
+		return (pickle_parse_error(p, "%s to %s, not a dict, at offset "
+		    "%llu", pickle_parse_opname(code), pickle_parse_a(dict),
 		    (unsigned long long)p->op));
 	}
 	if (pickle_parse_check(p, code, dict->u.c, &p->stack[p->depth - n], n,
@@ -665,8 +677,9 @@ pickle_parse_tuple(struct pickle_parser *p, int code, size_t n)
 		return (pickle_parse_underflow(p, code));
 	if (pickle_value_container(&v, PICKLE_TUPLE, n) != 0)
 		return (pickle_parse_nomem(p));
-	if (pickle_parse_check(p, code, v.u.c, &p->stack[p->depth - n], n,
-	    0) != 0 || pickle_parse_fill(p, v.u.c, n) != 0) {
+	if (n > 0 && (pickle_parse_check(p, code, v.u.c,
+	    &p->stack[p->depth - n], n, 0) != 0 ||
+	    pickle_parse_fill(p, v.u.c, n) != 0)) {
 		pickle_value_unref(&v);
 		return (-1);
 	}
