@@ -44,7 +44,7 @@ struct pickle_str {
 
 struct pickle_container {
 	uint32_t		 refs;
-	uint32_t		 slot;		/* memo slot or PICKLE_NO_SLOT */
+	uint32_t		 slot;		/* or PICKLE_NO_SLOT */
 	uint8_t			 depth;		/* 1 + deepest item */
 	uint8_t			 sealed;
 	uint8_t			 role;		/* enum pickle_role */

@@ -169,7 +169,8 @@ pickle_parse_arg(struct pickle_parser *p, int code, size_t n)
 {
 	const unsigned char	*arg;
 
-	if ((size_t)(p->r.end - p->r.p) < n && pickle_read_fill(&p->r, n) != 0) {
+	if ((size_t)(p->r.end - p->r.p) < n &&
+	    pickle_read_fill(&p->r, n) != 0) {
 		pickle_parse_short(p, pickle_parse_opname(code));
 		return (NULL);
 	}
@@ -382,8 +383,8 @@ pickle_parse_string(struct pickle_parser *p, int code, enum pickle_type type,
 		return (pickle_parse_short(p, buf));
 	}
 	if (len > PICKLE_STR_MAX) {
-		return (pickle_parse_error(p, "%s of %llu bytes at offset %llu is"
-		    " longer than %u", what, (unsigned long long)len,
+		return (pickle_parse_error(p, "%s of %llu bytes at offset %llu"
+		    " is longer than %u", what, (unsigned long long)len,
 		    (unsigned long long)p->op, PICKLE_STR_MAX));
 	}
 	if (pickle_value_str(&v, type, (size_t)len) != 0)
@@ -395,8 +396,8 @@ pickle_parse_string(struct pickle_parser *p, int code, enum pickle_type type,
 	if (type == PICKLE_STR &&
 	    pickle_parse_utf8((unsigned char *)v.u.s->data, (size_t)len) != 0) {
 		pickle_value_unref(&v);
-		return (pickle_parse_error(p, "invalid UTF-8 in %s at offset %llu",
-		    what, (unsigned long long)p->op));
+		return (pickle_parse_error(p, "invalid UTF-8 in %s at offset "
+		    "%llu", what, (unsigned long long)p->op));
 	}
 	return (pickle_parse_push(p, &v));
 }
@@ -530,8 +531,8 @@ pickle_parse_check(struct pickle_parser *p, int code,
 
 	if (c->sealed) {
 		return (pickle_parse_error(p, "%s into a container already "
-		    "nested in another at offset %llu", pickle_parse_opname(code),
-		    (unsigned long long)p->op));
+		    "nested in another at offset %llu",
+		    pickle_parse_opname(code), (unsigned long long)p->op));
 	}
 	for (i = 0; i < n; i++) {
 		v = &items[i];
@@ -542,12 +543,13 @@ pickle_parse_check(struct pickle_parser *p, int code,
 		}
 		if (pickle_value_depth(v) > 0 && v->u.c == c) {
 			return (pickle_parse_error(p, "container put inside "
-			    "itself at offset %llu", (unsigned long long)p->op));
+			    "itself at offset %llu",
+			    (unsigned long long)p->op));
 		}
 		if (dict && i % 2 == 0 &&
 		    (v->type == PICKLE_LIST || v->type == PICKLE_DICT)) {
-			return (pickle_parse_error(p, "unhashable dict key (%s) "
-			    "at offset %llu", pickle_type_name(v->type),
+			return (pickle_parse_error(p, "unhashable dict key "
+			    "(%s) at offset %llu", pickle_type_name(v->type),
 			    (unsigned long long)p->op));
 		}
 	}
@@ -565,7 +567,7 @@ pickle_parse_fill(struct pickle_parser *p, struct pickle_container *c,
 	return (0);
 }
 
-/* Give one element to the callback; 1 if it consumed it. */
+/* Give one element to the callback; 1 if it consumed it (any answer > 0). */
 static int
 pickle_parse_stream(struct pickle_parser *p, struct pickle_container *list,
     struct pickle_value *v)
@@ -585,8 +587,8 @@ pickle_parse_stream(struct pickle_parser *p, struct pickle_container *list,
 	    &cause);
 	if (rc < 0) {
 		free(p->cause);
-		p->cause = cause != NULL ? cause : pickle_parse_fmt("%s: element"
-		    " callback failed", p->name);
+		p->cause = cause != NULL ? cause :
+		    pickle_parse_fmt("%s: element callback failed", p->name);
 		return (-1);
 	}
 	free(cause);
@@ -651,8 +653,8 @@ pickle_parse_setitems(struct pickle_parser *p, int code, size_t n)
 	if (pickle_parse_avail(p) < n || p->depth < n + 1)
 		return (pickle_parse_underflow(p, code));
 	if (n % 2 != 0) {
-		return (pickle_parse_error(p, "odd number of items (%zu) for %s "
-		    "at offset %llu", n, pickle_parse_opname(code),
+		return (pickle_parse_error(p, "odd number of items (%zu) for "
+		    "%s at offset %llu", n, pickle_parse_opname(code),
 		    (unsigned long long)p->op));
 	}
 	dict = &p->stack[p->depth - n - 1];
@@ -707,8 +709,8 @@ pickle_parse_mark(struct pickle_parser *p)
 
 	if (p->nmarks == p->marks_cap) {
 		if (p->nmarks == PICKLE_MARK_MAX) {
-			return (pickle_parse_error(p, "more than %u open MARKs at"
-			    " offset %llu", PICKLE_MARK_MAX,
+			return (pickle_parse_error(p, "more than %u open "
+			    "MARKs at offset %llu", PICKLE_MARK_MAX,
 			    (unsigned long long)p->op));
 		}
 		cap = p->marks_cap == 0 ? 64 : p->marks_cap * 2;
@@ -766,9 +768,10 @@ pickle_parse_run(struct pickle_parser *p, struct pickle_value *root)
 			if ((a = pickle_parse_arg(p, code, 1)) == NULL)
 				return (-1);
 			if (a[0] < 2 || a[0] > 5) {
-				return (pickle_parse_error(p, "unsupported pickle "
-				    "protocol %u at offset %llu (2 to 5 are "
-				    "read)", a[0], (unsigned long long)p->op));
+				return (pickle_parse_error(p, "unsupported "
+				    "pickle protocol %u at offset %llu (2 to 5"
+				    " are read)", a[0],
+				    (unsigned long long)p->op));
 			}
 			rc = 0;
 			break;
@@ -901,7 +904,7 @@ pickle_parse_run(struct pickle_parser *p, struct pickle_value *root)
 			if ((rc = pickle_parse_pop_mark(p, code, &n)) == 0)
 				pickle_parse_drop(p, n);
 			break;
-		case '.':	/* STOP; what follows is ignored, as Python does */
+		case '.':	/* STOP; the rest is ignored, as by Python */
 			if (pickle_parse_avail(p) == 0)
 				return (pickle_parse_underflow(p, code));
 			*root = p->stack[--p->depth];
@@ -1002,7 +1005,8 @@ pickle_parse_file(const char *path, const struct pickle_callbacks *cb,
 	fd = open(path, O_RDONLY);
 	if (fd == -1) {
 		if (cause != NULL)
-			*cause = pickle_parse_fmt("%s: %s", path, strerror(errno));
+			*cause = pickle_parse_fmt("%s: %s", path,
+			    strerror(errno));
 		return (NULL);
 	}
 	root = pickle_parse_fd(fd, path, cb, cause);

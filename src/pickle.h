@@ -30,7 +30,7 @@
 #define PICKLE_MARK_MAX		(1u << 16)	/* open MARKs */
 #define PICKLE_DEPTH_MAX	64		/* container nesting */
 #define PICKLE_MEMO_MAX		(1u << 28)	/* memo slots */
-#define PICKLE_STR_MAX		(1u << 30)	/* bytes in one str or bytes */
+#define PICKLE_STR_MAX		(64u << 20)	/* bytes in one str or bytes */
 
 /* How often the progress callback is called, in bytes read. */
 #define PICKLE_PROGRESS_STEP	(4u << 20)
@@ -61,10 +61,11 @@ enum pickle_list_kind {
  * element() is called for each element appended to a streamed list, in
  * file order; index counts the elements of that list from 0 and device is
  * the index into "device_traces" (0 for segments).  The value is valid only
- * during the call.  Return 1 to consume it (the reader frees it and does not
- * keep it in the list; a later back-reference to it is an error), 0 to keep
- * it in the list, or -1 with *cause set (malloc'ed, one line) to stop the
- * parse; that cause is returned unchanged to the caller of the parse.
+ * during the call.  Return 1 (or more) to consume it: the reader frees it,
+ * does not keep it in the list, and a later back-reference to it is an
+ * error.  Return 0 to keep it in the list, or -1 with *cause set (malloc'ed,
+ * one line) to stop the parse; that cause is returned unchanged to the
+ * caller of the parse (or "FILE: element callback failed" if left NULL).
  *
  * progress() is called every PICKLE_PROGRESS_STEP bytes and once at the
  * end; total is the file size, or 0 when unknown (a pipe).
@@ -83,8 +84,8 @@ struct pickle_value	*pickle_parse_file(const char *path,
 struct pickle_value	*pickle_parse_fd(int fd, const char *name,
 			     const struct pickle_callbacks *cb, char **cause);
 struct pickle_value	*pickle_parse_buffer(const void *buf, size_t len,
-			     const char *name, const struct pickle_callbacks *cb,
-			     char **cause);
+			     const char *name,
+			     const struct pickle_callbacks *cb, char **cause);
 
 /* pickle.c */
 void			 pickle_free(struct pickle_value *root);
@@ -95,7 +96,8 @@ int			 pickle_same(const struct pickle_value *a,
 int			 pickle_is_none(const struct pickle_value *v);
 int			 pickle_bool(const struct pickle_value *v, int *out);
 int			 pickle_int(const struct pickle_value *v, int64_t *out);
-int			 pickle_float(const struct pickle_value *v, double *out);
+int			 pickle_float(const struct pickle_value *v,
+			     double *out);
 const char		*pickle_str(const struct pickle_value *v, size_t *len);
 const void		*pickle_bytes(const struct pickle_value *v,
 			     size_t *len);
