@@ -1,8 +1,8 @@
 /*
  * TAP tests of the pickle reader.
  *
- * Without arguments: unit tests on the pickles in $srcdir/tests/data/pickle/good
- * (written by make-good.py at protocols 2, 4 and 5), then, for every
+ * Without arguments: unit tests on the pickles in
+ * $srcdir/tests/data/pickle/good (written by make-good.py at protocols 2, 4 and 5), then, for every
  * snapshot in $VRAMTRACE_SNAPSHOTS (default $srcdir/../shared/data/snapshots),
  * a streaming parse whose counts of segments, blocks and trace entries per
  * action must match those python3's pickle module computes.
@@ -90,7 +90,8 @@ t_ints(const struct pickle_value *d)
 	    t_int_is(d, "neg6", -(INT64_C(1) << 47) + 5) &&
 	    t_int_is(d, "pos7", (INT64_C(1) << 55) + 7) &&
 	    t_int_is(d, "neg7", -(INT64_C(1) << 55) - 7) &&
-	    t_int_is(d, "max64", INT64_MAX) && t_int_is(d, "min64", INT64_MIN) &&
+	    t_int_is(d, "max64", INT64_MAX) &&
+	    t_int_is(d, "min64", INT64_MIN) &&
 	    t_int_is(d, "addr", INT64_C(0x7f6a2c000000)));
 }
 
@@ -262,8 +263,10 @@ t_handmade(void)
 	    pickle_dict_len(d) == 11, "TUPLE, POP, POP_MARK, SETITEM", name);
 	b = pickle_bytes(pickle_dict_get(d, "bytes"), &len);
 	t_ok(b != NULL && len == 3 && memcmp(b, "a\0b", 3) == 0 &&
-	    pickle_same(pickle_dict_get(d, "get"), pickle_dict_get(d, "put2")) &&
-	    pickle_same(pickle_dict_get(d, "get0"), pickle_dict_get(d, "put")) &&
+	    pickle_same(pickle_dict_get(d, "get"),
+	    pickle_dict_get(d, "put2")) &&
+	    pickle_same(pickle_dict_get(d, "get0"),
+	    pickle_dict_get(d, "put")) &&
 	    pickle_same(pickle_dict_get(d, "bin"), pickle_dict_get(d, "bin2")),
 	    "BINBYTES8, BINPUT, LONG_BINPUT, BINGET, LONG_BINGET", name);
 	pickle_free(d);
@@ -363,7 +366,8 @@ t_snapshot(int proto)
 static void
 t_buffer(void)
 {
-	static const char	 dict[] = "\x80\x04}\x94(\x8c\x01" "a\x94K\x01u.";
+	static const char	 dict[] =
+	    "\x80\x04}\x94(\x8c\x01" "a\x94K\x01u.";
 	static const char	 list[] = "\x80\x04]\x94.";
 	struct pickle_value	*d;
 	char			*cause = NULL;
@@ -476,7 +480,8 @@ t_oracle(const char *path, char *out, size_t size)
 	    "import collections, pickle, sys\n"
 	    "d = pickle.load(open(sys.argv[1], \"rb\"))\n"
 	    "print(\"segments\", len(d[\"segments\"]))\n"
-	    "print(\"blocks\", sum(len(s[\"blocks\"]) for s in d[\"segments\"]))\n"
+	    "print(\"blocks\",\n"
+	    "      sum(len(s[\"blocks\"]) for s in d[\"segments\"]))\n"
 	    "c = collections.Counter()\n"
 	    "for dev, t in enumerate(d[\"device_traces\"]):\n"
 	    "    for e in t:\n"
@@ -505,7 +510,8 @@ t_snapshots(const char *srcdir)
 	size_t		 len;
 
 	if (dir == NULL) {
-		snprintf(def, sizeof def, "%s/../shared/data/snapshots", srcdir);
+		snprintf(def, sizeof def, "%s/../shared/data/snapshots",
+		    srcdir);
 		dir = def;
 	}
 	if ((d = opendir(dir)) == NULL) {
@@ -555,7 +561,8 @@ t_check(const char *path)
 
 	root = pickle_parse_file(path, &cb, &cause);
 	if (root == NULL) {
-		fprintf(stderr, "%s\n", cause != NULL ? cause : "out of memory");
+		fprintf(stderr, "%s\n",
+		    cause != NULL ? cause : "out of memory");
 		free(cause);
 		return (1);
 	}
