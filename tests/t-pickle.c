@@ -4,8 +4,9 @@
  * Without arguments: unit tests on the pickles in
  * $srcdir/tests/data/pickle/good (written by make-good.py at protocols 2, 4
  * and 5), then, for every snapshot in $VRAMTRACE_SNAPSHOTS (default
- * $srcdir/../shared/data/snapshots), a streaming parse whose counts of segments, blocks and trace entries per
- * action must match those python3's pickle module computes.
+ * $srcdir/../shared/data/snapshots), a streaming parse whose counts of
+ * segments, blocks and trace entries per action must match those that
+ * python3's pickle module computes.
  *
  * With --check FILE: parse FILE streaming, consuming every element; on
  * failure print the error line to stderr and exit 1 (for
