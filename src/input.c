@@ -2,16 +2,20 @@
  * input.c: what a command that reads a database was given.
  *
  * Every reading command accepts a database or a PyTorch snapshot pickle.
- * A pickle is imported first into a cache database next to it, named as
- * `vramtrace import` would name it (trace.pickle -> trace.db), and reused
- * while it is a complete import of that same file, newer than it.  When
- * that name is taken by something else or the directory is not writable,
+ * A pickle is imported first into a cache database, kept in
+ * $XDG_CACHE_HOME/vramtrace (default ~/.cache/vramtrace) under the
+ * pickle's base name and a hash of its full path, and reused while it is a
+ * complete import of that same file, newer than it.  Nothing is ever
+ * written next to the pickle.  When the cache directory cannot be made,
  * the import goes to a temporary file that is removed at exit.
  */
 #include "config.h"
 
 #include "import.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -27,6 +31,49 @@ input_cleanup(void)
 		free(input_tmp);
 		input_tmp = NULL;
 	}
+}
+
+/* Make the cache directory; its path, or NULL.  The caller frees it. */
+static char *
+cache_dir(void)
+{
+	const char	*base = getenv("XDG_CACHE_HOME"), *home;
+	char		*top, *dir;
+
+	if (base != NULL && *base == '/')
+		top = xstrdup(base);
+	else if ((home = getenv("HOME")) != NULL && *home == '/')
+		xasprintf(&top, "%s/.cache", home);
+	else
+		return (NULL);
+	xasprintf(&dir, "%s/vramtrace", top);
+	if ((mkdir(top, 0700) != 0 && errno != EEXIST) ||
+	    (mkdir(dir, 0700) != 0 && errno != EEXIST)) {
+		free(top);
+		free(dir);
+		return (NULL);
+	}
+	free(top);
+	return (dir);
+}
+
+/* The cache file for the pickle at real (a full path); NULL if none. */
+static char *
+cache_path(const char *real)
+{
+	const unsigned char	*p;
+	uint64_t		 h = 0xcbf29ce484222325ULL;
+	char			*dir, *copy, *path;
+
+	if ((dir = cache_dir()) == NULL)
+		return (NULL);
+	for (p = (const unsigned char *)real; *p != '\0'; p++)
+		h = (h ^ *p) * 0x100000001b3ULL;
+	copy = xstrdup(real);
+	xasprintf(&path, "%s/%s-%016" PRIx64 ".db", dir, basename(copy), h);
+	free(copy);
+	free(dir);
+	return (path);
 }
 
 /* Is cache a complete import of pickle, newer than it? */
@@ -57,31 +104,39 @@ import_to_cache(const char *pickle, char **cause)
 {
 	struct import_options	 opt;
 	struct import_summary	 sum;
-	char			*cache, *dir, *slash;
+	char			*real, *cache, *tmp;
 	int			 fd;
 
 	memset(&opt, 0, sizeof opt);
-	cache = cmd_import_default_output(pickle);
-	if (cache_fresh(cache, pickle))
-		return (cache);
-	dir = xstrdup(cache);
-	slash = strrchr(dir, '/');
-	if (slash != NULL)
-		*slash = '\0';
-	if (access(cache, F_OK) != 0 && access(slash != NULL ? dir : ".",
-	    W_OK) == 0) {
-		free(dir);
-		if (import_snapshot(pickle, cache, &opt, &sum, cause) == 0)
-			return (cache);
-		free(cache);
+	opt.progress = util_isatty_err();
+	if ((real = realpath(pickle, NULL)) == NULL) {
+		*cause = xstrerror_cause("%s", pickle);
 		return (NULL);
 	}
-	free(dir);
-	free(cache);
-	/* The name is taken, or the directory is read-only. */
-	xasprintf(&cache, "%s/vramtrace-import-XXXXXX.db",
+	cache = cache_path(real);
+	free(real);
+	if (cache != NULL && cache_fresh(cache, pickle))
+		return (cache);
+	if (cache != NULL) {
+		/* Import beside the cache file, then replace it. */
+		xasprintf(&tmp, "%s.new-%d", cache, (int)getpid());
+		unlink(tmp);
+		if (import_snapshot(pickle, tmp, &opt, &sum, cause) != 0) {
+			free(tmp);
+			free(cache);
+			return (NULL);
+		}
+		if (rename(tmp, cache) == 0) {
+			free(tmp);
+			return (cache);
+		}
+		unlink(tmp);
+		free(tmp);
+		free(cache);
+	}
+	xasprintf(&cache, "%s/vramtrace-import-XXXXXX",
 	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if ((fd = mkstemps(cache, 3)) == -1) {
+	if ((fd = mkstemp(cache)) == -1) {
 		*cause = xstrerror_cause("%s: cannot make a temporary file",
 		    cache);
 		free(cache);
