@@ -109,6 +109,7 @@ int64_t	 store_run_begin(struct store *, const struct store_run_info *);
 int	 store_run_finish(struct store *, int, uint64_t, char **);
 int64_t	 store_run_id(struct store *);
 int	 store_commit(struct store *, char **);
+int	 store_maybe_commit(struct store *, char **);
 int64_t	 store_process(struct store *, const struct event_process *,
 	     const char *, const char *, uint64_t);
 struct store_source *store_source_create(struct store *, const char *);
@@ -134,9 +135,42 @@ extern const char *store_index_sql;
 
 /* query.c */
 struct query;
+struct query_info {
+	int		schema_version;
+	int64_t		runs;
+	int64_t		incomplete_runs;
+	int64_t		processes;
+	int64_t		devices;
+	int64_t		streams;
+	int64_t		steps;
+	int64_t		allocations;
+	int64_t		memcpys;
+	int64_t		offload_events;
+	int64_t		marks;
+	int64_t		sites;
+	int64_t		snapshots;
+	int64_t		segments;
+	int64_t		blocks;
+	int64_t		trace_entries;
+	int64_t		dropped_records;
+};
+#define QUERY_NULL	0
+#define QUERY_NUMBER	1
+#define QUERY_TEXT	2
+typedef void (*query_row_fn)(void *, int, const char **, const int *, int);
 struct query	*query_open(const char *, char **);
 void	 query_close(struct query *);
 void	*query_db(struct query *);
 int64_t	 query_latest_run(struct query *);
+int	 query_info(struct query *, struct query_info *, char **);
+int	 query_sql(struct query *, const char *, query_row_fn, void *,
+	     char **);
+
+/* input.c */
+struct query	*input_open(const char *, char **);
+
+/* json.c */
+void	 json_string(FILE *, const char *);
+void	 json_int_or_null(FILE *, int64_t, int);
 
 #endif
