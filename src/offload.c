@@ -283,6 +283,28 @@ offload_reap(struct vramtrace_offload *e, struct offload_entry *en,
 	return (offload_request(e, VRAMTRACE_OFFLOAD_REQ_DROP, en->id, 0));
 }
 
+/*
+ * Let go of the sources whose copies are done (oldest first, never the one
+ * just stashed), then of the oldest ones while the forward stash is over
+ * its depth.  In budget mode the depth does not apply: only what the
+ * budget chose is copied, and its sources go as soon as their copies are
+ * done, so forward is not held to the copy engine's pace.
+ */
+static int
+offload_reap_some(struct vramtrace_offload *e, struct offload_entry *newest,
+    uint64_t compute)
+{
+	struct offload_entry	*old;
+
+	while ((old = offload_stash_oldest_fwd(&e->stash)) != newest &&
+	    (offload_event_done(&e->events, old->ev_d2h) ||
+	    (e->cfg.budget < 0 && e->stash.nfwd > e->cfg.max_fwd_stash))) {
+		if (offload_reap(e, old, compute) != 0)
+			return (-1);
+	}
+	return (VRAMTRACE_OFFLOAD_STASHED);
+}
+
 static int
 offload_sync(struct vramtrace_offload *e)
 {
@@ -530,12 +552,7 @@ offload_copy_out(struct vramtrace_offload *e, struct offload_entry *en,
 	en->has_key = rc == 1;
 	offload_emit(e, EVENT_OFFLOAD_STASH, en->id, &en->key, en->bytes,
 	    stream);
-	while (e->stash.nfwd > e->cfg.max_fwd_stash) {
-		if (offload_reap(e, offload_stash_oldest_fwd(&e->stash),
-		    compute) != 0)
-			return (-1);
-	}
-	return (VRAMTRACE_OFFLOAD_STASHED);
+	return (offload_reap_some(e, en, compute));
 }
 
 int

@@ -30,8 +30,8 @@ import torch
 from torch.autograd.graph import saved_tensors_hooks
 
 try:
-    from torch.utils.weak import StorageWeakRef
-except ImportError:  # very old torch: every pack gets a new generation
+    from torch.multiprocessing.reductions import StorageWeakRef
+except ImportError:  # no weak storage references: no dedupe at all
     StorageWeakRef = None
 
 __all__ = ["OffloadActivations", "NoOpManager", "load_library"]
