@@ -286,9 +286,8 @@ offload_reap(struct vramtrace_offload *e, struct offload_entry *en,
 /*
  * Let go of the sources whose copies are done (oldest first, never the one
  * just stashed), then of the oldest ones while the forward stash is over
- * its depth.  In budget mode the depth does not apply: only what the
- * budget chose is copied, and its sources go as soon as their copies are
- * done, so forward is not held to the copy engine's pace.
+ * its depth (compute then waits for their copies: that bound is what makes
+ * offload lower the peak).
  */
 static int
 offload_reap_some(struct vramtrace_offload *e, struct offload_entry *newest,
@@ -298,7 +297,7 @@ offload_reap_some(struct vramtrace_offload *e, struct offload_entry *newest,
 
 	while ((old = offload_stash_oldest_fwd(&e->stash)) != newest &&
 	    (offload_event_done(&e->events, old->ev_d2h) ||
-	    (e->cfg.budget < 0 && e->stash.nfwd > e->cfg.max_fwd_stash))) {
+	    e->stash.nfwd > e->cfg.max_fwd_stash)) {
 		if (offload_reap(e, old, compute) != 0)
 			return (-1);
 	}
