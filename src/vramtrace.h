@@ -135,6 +135,9 @@ int	 store_assign_steps(struct store *, char **);
 int	 store_exec(struct store *, const char *, char **);
 void	*store_db(struct store *);
 
+/* store-merge.c */
+int	 store_merge(struct store *, const char *, int, char **);
+
 /* store-schema.c */
 #define STORE_SCHEMA_VERSION 1
 extern const char *store_schema_sql;
