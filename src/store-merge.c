@@ -12,7 +12,8 @@
  * other file's site ids into ours.  Runs go through run_map:
  * with joining on, a run of the other file whose source and command equal
  * those of a run already in the output and whose time spans overlap is the
- * same job seen from another machine, and becomes that run; its processes,
+ * same job seen from another machine, and becomes that run (the command
+ * of a run without one is that of its processes); its processes,
  * streams and allocations join it, its steps are taken where the run has
  * none of that number yet.  The span of a run is that of its processes
  * when they have times, else the run's own start and end.
@@ -50,7 +51,8 @@ static const char *const off_tables[OFF_MAX] = {
 
 /* The run spans of a database (schema "main" or "src") as a subquery. */
 #define MERGE_SPANS(db) \
-	"SELECT r.id, r.source, r.command, coalesce(min(p.start_ns)," \
+	"SELECT r.id, r.source, coalesce(r.command, min(p.command))" \
+	" AS command, coalesce(min(p.start_ns)," \
 	" r.start_ns) AS t0, max(coalesce(max(p.end_ns), r.end_ns)," \
 	" coalesce(min(p.start_ns), r.start_ns)) AS t1 FROM " db ".runs r" \
 	" LEFT JOIN " db ".processes p ON p.run_id = r.id GROUP BY r.id"
