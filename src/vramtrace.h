@@ -177,6 +177,41 @@ int	 query_has_import(struct query *, const char *);
 int	 query_sql(struct query *, const char *, query_row_fn, void *,
 	     char **);
 
+/* query-timeline.c */
+enum query_item_kind {
+	QUERY_ITEM_PROCESS,	/* name: "pid P rank R on HOST"; number: rank */
+	QUERY_ITEM_STREAM,	/* a (process, device, stream) in use */
+	QUERY_ITEM_CHANGE,	/* live bytes of a track change by bytes */
+	QUERY_ITEM_MEMCPY,	/* start..end, bytes; number: copy kind */
+	QUERY_ITEM_STEP,	/* start..end; number: the step; name */
+	QUERY_ITEM_OFFLOAD,	/* at start; bytes; number: step; name: kind */
+	QUERY_ITEM_MAX
+};
+struct query_item {
+	enum query_item_kind kind;
+	int64_t		 process_id;	/* processes.id; 0: none */
+	int32_t		 device;	/* -1: unknown or host */
+	uint64_t	 stream;	/* EVENT_NONE: unknown */
+	int		 layer;		/* -1: not an allocation */
+	uint64_t	 start_ns;	/* EVENT_NONE: unknown */
+	uint64_t	 end_ns;	/* EVENT_NONE: unknown */
+	int64_t		 bytes;
+	int64_t		 number;	/* -1: unknown */
+	const char	*name;		/* NULL: none */
+};
+typedef void (*query_item_fn)(void *, const struct query_item *);
+int	 query_timeline(struct query *, int64_t, enum query_item_kind,
+	     query_item_fn, void *, char **);
+struct query_bounds {
+	int64_t		 run_id;
+	uint64_t	 first_ns;	/* EVENT_NONE: no timed item */
+	uint64_t	 last_ns;
+	int64_t		 changes;	/* QUERY_ITEM_CHANGE items */
+	int64_t		 tracks;	/* their (process, device, stream, layer) */
+};
+int	 query_timeline_bounds(struct query *, int64_t, struct query_bounds *,
+	     char **);
+
 /* cmd-import.c */
 char	*cmd_import_default_output(const char *);
 
