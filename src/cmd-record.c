@@ -27,6 +27,24 @@
 #include "vramtrace.h"
 #include "cmd.h"
 
+static int	cmd_record_exec(const struct cmd_entry *, int, char **);
+
+const struct cmd_entry cmd_record_entry = {
+	"record",
+	"[-o DB] [--flush-ms N] [--nvtx|--no-nvtx] [--step-marker REGEX]\n"
+	"\t[--torch-allocator async|native|keep] [--torch-steps] [--append]\n"
+	"\t-- COMMAND [ARGS...]",
+	"run a command and record its GPU memory into a database",
+	"  -o, --output DB          the database (default run.db)\n"
+	"      --flush-ms N         ship and commit every N ms (default 200)\n"
+	"      --nvtx, --no-nvtx    capture NVTX ranges and marks (default on)\n"
+	"      --step-marker REGEX  NVTX names that mark steps (default step)\n"
+	"      --torch-allocator M  async (default), native or keep\n"
+	"      --torch-steps        mark a step at every Optimizer.step\n"
+	"      --append             add a run to an existing database\n",
+	cmd_record_exec
+};
+
 #ifndef VRAMTRACE_PKGLIBDIR
 #define VRAMTRACE_PKGLIBDIR "/usr/local/lib/vramtrace"
 #endif
@@ -198,7 +216,8 @@ record_join(int argc, char **argv)
 }
 
 static int
-record_parse(struct record_options *o, int argc, char **argv)
+record_parse(const struct cmd_entry *self, struct record_options *o,
+    int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -209,23 +228,23 @@ record_parse(struct record_options *o, int argc, char **argv)
 		{ "torch-allocator", required_argument, NULL, 'a' },
 		{ "torch-steps", no_argument, NULL, 't' },
 		{ "append", no_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	uint64_t	v;
-	int		ch;
+	const char	*arg;
+	uint64_t	 v;
+	int		 ch;
 
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+o:", longopts, NULL)) != -1) {
+	while ((ch = cmd_getopt(self, argc, argv, "+o:h", longopts, NULL,
+	    &arg)) != -1) {
 		switch (ch) {
 		case 'o':
-			o->output = optarg;
+			o->output = arg;
 			break;
 		case 'f':
-			if (util_parse_uint(optarg, &v) != 0 || v == 0 ||
-			    v > 3600000) {
-				log_warn("bad --flush-ms: %s", optarg);
-				return (-1);
-			}
+			if (util_parse_uint(arg, &v) != 0 || v == 0 ||
+			    v > 3600000)
+				goto usage;
 			o->flush_ms = (unsigned)v;
 			break;
 		case 'n':
@@ -233,17 +252,14 @@ record_parse(struct record_options *o, int argc, char **argv)
 			o->nvtx = ch == 'n';
 			break;
 		case 's':
-			o->step_marker = optarg;
+			o->step_marker = arg;
 			break;
 		case 'a':
-			if (strcmp(optarg, "async") != 0 &&
-			    strcmp(optarg, "native") != 0 &&
-			    strcmp(optarg, "keep") != 0) {
-				log_warn("bad --torch-allocator: %s (async, "
-				    "native or keep)", optarg);
-				return (-1);
-			}
-			o->allocator = optarg;
+			if (strcmp(arg, "async") != 0 &&
+			    strcmp(arg, "native") != 0 &&
+			    strcmp(arg, "keep") != 0)
+				goto usage;
+			o->allocator = arg;
 			break;
 		case 't':
 			o->torch_steps = 1;
@@ -251,15 +267,22 @@ record_parse(struct record_options *o, int argc, char **argv)
 		case 'A':
 			o->append = 1;
 			break;
+		case 'h':
+			cmd_print_help(stdout, self);
+			return (-2);
 		default:
 			return (-1);
 		}
 	}
 	if (optind >= argc) {
-		log_warn("no command to record");
+		cmd_usage_error(self, "no command to record");
 		return (-1);
 	}
 	return (optind);
+
+usage:
+	cmd_usage_error(self, "bad option value: %s", arg);
+	return (-1);
 }
 
 /* The exit status of a shell for a wait status. */
@@ -274,7 +297,7 @@ record_status(int status)
 }
 
 static int
-cmd_record_exec(int argc, char **argv)
+cmd_record_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	struct record_options	 o = { "run.db", 200, 1, "step", NULL, 0, 0 };
 	struct store_run_info	 info;
@@ -285,8 +308,8 @@ cmd_record_exec(int argc, char **argv)
 	int			 first, status = 0, rc;
 	pid_t			 pid;
 
-	if ((first = record_parse(&o, argc, argv)) == -1)
-		return (EXIT_USAGE);
+	if ((first = record_parse(self, &o, argc, argv)) < 0)
+		return (first == -2 ? EXIT_OK : EXIT_USAGE);
 	if (!o.append && stat(o.output, &sb) == 0) {
 		log_warn("%s exists; use --append to add a run to it",
 		    o.output);
@@ -348,11 +371,3 @@ fail:
 	free(command);
 	return (EXIT_FOUND);
 }
-
-const struct cmd_entry cmd_record_entry = {
-	"record", NULL,
-	"[-o run.db] [--flush-ms N] [--nvtx|--no-nvtx] [--step-marker REGEX]\n"
-	"\t[--torch-allocator async|native|keep] [--torch-steps] [--append]\n"
-	"\t-- COMMAND [ARGS...]",
-	cmd_record_exec
-};
