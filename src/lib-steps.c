@@ -15,7 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include <vramtrace.h>
+#include "../include/vramtrace.h"	/* src/vramtrace.h is another file */
 
 static pthread_once_t	  steps_once = PTHREAD_ONCE_INIT;
 static void		(*steps_step)(void);
