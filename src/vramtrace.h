@@ -48,6 +48,7 @@ const char *util_format_bytes(int64_t, char *, size_t);
 uint64_t util_now_ns(void);
 int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
+int	 util_isatty_err(void);
 
 /* event.c */
 void	 event_buffer_init(struct event_buffer *);
@@ -109,6 +110,7 @@ int64_t	 store_run_begin(struct store *, const struct store_run_info *);
 int	 store_run_finish(struct store *, int, uint64_t, char **);
 int64_t	 store_run_id(struct store *);
 int	 store_commit(struct store *, char **);
+int	 store_maybe_commit(struct store *, char **);
 int64_t	 store_process(struct store *, const struct event_process *,
 	     const char *, const char *, uint64_t);
 struct store_source *store_source_create(struct store *, const char *);
@@ -116,6 +118,12 @@ void	 store_source_free(struct store_source *);
 int	 store_source_event(struct store_source *, const struct event *,
 	     char **);
 int	 store_add_allocation(struct store *, const struct store_allocation *);
+int	 store_alloc_begin(struct store *, const struct store_allocation *);
+int	 store_alloc_free_requested(struct store *, int32_t, int, uint64_t,
+	     uint64_t);
+int	 store_alloc_end(struct store *, int32_t, int, uint64_t, uint64_t,
+	     uint64_t);
+int	 store_alloc_is_live(struct store *, int32_t, int, uint64_t);
 int64_t	 store_add_site(struct store *, const struct store_frame *, size_t);
 int	 store_add_step(struct store *, int64_t, uint64_t, uint64_t,
 	     const char *);
@@ -134,9 +142,46 @@ extern const char *store_index_sql;
 
 /* query.c */
 struct query;
+struct query_info {
+	int		schema_version;
+	int64_t		runs;
+	int64_t		incomplete_runs;
+	int64_t		processes;
+	int64_t		devices;
+	int64_t		streams;
+	int64_t		steps;
+	int64_t		allocations;
+	int64_t		memcpys;
+	int64_t		offload_events;
+	int64_t		marks;
+	int64_t		sites;
+	int64_t		snapshots;
+	int64_t		segments;
+	int64_t		blocks;
+	int64_t		trace_entries;
+	int64_t		dropped_records;
+};
+#define QUERY_NULL	0
+#define QUERY_NUMBER	1
+#define QUERY_TEXT	2
+typedef void (*query_row_fn)(void *, int, const char **, const int *, int);
 struct query	*query_open(const char *, char **);
 void	 query_close(struct query *);
 void	*query_db(struct query *);
 int64_t	 query_latest_run(struct query *);
+int	 query_info(struct query *, struct query_info *, char **);
+int	 query_has_import(struct query *, const char *);
+int	 query_sql(struct query *, const char *, query_row_fn, void *,
+	     char **);
+
+/* cmd-import.c */
+char	*cmd_import_default_output(const char *);
+
+/* input.c */
+struct query	*input_open(const char *, char **);
+
+/* json.c */
+void	 json_string(FILE *, const char *);
+void	 json_int_or_null(FILE *, int64_t, int);
 
 #endif

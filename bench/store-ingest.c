@@ -1,0 +1,122 @@
+/*
+ * store-ingest.c: how fast the real writer takes allocation and free
+ * events, and how many bytes of database each costs.
+ *
+ * usage: store-ingest [MILLIONS-OF-EVENTS] [DB]   (default 4, a temp file)
+ *
+ * The events look like a training run: a working set of live allocations
+ * on a few streams, each freed some time after it was made, a step marker
+ * every 100,000 events, a commit every 500,000 (the collector commits on a
+ * timer).  The time includes finishing the run (indexes, ANALYZE).
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define LIVE	4096		/* allocations live at any time */
+
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return (*s);
+}
+
+static void
+put(struct store_source *src, const struct event *ev)
+{
+	char	*cause = NULL;
+
+	if (store_source_event(src, ev, &cause) != 0)
+		fatal("%s", cause);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct store_run_info	 info = { .source = "replay" };
+	struct store		*s;
+	struct store_source	*src;
+	struct event		 ev;
+	struct stat		 sb;
+	uint64_t		 live[LIVE], seed = 88172645463325252ULL;
+	uint64_t		 n, i, t0, t1, tf, t = 1700000000000000000ULL;
+	uint64_t		 next_addr = 0x7f0000000000ULL;
+	char			 path[256], *cause = NULL;
+	double			 secs;
+	size_t			 k;
+
+	n = (argc > 1 ? strtoull(argv[1], NULL, 10) : 4) * 1000000;
+	if (argc > 2)
+		snprintf(path, sizeof path, "%s", argv[2]);
+	else
+		snprintf(path, sizeof path, "/tmp/store-ingest-%d.db",
+		    (int)getpid());
+	unlink(path);
+	t0 = util_now_ns();
+	if ((s = store_open(path, STORE_CREATE, &cause)) == NULL)
+		fatal("%s", cause);
+	store_run_begin(s, &info);
+	src = store_source_create(s, "bench");
+	memset(&ev, 0, sizeof ev);
+	for (k = 0; k < LIVE; k++)
+		live[k] = 0;
+	for (i = 0; i < n; i++) {
+		t += 1000 + rnd(&seed) % 1000;
+		k = rnd(&seed) % LIVE;
+		memset(&ev, 0, sizeof ev);
+		ev.time_ns = t;
+		ev.u.alloc.requested = EVENT_NONE;
+		ev.u.alloc.correlation = i;
+		ev.u.alloc.layer = EVENT_LAYER_POOL;
+		ev.u.alloc.stream = 13 + (k & 3);
+		if (live[k] != 0) {
+			ev.type = EVENT_FREE;
+			ev.u.alloc.address = live[k];
+			live[k] = 0;
+		} else {
+			ev.type = EVENT_ALLOC;
+			ev.u.alloc.address = next_addr;
+			ev.u.alloc.bytes = 512 << (rnd(&seed) % 16);
+			next_addr += 1 << 22;
+			live[k] = ev.u.alloc.address;
+		}
+		put(src, &ev);
+		if (i % 100000 == 99999) {
+			memset(&ev, 0, sizeof ev);
+			ev.type = EVENT_STEP_END;
+			ev.time_ns = t;
+			ev.u.step.step = -1;
+			put(src, &ev);
+		}
+		if (i % 500000 == 499999 && store_commit(s, &cause) != 0)
+			fatal("%s", cause);
+	}
+	store_source_free(src);
+	tf = util_now_ns();
+	if (store_run_finish(s, 0, 0, &cause) != 0 ||
+	    store_close(s, &cause) != 0)
+		fatal("%s", cause);
+	t1 = util_now_ns();
+	secs = (double)(t1 - t0) / 1e9;
+	if (stat(path, &sb) != 0)
+		fatal("%s: cannot stat", path);
+	printf("events            %" PRIu64 "\n", n);
+	printf("seconds           %.2f\n", secs);
+	printf("events per second %.0f\n", (double)n / secs);
+	printf("of which finishing %.2f s (indexes, ANALYZE)\n",
+	    (double)(t1 - tf) / 1e9);
+	printf("database bytes    %lld\n", (long long)sb.st_size);
+	printf("bytes per event   %.1f\n", (double)sb.st_size / (double)n);
+	if (argc <= 2)
+		unlink(path);
+	return (0);
+}

@@ -1,0 +1,157 @@
+/*
+ * analysis.h: the answers people ask for, computed from a database through
+ * the query layer: per-step live bytes, the leak rate and verdict, garbage
+ * streams, leak suspects, block lists and differences.  The leaks, diff
+ * and report commands and the TUI all read through these functions; none
+ * of them holds SQL.
+ *
+ * The pure parts (robust slope, classification) are in leak.c and use
+ * neither SQLite nor curses; query-*.c fetch the numbers.
+ *
+ * Unknown is not zero: a stream of EVENT_NONE is unknown; times of 0 are
+ * unknown; a NULL string is unknown.
+ */
+#ifndef ANALYSIS_H
+#define ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct query;
+
+enum leak_verdict {
+	LEAK_INCONCLUSIVE = 0,
+	LEAK_CLEAN,
+	LEAK_LEAK
+};
+
+enum leak_garbage {
+	LEAK_GARBAGE_NONE = 0,
+	LEAK_GARBAGE_DESTROYED,		/* blocks live on a destroyed stream */
+	LEAK_GARBAGE_GROWING,		/* a side stream whose live bytes grow */
+	LEAK_GARBAGE_STRANDED		/* cached, unused, on an idle stream */
+};
+
+struct leak_options {
+	int64_t		 run_id;	/* 0: the newest run */
+	int		 warmup;	/* steps left out at the start (1) */
+	uint64_t	 threshold;	/* bytes per step (1 MiB) */
+	int		 layer;		/* -1: choose (block, pool, segment) */
+};
+
+/* One stream's story. */
+struct leak_stream {
+	int32_t		 device;
+	uint64_t	 stream;	/* as recorded; EVENT_NONE: unknown */
+	int		 is_default;	/* the default or main compute stream */
+	uint64_t	 created_ns;	/* 0: unknown */
+	uint64_t	 destroyed_ns;	/* 0: not destroyed, or unknown */
+	int64_t		 live_bytes;	/* at the end of the last step */
+	int64_t		 live_blocks;
+	double		 growth_bytes_per_step;
+	double		 grew_fraction;
+	int64_t		*live_per_step;	/* nsteps values */
+	enum leak_garbage garbage;
+	int64_t		 garbage_bytes;
+	int64_t		 garbage_blocks;
+};
+
+/* An allocation site holding live bytes allocated in the growing steps. */
+struct leak_suspect {
+	int64_t		 site_id;	/* 0: no stack */
+	char		*site;		/* label, "file:line function" */
+	int64_t		 bytes;
+	int64_t		 blocks;
+	int32_t		 device;
+	uint64_t	 stream;
+};
+
+struct leak_step {
+	int64_t		 step;
+	uint64_t	 end_ns;
+	int64_t		 live_bytes;	/* total, in the analysed layer */
+	int64_t		 delta_bytes;	/* from the step before; 0 for the first */
+};
+
+struct leak_report {
+	int64_t		 run_id;
+	enum leak_verdict verdict;
+	const char	*reason;	/* why INCONCLUSIVE, or NULL */
+	int		 layer;		/* the layer analysed */
+	int		 warmup;
+	uint64_t	 threshold;
+	int64_t		 steps_analysed;
+	double		 growth_bytes_per_step;
+	double		 grew_fraction;
+	int64_t		 peak_bytes;
+	struct leak_step *steps;
+	size_t		 nsteps;
+	struct leak_stream *streams;
+	size_t		 nstreams;
+	struct leak_suspect *suspects;
+	size_t		 nsuspects;
+};
+
+/*
+ * Analyse a run.  Returns 0 with *out set (free with leak_report_free),
+ * or -1 with *cause.
+ */
+int	 analysis_leaks(struct query *, const struct leak_options *,
+	     struct leak_report **, char **);
+void	 leak_report_free(struct leak_report *);
+const char *leak_verdict_name(enum leak_verdict);
+const char *leak_garbage_name(enum leak_garbage);
+
+/* Blocks (allocations) for browsing, paged. */
+enum analysis_sort {
+	SORT_SIZE = 0,
+	SORT_AGE,
+	SORT_STEP,
+	SORT_STREAM,
+	SORT_SITE
+};
+
+struct block_filter {
+	int64_t		 run_id;	/* 0: the newest */
+	int		 live_only;	/* only what is live at the end */
+	int		 layer;		/* -1: all */
+	int		 has_stream;
+	uint64_t	 stream;
+	int64_t		 step_min;	/* 0: no bound */
+	int64_t		 step_max;	/* 0: no bound */
+	const char	*search;	/* substring of the site label; NULL */
+	enum analysis_sort sort;
+	int		 descending;
+};
+
+struct block_row {
+	int64_t		 id;
+	int32_t		 device;
+	uint64_t	 stream;
+	int		 layer;
+	uint64_t	 address;
+	int64_t		 bytes;
+	uint64_t	 alloc_ns;	/* 0: unknown */
+	uint64_t	 free_ns;	/* 0: live */
+	int64_t		 alloc_step;	/* 0: unknown */
+	int64_t		 site_id;
+	char		 site[160];
+};
+
+/*
+ * Fill rows[0..max) with the blocks that match, skipping `offset` first.
+ * Returns the number of rows, or -1 with *cause.
+ */
+int	 analysis_blocks(struct query *, const struct block_filter *,
+	     int64_t, struct block_row *, int, char **);
+
+/* One frame of a site's stack, innermost first. */
+struct frame_row {
+	char		 name[128];
+	char		 filename[256];
+	int64_t		 line;
+};
+int	 analysis_site_frames(struct query *, int64_t, struct frame_row *,
+	     int, char **);
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * cmd-info.c: vramtrace info DB: what a database holds.
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "cmd.h"
+
+static int	cmd_info_exec(const struct cmd_entry *, int, char **);
+
+const struct cmd_entry cmd_info_entry = {
+	"info", "DB|PICKLE [--format text|json]",
+	"show the schema version and what a database holds",
+	"  -f, --format FMT   text (default) or json\n",
+	cmd_info_exec
+};
+
+static const char *const formats[] = { "text", "json", NULL };
+
+static void
+print_json(const struct query_info *in)
+{
+	printf("{\"schema_version\": %d, \"runs\": %" PRId64
+	    ", \"incomplete_runs\": %" PRId64 ", \"processes\": %" PRId64
+	    ", \"devices\": %" PRId64 ", \"streams\": %" PRId64
+	    ", \"steps\": %" PRId64 ", \"allocations\": %" PRId64
+	    ", \"memcpys\": %" PRId64 ", \"offload_events\": %" PRId64
+	    ", \"marks\": %" PRId64 ", \"sites\": %" PRId64
+	    ", \"snapshots\": %" PRId64 ", \"segments\": %" PRId64
+	    ", \"blocks\": %" PRId64 ", \"trace_entries\": %" PRId64
+	    ", \"dropped_records\": %" PRId64 "}\n",
+	    in->schema_version, in->runs, in->incomplete_runs, in->processes,
+	    in->devices, in->streams, in->steps, in->allocations, in->memcpys,
+	    in->offload_events, in->marks, in->sites, in->snapshots,
+	    in->segments, in->blocks, in->trace_entries,
+	    in->dropped_records);
+}
+
+static void
+print_text(const char *path, const struct query_info *in)
+{
+	printf("%s: vramtrace database, schema version %d\n", path,
+	    in->schema_version);
+	printf("  runs            %" PRId64, in->runs);
+	if (in->incomplete_runs > 0)
+		printf(" (%" PRId64 " not finished)", in->incomplete_runs);
+	printf("\n");
+	printf("  processes       %" PRId64 "\n", in->processes);
+	printf("  devices         %" PRId64 "\n", in->devices);
+	printf("  streams         %" PRId64 "\n", in->streams);
+	printf("  steps           %" PRId64 "\n", in->steps);
+	printf("  allocations     %" PRId64 "\n", in->allocations);
+	printf("  memcpys         %" PRId64 "\n", in->memcpys);
+	printf("  offload events  %" PRId64 "\n", in->offload_events);
+	printf("  marks           %" PRId64 "\n", in->marks);
+	printf("  sites           %" PRId64 "\n", in->sites);
+	printf("  snapshots       %" PRId64 "\n", in->snapshots);
+	printf("  segments        %" PRId64 "\n", in->segments);
+	printf("  blocks          %" PRId64 "\n", in->blocks);
+	printf("  trace entries   %" PRId64 "\n", in->trace_entries);
+	printf("  dropped records %" PRId64 "\n", in->dropped_records);
+}
+
+static int
+cmd_info_exec(const struct cmd_entry *self, int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct query_info		 info;
+	struct query			*q;
+	const char			*arg;
+	char				*cause = NULL;
+	int				 c, format = 0;
+
+	while ((c = cmd_getopt(self, argc, argv, "f:", longopts, NULL,
+	    &arg)) != -1) {
+		switch (c) {
+		case 'f':
+			if ((format = cmd_parse_format(self, arg, formats)) < 0)
+				return (EXIT_USAGE);
+			break;
+		default:
+			return (EXIT_USAGE);
+		}
+	}
+	if (optind != argc - 1)
+		return (cmd_usage_error(self, optind >= argc ?
+		    "missing database" : "too many arguments"));
+	if ((q = input_open(argv[optind], &cause)) == NULL) {
+		log_warn("%s", cause);
+		free(cause);
+		return (EXIT_FOUND);
+	}
+	if (query_info(q, &info, &cause) != 0) {
+		log_warn("%s", cause);
+		free(cause);
+		query_close(q);
+		return (EXIT_FOUND);
+	}
+	if (format == 1)
+		print_json(&info);
+	else
+		print_text(argv[optind], &info);
+	query_close(q);
+	return (EXIT_OK);
+}

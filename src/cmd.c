@@ -1,0 +1,152 @@
+/*
+ * cmd.c: the command table, lookup, usage and option parsing shared by
+ * the commands.  Adding a command: one src/cmd-NAME.c, one line here, one
+ * entry in the manual.
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const struct cmd_entry cmd_help_entry = {
+	"help", "[COMMAND]", "show the usage of vramtrace or of one command",
+	NULL, cmd_run_help
+};
+
+static const struct cmd_entry *const cmd_table[] = {
+	&cmd_help_entry,
+	&cmd_import_entry,
+	&cmd_info_entry,
+	&cmd_replay_entry,
+	&cmd_sql_entry,
+	NULL
+};
+
+/* The command called name, or NULL. */
+const struct cmd_entry *
+cmd_find(const char *name)
+{
+	const struct cmd_entry *const	*e;
+
+	for (e = cmd_table; *e != NULL; e++) {
+		if (strcmp((*e)->name, name) == 0)
+			return (*e);
+	}
+	return (NULL);
+}
+
+/* Print the program's usage: every command with its summary. */
+void
+cmd_print_usage(FILE *f)
+{
+	const struct cmd_entry *const	*e;
+
+	fprintf(f, "usage: vramtrace [--help] [--version] COMMAND [ARGS]\n"
+	    "\ncommands:\n");
+	for (e = cmd_table; *e != NULL; e++)
+		fprintf(f, "  %-8s %s\n", (*e)->name, (*e)->summary);
+	fprintf(f, "\nvramtrace help COMMAND shows a command's options; "
+	    "man vramtrace is the manual.\n");
+}
+
+/* Print one command's usage line and options. */
+void
+cmd_print_help(FILE *f, const struct cmd_entry *e)
+{
+	fprintf(f, "usage: vramtrace %s %s\n", e->name, e->usage);
+	fprintf(f, "%s\n", e->summary);
+	if (e->help != NULL)
+		fprintf(f, "\n%s", e->help);
+}
+
+/*
+ * Report a usage error for command e in one line, then its usage line, on
+ * stderr.  Returns EXIT_USAGE for the caller to return.
+ */
+int
+cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: %s: ", log_program, e->name);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	fprintf(stderr, "usage: vramtrace %s %s\n", e->name, e->usage);
+	return (EXIT_USAGE);
+}
+
+/*
+ * getopt_long for a command, with its errors reported our way: returns the
+ * option, -1 at the end, or '?' after printing the usage error (the caller
+ * returns EXIT_USAGE).  --help is handled by the caller as 'h'.
+ */
+int
+cmd_getopt(const struct cmd_entry *e, int argc, char **argv,
+    const char *shortopts, const struct option *longopts, int *index,
+    const char **optarg_out)
+{
+	int	c;
+
+	opterr = 0;
+	c = getopt_long(argc, argv, shortopts, longopts, index);
+	*optarg_out = optarg;
+	if (c == '?') {
+		if (optopt != 0 && strchr(shortopts, optopt) != NULL)
+			cmd_usage_error(e, "option %s needs a value",
+			    argv[optind - 1]);
+		else if (optopt != 0)
+			cmd_usage_error(e, "unknown option -%c", optopt);
+		else
+			cmd_usage_error(e, "unknown option %s",
+			    argv[optind - 1]);
+	}
+	return (c);
+}
+
+/*
+ * Return the index of value in the NULL-terminated list of formats, or -1
+ * after printing a usage error.
+ */
+int
+cmd_parse_format(const struct cmd_entry *e, const char *value,
+    const char *const *formats)
+{
+	int	i;
+
+	for (i = 0; formats[i] != NULL; i++) {
+		if (strcmp(formats[i], value) == 0)
+			return (i);
+	}
+	cmd_usage_error(e, "unknown format %s", value);
+	return (-1);
+}
+
+/* vramtrace help [COMMAND] */
+int
+cmd_run_help(const struct cmd_entry *self, int argc, char **argv)
+{
+	const struct cmd_entry	*e;
+
+	if (argc > 2)
+		return (cmd_usage_error(self, "too many arguments"));
+	if (argc < 2) {
+		cmd_print_usage(stdout);
+		return (EXIT_OK);
+	}
+	if ((e = cmd_find(argv[1])) == NULL) {
+		fprintf(stderr, "%s: unknown command %s\n", log_program,
+		    argv[1]);
+		cmd_print_usage(stderr);
+		return (EXIT_USAGE);
+	}
+	cmd_print_help(stdout, e);
+	return (EXIT_OK);
+}

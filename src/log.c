@@ -1,0 +1,74 @@
+/*
+ * log.c: messages to stderr, and the one fatal path.
+ *
+ * Messages start with the program name.  fatal() is for broken invariants and
+ * out-of-memory only; it runs a hook first (the TUI ends curses there) so the
+ * message lands on a sane terminal.
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char	*log_program = "vramtrace";
+static void	(*log_fatal_hook)(void);
+
+/* Print "vramtrace: MESSAGE" on stderr. */
+void
+log_warn(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: ", log_program);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* Set the function fatal() calls before printing; NULL for none. */
+void
+log_set_fatal_hook(void (*hook)(void))
+{
+	log_fatal_hook = hook;
+}
+
+/* Run the fatal hook, print "vramtrace: fatal: MESSAGE" and exit 1. */
+void
+fatal(const char *fmt, ...)
+{
+	va_list	ap;
+
+	if (log_fatal_hook != NULL)
+		log_fatal_hook();
+	va_start(ap, fmt);
+	fprintf(stderr, "%s: fatal: ", log_program);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(EXIT_FOUND);
+}
+
+/*
+ * Format a message followed by ": " and strerror(errno) into a new string
+ * that the caller frees.  errno is read before anything can change it.
+ */
+char *
+xstrerror_cause(const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 saved = errno;
+	char	*head, *cause;
+
+	va_start(ap, fmt);
+	xvasprintf(&head, fmt, ap);
+	va_end(ap);
+	xasprintf(&cause, "%s: %s", head, strerror(saved));
+	free(head);
+	return (cause);
+}

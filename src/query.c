@@ -1,0 +1,305 @@
+/*
+ * query.c: the only reader of vramtrace databases.
+ *
+ * Every report, the TUI and the sql command ask their questions here; none
+ * of them holds SQL.  A query handle is a read-only SQLite connection whose
+ * schema version has been checked.  Each question is a function that fills
+ * a plain struct or calls back once per row, so callers never see SQLite
+ * types.  Larger families of questions live in query-*.c files.
+ */
+#include "config.h"
+
+#include "query-int.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int
+query_error(struct query *q, char **cause, const char *what)
+{
+	if (cause != NULL)
+		xasprintf(cause, "%s: %s", q->path, what);
+	return (-1);
+}
+
+/*
+ * Open a database for reading.  Returns the handle, or NULL with *cause
+ * set when the file is missing, is not a vramtrace database, is of a newer
+ * schema, or is locked.  The file is never changed.
+ */
+struct query *
+query_open(const char *path, char **cause)
+{
+	struct query	*q;
+	struct stat	 sb;
+	sqlite3_stmt	*st = NULL;
+	int		 rc;
+
+	q = xcalloc(1, sizeof *q);
+	q->path = xstrdup(path);
+	if (stat(path, &sb) != 0) {
+		*cause = xstrerror_cause("%s", path);
+		goto fail;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		query_error(q, cause, "not a regular file");
+		goto fail;
+	}
+	if (sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READONLY, NULL) !=
+	    SQLITE_OK) {
+		query_error(q, cause, "cannot open");
+		goto fail;
+	}
+	sqlite3_busy_timeout(q->db, 2000);
+	rc = sqlite3_prepare_v2(q->db, "SELECT value FROM meta WHERE key ="
+	    " 'schema_version'", -1, &st, NULL);
+	if (rc == SQLITE_NOTADB) {
+		query_error(q, cause, "not a vramtrace database (not an "
+		    "SQLite file)");
+		goto fail;
+	}
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+		query_error(q, cause, "database is locked by another program");
+		goto fail;
+	}
+	if (rc != SQLITE_OK) {
+		query_error(q, cause, "not a vramtrace database (no meta "
+		    "table)");
+		goto fail;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+		query_error(q, cause, "database is locked by another program");
+		goto fail;
+	}
+	q->schema_version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
+	sqlite3_finalize(st);
+	st = NULL;
+	if (q->schema_version < 1) {
+		query_error(q, cause, "not a vramtrace database (no schema "
+		    "version)");
+		goto fail;
+	}
+	if (q->schema_version > STORE_SCHEMA_VERSION) {
+		xasprintf(cause, "%s: schema version %d is newer than this "
+		    "vramtrace understands (%d)", path, q->schema_version,
+		    STORE_SCHEMA_VERSION);
+		goto fail;
+	}
+	return (q);
+
+fail:
+	sqlite3_finalize(st);
+	query_close(q);
+	return (NULL);
+}
+
+/* Close a handle; NULL is fine. */
+void
+query_close(struct query *q)
+{
+	if (q == NULL)
+		return;
+	sqlite3_close(q->db);
+	free(q->path);
+	free(q);
+}
+
+/* The connection (a sqlite3 *), for query-*.c only. */
+void *
+query_db(struct query *q)
+{
+	return (q->db);
+}
+
+/*
+ * Prepare a statement or set *cause.  For query-*.c: returns NULL with
+ * "PATH: what: SQLite's message".
+ */
+sqlite3_stmt *
+query_prepare(struct query *q, const char *sql, char **cause)
+{
+	sqlite3_stmt	*st;
+
+	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		if (cause != NULL)
+			xasprintf(cause, "%s: %s", q->path,
+			    sqlite3_errmsg(q->db));
+		return (NULL);
+	}
+	return (st);
+}
+
+/* Run a query that returns one integer; NULL or an error give -1. */
+int64_t
+query_int(struct query *q, const char *sql)
+{
+	sqlite3_stmt	*st;
+	int64_t		 v = -1;
+
+	if ((st = query_prepare(q, sql, NULL)) == NULL)
+		return (-1);
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return (v);
+}
+
+/* The id of the newest run, or 0 if there is none. */
+int64_t
+query_latest_run(struct query *q)
+{
+	int64_t	v;
+
+	v = query_int(q, "SELECT max(id) FROM runs");
+	return (v < 0 ? 0 : v);
+}
+
+/* Does the database hold a complete import of the file at path? */
+int
+query_has_import(struct query *q, const char *path)
+{
+	sqlite3_stmt	*st;
+	int		 found;
+
+	if ((st = query_prepare(q, "SELECT 1 FROM runs WHERE source ="
+	    " 'import' AND complete = 1 AND input = ?", NULL)) == NULL)
+		return (0);
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return (found);
+}
+
+/* Fill *info with the database's counts.  0, or -1 with *cause. */
+int
+query_info(struct query *q, struct query_info *info, char **cause)
+{
+	static const struct {
+		size_t		 off;
+		const char	*sql;
+	} counts[] = {
+		{ offsetof(struct query_info, runs),
+		  "SELECT count(*) FROM runs" },
+		{ offsetof(struct query_info, incomplete_runs),
+		  "SELECT count(*) FROM runs WHERE complete = 0" },
+		{ offsetof(struct query_info, processes),
+		  "SELECT count(*) FROM processes" },
+		{ offsetof(struct query_info, devices),
+		  "SELECT count(DISTINCT device) FROM (SELECT device FROM"
+		  " devices UNION ALL SELECT device FROM allocations WHERE"
+		  " device >= 0 UNION ALL SELECT device FROM segments)" },
+		{ offsetof(struct query_info, streams),
+		  "SELECT count(*) FROM (SELECT DISTINCT run_id, device,"
+		  " stream FROM streams)" },
+		{ offsetof(struct query_info, steps),
+		  "SELECT count(*) FROM steps" },
+		{ offsetof(struct query_info, allocations),
+		  "SELECT count(*) FROM allocations" },
+		{ offsetof(struct query_info, memcpys),
+		  "SELECT count(*) FROM memcpys" },
+		{ offsetof(struct query_info, offload_events),
+		  "SELECT count(*) FROM offload_events" },
+		{ offsetof(struct query_info, marks),
+		  "SELECT count(*) FROM marks" },
+		{ offsetof(struct query_info, sites),
+		  "SELECT count(*) FROM sites" },
+		{ offsetof(struct query_info, snapshots),
+		  "SELECT count(*) FROM snapshots" },
+		{ offsetof(struct query_info, segments),
+		  "SELECT count(*) FROM segments" },
+		{ offsetof(struct query_info, blocks),
+		  "SELECT count(*) FROM blocks" },
+		{ offsetof(struct query_info, trace_entries),
+		  "SELECT coalesce(sum(trace_entries), 0) FROM snapshots" },
+		{ offsetof(struct query_info, dropped_records),
+		  "SELECT coalesce(sum(count), 0) FROM dropped_records" },
+	};
+	size_t	i;
+	int64_t	v;
+
+	memset(info, 0, sizeof *info);
+	info->schema_version = q->schema_version;
+	for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+		if ((v = query_int(q, counts[i].sql)) < 0)
+			return (query_error(q, cause, "cannot count rows"));
+		*(int64_t *)((char *)info + counts[i].off) = v;
+	}
+	return (0);
+}
+
+/*
+ * Run one read-only statement of the user's and call row() for the header
+ * (values = column names, first = 1) and then for every row.  Statements
+ * that would write are refused, as is more than one statement.  0, or -1
+ * with *cause.
+ */
+int
+query_sql(struct query *q, const char *sql, query_row_fn row, void *arg,
+    char **cause)
+{
+	sqlite3_stmt	*st;
+	const char	*tail;
+	const char	**values;
+	int		*types;
+	int		 n, i, rc;
+
+	if (sqlite3_prepare_v2(q->db, sql, -1, &st, &tail) != SQLITE_OK) {
+		xasprintf(cause, "%s: %s", q->path, sqlite3_errmsg(q->db));
+		return (-1);
+	}
+	if (st == NULL) {
+		xasprintf(cause, "%s: empty query", q->path);
+		return (-1);
+	}
+	tail += strspn(tail, " \t\r\n;");
+	if (*tail != '\0') {
+		sqlite3_finalize(st);
+		xasprintf(cause, "%s: one statement at a time, please",
+		    q->path);
+		return (-1);
+	}
+	if (!sqlite3_stmt_readonly(st)) {
+		sqlite3_finalize(st);
+		xasprintf(cause, "%s: refusing a statement that writes "
+		    "(vramtrace sql is read-only)", q->path);
+		return (-1);
+	}
+	n = sqlite3_column_count(st);
+	values = xcalloc((size_t)n + 1, sizeof *values);
+	types = xcalloc((size_t)n + 1, sizeof *types);
+	for (i = 0; i < n; i++) {
+		values[i] = sqlite3_column_name(st, i);
+		types[i] = QUERY_TEXT;
+	}
+	row(arg, n, values, types, 1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (i = 0; i < n; i++) {
+			switch (sqlite3_column_type(st, i)) {
+			case SQLITE_NULL:
+				types[i] = QUERY_NULL;
+				break;
+			case SQLITE_INTEGER:
+			case SQLITE_FLOAT:
+				types[i] = QUERY_NUMBER;
+				break;
+			default:
+				types[i] = QUERY_TEXT;
+				break;
+			}
+			values[i] = (const char *)sqlite3_column_text(st, i);
+		}
+		row(arg, n, values, types, 0);
+	}
+	free(values);
+	free(types);
+	if (rc != SQLITE_DONE) {
+		xasprintf(cause, "%s: %s", q->path, sqlite3_errmsg(q->db));
+		sqlite3_finalize(st);
+		return (-1);
+	}
+	sqlite3_finalize(st);
+	return (0);
+}

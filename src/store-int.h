@@ -1,0 +1,81 @@
+/*
+ * store-int.h: the store's insides, shared by store.c, store-source.c and
+ * store-site.c.  Nothing outside the store includes this.
+ */
+#ifndef STORE_INT_H
+#define STORE_INT_H
+
+#include <sqlite3.h>
+
+#include "vramtrace.h"
+#include "store-live.h"
+
+enum store_stmt {
+	STMT_ALLOC,
+	STMT_FREE_UPDATE,
+	STMT_MEMCPY,
+	STMT_OFFLOAD,
+	STMT_STREAM_CREATE,
+	STMT_STREAM_DESTROY,
+	STMT_STREAM_DESTROY_INSERT,
+	STMT_STEP,
+	STMT_MARK,
+	STMT_DROPPED,
+	STMT_DEVICE,
+	STMT_PROCESS,
+	STMT_PROCESS_END,
+	STMT_FRAME_INSERT,
+	STMT_FRAME_FIND,
+	STMT_SITE_INSERT,
+	STMT_SITE_FIND,
+	STMT_SITE_FRAME,
+	STMT_MAX
+};
+
+/* A small open-addressing map from 64-bit hashes to row ids. */
+struct store_idmap {
+	uint64_t	*keys;		/* 0 marks an empty slot */
+	int64_t		*ids;
+	size_t		 mask;
+	size_t		 count;
+};
+
+struct store {
+	sqlite3		*db;
+	char		*path;		/* the name the caller asked for */
+	char		*tmp_path;	/* STORE_ATOMIC: where we write */
+	int		 flags;
+	int		 in_txn;
+	int64_t		 run_id;
+	sqlite3_stmt	*stmt[STMT_MAX];
+	struct store_live live;
+
+	/* Step boundaries of the run, in order, as they arrived. */
+	uint64_t	*step_ends;
+	size_t		 nsteps;
+	size_t		 step_alloc;
+	uint64_t	 max_assigned_ns;	/* latest time given a step */
+	int		 steps_dirty;	/* a boundary arrived late */
+
+	struct store_idmap sites;	/* stack hash -> sites.id */
+	struct store_idmap frames;	/* frame hash -> frames.id */
+	uint64_t	 writes;	/* statements since the last commit */
+};
+
+/* store.c */
+int	 store_error(struct store *, char **, const char *, ...)
+	     printflike(3, 4);
+int	 store_begin(struct store *, char **);
+int64_t	 store_step_of(struct store *, uint64_t);
+int	 store_note_step_end(struct store *, int64_t, uint64_t, uint64_t,
+	     const char *);
+void	 store_bind_opt(sqlite3_stmt *, int, uint64_t);
+void	 store_bind_text(sqlite3_stmt *, int, const char *);
+int	 store_step_stmt(struct store *, sqlite3_stmt *);
+
+/* store-site.c */
+void	 store_idmap_free(struct store_idmap *);
+int64_t	 store_idmap_get(struct store_idmap *, uint64_t);
+void	 store_idmap_put(struct store_idmap *, uint64_t, int64_t);
+
+#endif

@@ -1,0 +1,219 @@
+/*
+ * store-site.c: stacks, deduplicated.
+ *
+ * A site is a stack of frames (innermost first).  Frames are rows of
+ * `frames`, unique by (filename, line, name); a site is a row of `sites`
+ * unique by a 64-bit hash of its frame ids, with its frames in
+ * `site_frames`.  Two maps from 64-bit hashes to row ids keep both lookups in
+ * memory, so a stack that repeats costs a hash and no SQL.  A hash of 0 is
+ * reserved for empty map slots and never stored.
+ */
+#include "config.h"
+
+#include "store-int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FNV_OFFSET	0xcbf29ce484222325ULL
+#define FNV_PRIME	0x100000001b3ULL
+
+static uint64_t
+fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char	*c = p;
+
+	while (n-- > 0) {
+		h ^= *c++;
+		h *= FNV_PRIME;
+	}
+	return (h);
+}
+
+static uint64_t
+nonzero(uint64_t h)
+{
+	return (h == 0 ? 1 : h);
+}
+
+/* Free a map's memory. */
+void
+store_idmap_free(struct store_idmap *m)
+{
+	free(m->keys);
+	free(m->ids);
+	memset(m, 0, sizeof *m);
+}
+
+/* The id stored for key, or 0. */
+int64_t
+store_idmap_get(struct store_idmap *m, uint64_t key)
+{
+	size_t	j;
+
+	if (m->keys == NULL)
+		return (0);
+	for (j = key & m->mask; m->keys[j] != 0; j = (j + 1) & m->mask) {
+		if (m->keys[j] == key)
+			return (m->ids[j]);
+	}
+	return (0);
+}
+
+/* Store id under key (key != 0), replacing what was there. */
+void
+store_idmap_put(struct store_idmap *m, uint64_t key, int64_t id)
+{
+	uint64_t	*okeys = m->keys;
+	int64_t		*oids = m->ids;
+	size_t		 n = m->mask + 1, i, j;
+
+	if (m->keys == NULL || 2 * (m->count + 1) > m->mask + 1) {
+		m->mask = m->keys == NULL ? 255 : 2 * n - 1;
+		m->keys = xcalloc(m->mask + 1, sizeof *m->keys);
+		m->ids = xcalloc(m->mask + 1, sizeof *m->ids);
+		m->count = 0;
+		for (i = 0; okeys != NULL && i < n; i++) {
+			if (okeys[i] != 0)
+				store_idmap_put(m, okeys[i], oids[i]);
+		}
+		free(okeys);
+		free(oids);
+	}
+	for (j = key & m->mask; m->keys[j] != 0; j = (j + 1) & m->mask) {
+		if (m->keys[j] == key) {
+			m->ids[j] = id;
+			return;
+		}
+	}
+	m->keys[j] = key;
+	m->ids[j] = id;
+	m->count++;
+}
+
+static int64_t
+frame_id(struct store *s, const struct store_frame *f)
+{
+	sqlite3_stmt	*st;
+	uint64_t	 h;
+	int64_t		 id;
+
+	h = fnv(FNV_OFFSET, f->name, strlen(f->name) + 1);
+	h = fnv(h, f->filename, strlen(f->filename) + 1);
+	h = nonzero(fnv(h, &f->line, sizeof f->line));
+	if ((id = store_idmap_get(&s->frames, h)) != 0)
+		return (id);
+	st = s->stmt[STMT_FRAME_INSERT];
+	sqlite3_bind_text(st, 1, f->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, f->filename, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, f->line);
+	if (store_step_stmt(s, st) != 0)
+		return (-1);
+	if (sqlite3_changes(s->db) > 0)
+		id = sqlite3_last_insert_rowid(s->db);
+	else {
+		st = s->stmt[STMT_FRAME_FIND];
+		sqlite3_bind_text(st, 1, f->name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, f->filename, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, f->line);
+		if (sqlite3_step(st) != SQLITE_ROW) {
+			sqlite3_reset(st);
+			return (-1);
+		}
+		id = sqlite3_column_int64(st, 0);
+		sqlite3_reset(st);
+	}
+	store_idmap_put(&s->frames, h, id);
+	return (id);
+}
+
+static char *
+site_label(const struct store_frame *frames, size_t n)
+{
+	const struct store_frame	*f = &frames[0];
+	size_t				 i;
+	char				*label;
+
+	/* The innermost frame with a real file names the site best. */
+	for (i = 0; i < n; i++) {
+		if (strcmp(frames[i].filename, "??") != 0 &&
+		    frames[i].filename[0] != '\0') {
+			f = &frames[i];
+			break;
+		}
+	}
+	if (strcmp(f->filename, "??") == 0)
+		xasprintf(&label, "%s", f->name);
+	else
+		xasprintf(&label, "%s:%lld %s", f->filename,
+		    (long long)f->line, f->name);
+	return (label);
+}
+
+/*
+ * Return the id of the site with these frames (innermost first), adding
+ * it the first time.  n == 0 gives 0 (no site).  -1 on a database error.
+ */
+int64_t
+store_add_site(struct store *s, const struct store_frame *frames, size_t n)
+{
+	int64_t		*ids, id;
+	uint64_t	 h = FNV_OFFSET;
+	size_t		 i;
+	sqlite3_stmt	*st;
+	char		*label;
+
+	if (n == 0)
+		return (0);
+	if (store_begin(s, NULL) != 0)
+		return (-1);
+	ids = xreallocarray(NULL, n, sizeof *ids);
+	for (i = 0; i < n; i++) {
+		if ((ids[i] = frame_id(s, &frames[i])) < 0) {
+			free(ids);
+			return (-1);
+		}
+		h = fnv(h, &ids[i], sizeof ids[i]);
+	}
+	h = nonzero(h);
+	if ((id = store_idmap_get(&s->sites, h)) != 0) {
+		free(ids);
+		return (id);
+	}
+	label = site_label(frames, n);
+	st = s->stmt[STMT_SITE_INSERT];
+	sqlite3_bind_int64(st, 1, (int64_t)h);
+	sqlite3_bind_int64(st, 2, (int64_t)n);
+	sqlite3_bind_text(st, 3, label, -1, SQLITE_TRANSIENT);
+	free(label);
+	if (store_step_stmt(s, st) != 0) {
+		free(ids);
+		return (-1);
+	}
+	if (sqlite3_changes(s->db) == 0) {
+		/* Written by an earlier run of this database. */
+		free(ids);
+		st = s->stmt[STMT_SITE_FIND];
+		sqlite3_bind_int64(st, 1, (int64_t)h);
+		id = sqlite3_step(st) == SQLITE_ROW ?
+		    sqlite3_column_int64(st, 0) : -1;
+		sqlite3_reset(st);
+		if (id > 0)
+			store_idmap_put(&s->sites, h, id);
+		return (id);
+	}
+	id = sqlite3_last_insert_rowid(s->db);
+	st = s->stmt[STMT_SITE_FRAME];
+	for (i = 0; i < n; i++) {
+		sqlite3_bind_int64(st, 1, id);
+		sqlite3_bind_int64(st, 2, (int64_t)i);
+		sqlite3_bind_int64(st, 3, ids[i]);
+		if (store_step_stmt(s, st) != 0) {
+			free(ids);
+			return (-1);
+		}
+	}
+	free(ids);
+	store_idmap_put(&s->sites, h, id);
+	return (id);
+}

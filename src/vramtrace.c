@@ -1,0 +1,55 @@
+/*
+ * vramtrace.c: main(): global options and dispatch to a command.
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <getopt.h>
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+
+int
+main(int argc, char **argv)
+{
+	const struct cmd_entry	*e;
+	int			 i;
+
+	setlocale(LC_ALL, "");
+	if (argc < 2) {
+		cmd_print_usage(stderr);
+		return (EXIT_USAGE);
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		cmd_print_usage(stdout);
+		return (EXIT_OK);
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		printf("vramtrace %s (event encoding %d, schema %d)\n",
+		    PACKAGE_VERSION, EVENT_VERSION, STORE_SCHEMA_VERSION);
+		return (EXIT_OK);
+	}
+	if (argv[1][0] == '-') {
+		fprintf(stderr, "%s: unknown option %s\n", log_program,
+		    argv[1]);
+		cmd_print_usage(stderr);
+		return (EXIT_USAGE);
+	}
+	if ((e = cmd_find(argv[1])) == NULL) {
+		fprintf(stderr, "%s: unknown command %s\n", log_program,
+		    argv[1]);
+		cmd_print_usage(stderr);
+		return (EXIT_USAGE);
+	}
+	for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--help") == 0) {
+			cmd_print_help(stdout, e);
+			return (EXIT_OK);
+		}
+	}
+	optind = 1;
+	return (e->exec(e, argc - 1, argv + 1));
+}

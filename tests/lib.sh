@@ -1,0 +1,51 @@
+# lib.sh: helpers for the shell tests (TAP output, a temporary directory).
+# Source it; the Makefile exports VRAMTRACE, MKSPOOL, srcdir, SHARED_DATA.
+
+: "${VRAMTRACE:=./vramtrace}"
+: "${MKSPOOL:=./tests/mkspool}"
+: "${srcdir:=.}"
+tap_n=0
+tap_failed=0
+TMP=$(mktemp -d /tmp/vramtrace-test-XXXXXX) || exit 99
+trap 'if [ "$tap_failed" -eq 0 ]; then rm -rf "$TMP"; else echo "# kept $TMP"; fi' EXIT
+
+plan() { echo "1..$1"; }
+
+ok() {	# ok CONDITION-STATUS DESCRIPTION
+	tap_n=$((tap_n + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $tap_n - $2"
+	else
+		echo "not ok $tap_n - $2"
+		tap_failed=$((tap_failed + 1))
+	fi
+}
+
+skip() {	# skip COUNT REASON
+	i=0
+	while [ "$i" -lt "$1" ]; do
+		tap_n=$((tap_n + 1))
+		echo "ok $tap_n # SKIP $2"
+		i=$((i + 1))
+	done
+}
+
+# run CMD...: run a command, keep its status in $rc, stdout in $TMP/out,
+# stderr in $TMP/err.
+run() {
+	"$@" >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+}
+
+# expect STATUS PATTERN DESCRIPTION: the last run exited STATUS and its
+# stderr matches the extended regular expression PATTERN.
+expect() {
+	[ "$rc" -eq "$1" ] && grep -Eq -- "$2" "$TMP/err"
+	st=$?
+	[ $st -eq 0 ] || echo "# status $rc, stderr: $(head -c 300 "$TMP/err")"
+	ok $st "$3"
+}
+
+done_testing() {
+	[ "$tap_failed" -eq 0 ]
+}

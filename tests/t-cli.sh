@@ -1,0 +1,75 @@
+#!/bin/sh
+# t-cli.sh: the command line: usage errors and exit codes, help, version,
+# info and sql on a replayed spool file.
+. "${srcdir:-.}/tests/lib.sh"
+plan 24
+
+run "$VRAMTRACE"
+expect 2 '^usage: vramtrace' "no command: usage, exit 2"
+run "$VRAMTRACE" frobnicate
+expect 2 'unknown command frobnicate' "unknown command: named, exit 2"
+grep -q '^usage: vramtrace' "$TMP/err"; ok $? "unknown command: usage follows"
+run "$VRAMTRACE" --frob
+expect 2 'unknown option --frob' "unknown global option, exit 2"
+run "$VRAMTRACE" info --frob x.db
+expect 2 'info: unknown option --frob' "unknown command option: named"
+grep -q '^usage: vramtrace info' "$TMP/err"; ok $? "...with the command's usage"
+run "$VRAMTRACE" info x.db --format yaml
+expect 2 'unknown format yaml' "unknown format, exit 2"
+run "$VRAMTRACE" sql
+expect 2 'needs a database and a query' "sql without arguments, exit 2"
+run "$VRAMTRACE" --version
+[ $rc -eq 0 ] && grep -q '^vramtrace [0-9]' "$TMP/out"; ok $? "--version"
+run "$VRAMTRACE" --help
+[ $rc -eq 0 ] && grep -q 'replay' "$TMP/out"; ok $? "--help lists the commands"
+run "$VRAMTRACE" help sql
+[ $rc -eq 0 ] && grep -q 'usage: vramtrace sql' "$TMP/out"; ok $? "help CMD"
+run "$VRAMTRACE" help nothing
+expect 2 'unknown command nothing' "help of an unknown command, exit 2"
+run "$VRAMTRACE" info "$TMP/missing.db"
+expect 1 'missing.db: No such file' "a missing database, exit 1"
+
+cat >"$TMP/run.txt" <<'SPOOL'
+process-start 1000 pid=10 rank=0 host=h1 command="python train.py"
+stream-create 1000 stream=13 device=0
+alloc 1100 address=0x1000 bytes=1048576 stream=13 site="fwd@train.py:12|main@train.py:40"
+alloc 1200 address=0x2000 bytes=2097152 stream=13
+step-end 1300
+free 1400 address=0x1000 bytes=1048576 stream=13
+memcpy 1450 bytes=4096 stream=13 end=1460 kind=2 src=0 dst=-1
+step-end 1500
+SPOOL
+"$MKSPOOL" "$TMP/run.txt" "$TMP/run.vtr"
+run "$VRAMTRACE" replay "$TMP/run.vtr" -o "$TMP/run.db"
+ok $rc "replay a spool file"
+run "$VRAMTRACE" replay "$TMP/run.vtr" -o "$TMP/run.db"
+expect 1 'already exists' "replay refuses to overwrite a database"
+run "$VRAMTRACE" info "$TMP/run.db" --format json
+ok $rc "info --format json"
+"${PYTHON3:-python3}" - "$TMP/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = {"schema_version": 1, "runs": 1, "snapshots": 0, "segments": 0,
+        "blocks": 0, "trace_entries": 0, "allocations": 2, "streams": 1,
+        "steps": 2, "memcpys": 1, "processes": 1}
+bad = {k: (d.get(k), v) for k, v in want.items() if d.get(k) != v}
+sys.exit(1 if bad else 0)
+PY
+ok $? "info --format json has the keys and the counts"
+run "$VRAMTRACE" info "$TMP/run.db"
+grep -q 'allocations     2' "$TMP/out"; ok $? "info as text"
+run "$VRAMTRACE" sql "$TMP/run.db" "select address, bytes from allocations order by address" --format csv
+[ "$(cat "$TMP/out")" = "$(printf 'address,bytes\n4096,1048576\n8192,2097152')" ]
+ok $? "sql --format csv"
+run "$VRAMTRACE" sql "$TMP/run.db" "select label from sites" --format json
+grep -q '"label": "train.py:12 fwd"' "$TMP/out"; ok $? "sql --format json"
+run "$VRAMTRACE" sql "$TMP/run.db" "select step, live_bytes from step_growth where layer = 1"
+[ "$(cat "$TMP/out")" = "$(printf 'step|live_bytes\n1|3145728\n2|2097152')" ]
+ok $? "sql --format table on the step_growth view"
+run "$VRAMTRACE" sql "$TMP/run.db" "delete from allocations"
+expect 1 'refusing a statement that writes' "sql refuses to write"
+run "$VRAMTRACE" sql "$TMP/run.db" "select 1; select 2"
+expect 1 'one statement at a time' "sql runs one statement"
+[ "$("$VRAMTRACE" sql "$TMP/run.db" "select count(*) from allocations")" = "$(printf 'count(*)\n2')" ]
+ok $? "the database is unchanged"
+done_testing

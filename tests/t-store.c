@@ -1,0 +1,248 @@
+/*
+ * t-store.c: the store round trip.  A known set of events goes in through
+ * a store source; the same rows and sums come back out of the file.  Also
+ * the errors for files that are not ours, newer schemas, and atomic
+ * writes that fail.
+ */
+#include "config.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vramtrace.h"
+#include "tap.h"
+
+#define T(n)	(1000000000ULL * 1700000000ULL + (uint64_t)(n) * 1000)
+#define MiB	(1024 * 1024)
+
+static struct store_source *src;
+
+static void
+put(struct event *ev)
+{
+	char	*cause = NULL;
+
+	if (store_source_event(src, ev, &cause) != 0) {
+		printf("# %s\n", cause);
+		exit(1);
+	}
+}
+
+static void
+string(uint32_t id, const char *text)
+{
+	struct event	ev = { .type = EVENT_STRING };
+
+	ev.u.string.id = id;
+	ev.u.string.length = (uint32_t)strlen(text);
+	ev.u.string.text = text;
+	put(&ev);
+}
+
+static void
+mem(int type, uint64_t t, uint64_t addr, uint64_t bytes, uint64_t stream,
+    uint32_t site)
+{
+	struct event	ev = { .type = (uint8_t)type, .time_ns = t };
+
+	ev.u.alloc.address = addr;
+	ev.u.alloc.bytes = bytes;
+	ev.u.alloc.requested = EVENT_NONE;
+	ev.u.alloc.stream = stream;
+	ev.u.alloc.correlation = EVENT_NONE;
+	ev.u.alloc.site = site;
+	ev.u.alloc.layer = EVENT_LAYER_POOL;
+	put(&ev);
+}
+
+static void
+simple(int type, uint64_t t)
+{
+	struct event	ev = { .type = (uint8_t)type, .time_ns = t };
+
+	ev.u.step.step = -1;
+	put(&ev);
+}
+
+static int64_t
+one(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt	*st;
+	int64_t		 v = -999;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		printf("# %s: %s\n", sql, sqlite3_errmsg(db));
+		return (v);
+	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 :
+		    sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return (v);
+}
+
+static void
+write_known(const char *path)
+{
+	struct store_run_info	 info = { .source = "replay" };
+	struct store		*s;
+	struct event		 ev;
+	char			*cause = NULL;
+
+	s = store_open(path, STORE_CREATE, &cause);
+	if (s == NULL) {
+		printf("# %s\n", cause);
+		exit(1);
+	}
+	store_run_begin(s, &info);
+	src = store_source_create(s, "known");
+	string(1, "host-a");
+	string(2, "forward\ttrain.py\t42\nmain\ttrain.py\t90\n");
+	memset(&ev, 0, sizeof ev);
+	ev.type = EVENT_PROCESS_START;
+	ev.time_ns = T(0);
+	ev.u.process.pid = 77;
+	ev.u.process.rank = 0;
+	ev.u.process.local_rank = 0;
+	ev.u.process.host = 1;
+	put(&ev);
+	memset(&ev, 0, sizeof ev);
+	ev.type = EVENT_STREAM_CREATE;
+	ev.time_ns = T(0);
+	ev.u.stream.stream = 14;
+	ev.u.stream.handle = 0xabc;
+	ev.u.stream.context = 1;
+	put(&ev);
+	mem(EVENT_ALLOC, T(1), 0x1000, 1 * MiB, 13, 2);	/* A */
+	mem(EVENT_ALLOC, T(2), 0x2000, 2 * MiB, 14, 2);	/* B, never freed */
+	mem(EVENT_ALLOC, T(3), 0x3000, 4 * MiB, 13, 0);	/* C */
+	simple(EVENT_STEP_END, T(4));
+	if (store_commit(s, &cause) != 0)	/* C is written while live */
+		exit(1);
+	mem(EVENT_FREE, T(5), 0x1000, 1 * MiB, 13, 0);
+	mem(EVENT_FREE, T(6), 0x3000, 4 * MiB, 13, 0);
+	mem(EVENT_FREE, T(6), 0x9000, 8 * MiB, 13, 0);	/* D: no alloc */
+	mem(EVENT_ALLOC, T(6), 0x5000, 16 * MiB, 13, 0);	/* E1 */
+	mem(EVENT_ALLOC, T(8), 0x5000, 16 * MiB, 13, 0);	/* E2: lost free */
+	memset(&ev, 0, sizeof ev);
+	ev.type = EVENT_STREAM_DESTROY;
+	ev.time_ns = T(6);
+	ev.u.stream.stream = 14;
+	put(&ev);
+	simple(EVENT_STEP_END, T(7));
+	memset(&ev, 0, sizeof ev);
+	ev.type = EVENT_MEMCPY;
+	ev.time_ns = T(5);
+	ev.u.memcpy.bytes = 3 * MiB;
+	ev.u.memcpy.stream = 14;
+	ev.u.memcpy.end_ns = T(6);
+	ev.u.memcpy.kind = EVENT_COPY_DTOH;
+	ev.u.memcpy.dst_device = -1;
+	put(&ev);
+	memset(&ev, 0, sizeof ev);
+	ev.type = EVENT_OFFLOAD;
+	ev.time_ns = T(5);
+	ev.u.offload.kind = EVENT_OFFLOAD_REAP;
+	ev.u.offload.bytes = 4096;
+	ev.u.offload.stream = EVENT_NONE;
+	put(&ev);
+	memset(&ev, 0, sizeof ev);
+	ev.type = EVENT_DROPPED;
+	ev.u.dropped.count = 5;
+	put(&ev);
+	put(&ev);
+	store_source_free(src);
+	if (store_run_finish(s, 3, T(9), &cause) != 0 ||
+	    store_close(s, &cause) != 0) {
+		printf("# %s\n", cause);
+		exit(1);
+	}
+}
+
+int
+main(void)
+{
+	char		 path[512], other[512], *cause = NULL;
+	sqlite3		*db;
+	struct store	*s;
+	FILE		*f;
+
+	tap_plan(25);
+	snprintf(path, sizeof path, "%s/known.db", tap_tmpdir());
+	write_known(path);
+	sqlite3_open(path, &db);
+	tap_eq(one(db, "SELECT count(*) FROM allocations"), 6,
+	    "six allocation rows (A, B, C, D, E1, E2)");
+	tap_eq(one(db, "SELECT sum(bytes) FROM allocations"),
+	    (1 + 2 + 4 + 8 + 16 + 16) * MiB, "their bytes add up");
+	tap_eq(one(db, "SELECT count(*) FROM allocations WHERE free_ns IS"
+	    " NULL"), 2, "B and E2 are live at the end");
+	tap_eq(one(db, "SELECT sum(bytes) FROM live_blocks"), 18 * MiB,
+	    "live_blocks holds their bytes");
+	tap_eq(one(db, "SELECT free_ns FROM allocations WHERE address ="
+	    " 0x3000"), (int64_t)T(6), "C, written while live, got its free"
+	    " time");
+	tap_eq(one(db, "SELECT free_step FROM allocations WHERE address ="
+	    " 0x3000"), 2, "and its free step");
+	tap_eq(one(db, "SELECT alloc_step FROM allocations WHERE address ="
+	    " 0x1000"), 1, "A was allocated in step 1");
+	tap_eq(one(db, "SELECT free_step FROM allocations WHERE address ="
+	    " 0x1000"), 2, "and freed in step 2");
+	tap_eq(one(db, "SELECT alloc_ns FROM allocations WHERE address ="
+	    " 0x9000"), -1, "D (freed, never seen allocated) has no alloc"
+	    " time");
+	tap_eq(one(db, "SELECT free_ns FROM allocations WHERE address ="
+	    " 0x5000 AND alloc_ns = " "1700000000000006000"),
+	    (int64_t)T(8), "E1 ends where E2 starts");
+	tap_eq(one(db, "SELECT alloc_step FROM allocations WHERE address ="
+	    " 0x5000 AND free_ns IS NULL"), 3, "E2 is after the last step");
+	tap_eq(one(db, "SELECT count(*) FROM steps"), 2, "two steps");
+	tap_eq(one(db, "SELECT start_ns FROM steps WHERE step = 2"),
+	    (int64_t)T(4), "step 2 starts where step 1 ends");
+	tap_eq(one(db, "SELECT destroyed_ns FROM streams WHERE stream = 14"),
+	    (int64_t)T(6), "stream 14's destroy time");
+	tap_eq(one(db, "SELECT count(*) FROM sites"), 1,
+	    "two allocations with one stack make one site");
+	tap_ok(one(db, "SELECT count(*) FROM sites WHERE label ="
+	    " 'train.py:42 forward'") == 1, "the site is labelled by its"
+	    " innermost frame");
+	tap_eq(one(db, "SELECT count(*) FROM frames"), 2, "two frames");
+	tap_eq(one(db, "SELECT bytes FROM memcpys WHERE kind = 2"), 3 * MiB,
+	    "the copy");
+	tap_eq(one(db, "SELECT count(*) FROM offload_events WHERE kind ="
+	    " 'reap' AND step = 2"), 1, "the offload event, by name, in its"
+	    " step");
+	tap_eq(one(db, "SELECT sum(count) FROM dropped_records"), 10,
+	    "dropped records add up");
+	tap_eq(one(db, "SELECT complete + exit_status FROM runs"), 4,
+	    "the run is complete with its exit status");
+	tap_eq(one(db, "SELECT live_bytes FROM step_growth WHERE layer = 1"
+	    " AND step = 2"), (2 + 16) * MiB, "step_growth: live bytes at"
+	    " the end of step 2");
+	sqlite3_close(db);
+
+	s = store_open(path, STORE_CREATE, &cause);
+	tap_ok(s == NULL && strstr(cause, "already exists") != NULL,
+	    "creating over a database is refused: %s", cause);
+	free(cause);
+
+	snprintf(other, sizeof other, "%s/text.db", tap_tmpdir());
+	f = fopen(other, "w");
+	fputs("hello, I am not a database, but I am long enough to have a "
+	    "header of one hundred bytes or so, which SQLite reads first.\n",
+	    f);
+	fclose(f);
+	s = store_open(other, STORE_APPEND, &cause);
+	tap_ok(s == NULL && strstr(cause, "not a vramtrace database") !=
+	    NULL, "appending to a text file is refused: %s", cause);
+	free(cause);
+
+	snprintf(other, sizeof other, "%s/atomic.db", tap_tmpdir());
+	s = store_open(other, STORE_CREATE | STORE_ATOMIC, &cause);
+	store_abort(s);
+	tap_ok(access(other, F_OK) != 0, "an aborted atomic store leaves no "
+	    "file");
+	return (tap_done());
+}
