@@ -27,6 +27,7 @@ int	 cmd_run_help(const struct cmd_entry *, int, char **);
 
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_info_entry;
+extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_replay_entry;
 extern const struct cmd_entry cmd_sql_entry;
 
