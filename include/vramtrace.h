@@ -16,6 +16,20 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------
+ * Step markers (src/lib-steps.c): mark steps and instants in a recording.
+ *
+ * Both calls reach the process's one connection to the collector through
+ * the injection library (CUDA_INJECTION64_PATH).  They are cheap no-ops
+ * when the process is not being recorded, and safe from any thread.
+ */
+
+/* End the current training step (a step begins where the last one ended). */
+void	vramtrace_step(void);
+
+/* Record a named instant; name is copied, NULL is ignored. */
+void	vramtrace_mark(const char *name);
+
+/* ------------------------------------------------------------------------
  * Offload engine (src/offload*.c): activation offload to pinned host memory.
  *
  * The caller (the Python binding, or a C framework) owns GPU tensors; the

@@ -29,6 +29,7 @@ extern const struct cmd_entry cmd_export_entry;
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_info_entry;
 extern const struct cmd_entry cmd_merge_entry;
+extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_replay_entry;
 extern const struct cmd_entry cmd_sql_entry;
 

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "event.h"
 
@@ -134,6 +135,13 @@ int	 store_add_stream(struct store *, int64_t, int32_t, uint64_t,
 int	 store_assign_steps(struct store *, char **);
 int	 store_exec(struct store *, const char *, char **);
 void	*store_db(struct store *);
+
+/* collector.c */
+struct collector;
+struct collector *collector_create(struct store *, unsigned, char **);
+const char *collector_path(struct collector *);
+int	 collector_run(struct collector *, pid_t, int *, char **);
+void	 collector_free(struct collector *);
 
 /* store-merge.c */
 int	 store_merge(struct store *, const char *, int, char **);
