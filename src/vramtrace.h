@@ -51,6 +51,9 @@ int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
 int	 util_isatty_err(void);
 
+/* git.c */
+char	*git_head(const char *);
+
 /* event.c */
 void	 event_buffer_init(struct event_buffer *);
 void	 event_buffer_free(struct event_buffer *);
