@@ -21,6 +21,7 @@ static const struct cmd_entry cmd_help_entry = {
 
 static const struct cmd_entry *const cmd_table[] = {
 	&cmd_help_entry,
+	&cmd_attach_entry,
 	&cmd_export_entry,
 	&cmd_import_entry,
 	&cmd_info_entry,

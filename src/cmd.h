@@ -25,6 +25,7 @@ int	 cmd_parse_format(const struct cmd_entry *, const char *,
 	     const char *const *);
 int	 cmd_run_help(const struct cmd_entry *, int, char **);
 
+extern const struct cmd_entry cmd_attach_entry;
 extern const struct cmd_entry cmd_export_entry;
 extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_info_entry;

@@ -29,6 +29,7 @@ enum store_stmt {
 	STMT_SITE_INSERT,
 	STMT_SITE_FIND,
 	STMT_SITE_FRAME,
+	STMT_USAGE,
 	STMT_MAX
 };
 

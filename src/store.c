@@ -75,6 +75,8 @@ static const char *stmt_sql[STMT_MAX] = {
 	[STMT_SITE_FIND] = "SELECT id FROM sites WHERE hash = ?1",
 	[STMT_SITE_FRAME] = "INSERT INTO site_frames(site_id, depth, frame_id)"
 	    " VALUES (?1, ?2, ?3)",
+	[STMT_USAGE] = "INSERT INTO usage_samples(run_id, device, time_ns,"
+	    " used_bytes) VALUES (?1, ?2, ?3, ?4)",
 };
 
 /*
@@ -508,6 +510,25 @@ store_add_stream(struct store *s, int64_t process_id, int32_t device,
 	    (uint64_t)process_id);
 	sqlite3_bind_int64(st, 3, (int64_t)stream);
 	sqlite3_bind_int64(st, 4, (int64_t)destroyed_ns);
+	return (store_step_stmt(s, st));
+}
+
+/*
+ * Add a sample of the device memory the run's process used on device at
+ * time_ns (attach, which sees totals only).  0, or -1.
+ */
+int
+store_add_usage(struct store *s, int32_t device, uint64_t time_ns,
+    uint64_t used_bytes)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_USAGE];
+
+	if (store_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	sqlite3_bind_int(st, 2, device);
+	sqlite3_bind_int64(st, 3, (int64_t)time_ns);
+	sqlite3_bind_int64(st, 4, (int64_t)used_bytes);
 	return (store_step_stmt(s, st));
 }
 

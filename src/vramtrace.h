@@ -51,6 +51,14 @@ int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
 int	 util_isatty_err(void);
 
+/* nvml.c */
+struct nvml;
+struct nvml	*nvml_open(char **);
+void	 nvml_close(struct nvml *);
+unsigned int nvml_devices(struct nvml *);
+int	 nvml_process_usage(struct nvml *, unsigned int, unsigned int,
+	     uint64_t *, char **);
+
 /* git.c */
 char	*git_head(const char *);
 
@@ -135,6 +143,7 @@ int	 store_add_mark(struct store *, int64_t, int32_t, uint64_t,
 	     const char *, const char *);
 int	 store_add_stream(struct store *, int64_t, int32_t, uint64_t,
 	     uint64_t, uint64_t);
+int	 store_add_usage(struct store *, int32_t, uint64_t, uint64_t);
 int	 store_assign_steps(struct store *, char **);
 int	 store_exec(struct store *, const char *, char **);
 void	*store_db(struct store *);
