@@ -347,7 +347,7 @@ source_misc(struct store_source *src, const struct event *ev)
 		src->step_begin = (int64_t)ev->time_ns;
 		return (0);
 	case EVENT_STEP_END:
-		if (store_note_step_end(s, ev->u.step.step,
+		if (store_add_step(s, ev->u.step.step,
 		    (uint64_t)src->step_begin, ev->time_ns,
 		    source_string(src, ev->u.step.name)) != 0)
 			return (-1);

@@ -413,12 +413,14 @@ store_step_of(struct store *s, uint64_t t)
 }
 
 /*
- * Record the end of step `step` (-1: the next) at end_ns, starting at
- * start_ns (0: the previous end).  Steps must arrive in order; a late one
+ * Record the end of step `step` (-1: the next) of the current run at end_ns,
+ * starting at start_ns (0: the previous end), with an optional name.  Steps
+ * must arrive in order: a repeat (another rank's marker for the same step)
+ * or a gap is ignored; a boundary earlier than a time already given a step
  * marks the run's step numbers for recomputation at finish.  0, or -1.
  */
 int
-store_note_step_end(struct store *s, int64_t step, uint64_t start_ns,
+store_add_step(struct store *s, int64_t step, uint64_t start_ns,
     uint64_t end_ns, const char *name)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_STEP];
@@ -447,17 +449,6 @@ store_note_step_end(struct store *s, int64_t step, uint64_t start_ns,
 	sqlite3_bind_int64(st, 4, (int64_t)end_ns);
 	store_bind_text(st, 5, name);
 	return (store_step_stmt(s, st));
-}
-
-/*
- * Add a step of the current run directly (importers): step number, start
- * (0: unknown) and end in ns, optional name.  0, or -1.
- */
-int
-store_add_step(struct store *s, int64_t step, uint64_t start_ns,
-    uint64_t end_ns, const char *name)
-{
-	return (store_note_step_end(s, step, start_ns, end_ns, name));
 }
 
 /* Add a named instant or annotation (stage "START", "END" or NULL). */

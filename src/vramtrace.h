@@ -182,9 +182,6 @@ int	 query_has_import(struct query *, const char *);
 int	 query_sql(struct query *, const char *, query_row_fn, void *,
 	     char **);
 
-/* cmd-import.c */
-char	*cmd_import_default_output(const char *);
-
 /* input.c */
 struct query	*input_open(const char *, char **);
 
