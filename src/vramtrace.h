@@ -141,8 +141,10 @@ int	 store_add_step(struct store *, int64_t, uint64_t, uint64_t,
 	     const char *);
 int	 store_add_mark(struct store *, int64_t, int32_t, uint64_t,
 	     const char *, const char *);
-int	 store_add_stream(struct store *, int64_t, int32_t, uint64_t,
-	     uint64_t, uint64_t);
+int	 store_add_stream(struct store *, int64_t, const struct event_stream *,
+	     int, uint64_t);
+int	 store_end_stream(struct store *, int64_t, const struct event_stream *,
+	     uint64_t);
 int	 store_add_usage(struct store *, int32_t, uint64_t, uint64_t);
 int	 store_assign_steps(struct store *, char **);
 int	 store_exec(struct store *, const char *, char **);
@@ -231,9 +233,6 @@ struct query_bounds {
 };
 int	 query_timeline_bounds(struct query *, int64_t, struct query_bounds *,
 	     char **);
-
-/* cmd-import.c */
-char	*cmd_import_default_output(const char *);
 
 /* input.c */
 struct query	*input_open(const char *, char **);
