@@ -18,8 +18,9 @@
  * none of that number yet.  The span of a run is that of its processes
  * when they have times, else the run's own start and end.
  *
- * Column lists come from the output's schema (pragma_table_info), so a
- * table that gains a column is copied without a change here.
+ * The tables and their columns come from the output's schema
+ * (sqlite_master, pragma_table_info), so a table added to the schema, or a
+ * column added to a table, is copied without a change here.
  */
 #include "config.h"
 
@@ -29,24 +30,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tables copied with the generic rule, in an order that respects refs. */
-static const char *const merge_tables[] = {
-	"processes", "devices", "streams", "steps", "marks", "allocations",
-	"memcpys", "offload_events", "dropped_records", "usage_samples",
-	"snapshots", "trace_actions", "segments", "blocks",
-	"allocator_settings", NULL
-};
+/*
+ * Tables copied by hand (runs, sites) or not at all (meta, layers); every
+ * other table of the schema is copied with the generic rule, in the order
+ * the schema creates them, which respects their references.
+ */
+static const char *const merge_special =
+    "'meta', 'layers', 'runs', 'frames', 'sites', 'site_frames'";
 
-/* Tables with an integer id: their offsets. */
+/* Tables whose id other tables refer to: their offsets. */
 enum merge_off {
-	OFF_RUNS, OFF_PROCESSES, OFF_DEVICES, OFF_STREAMS, OFF_MARKS,
-	OFF_ALLOCATIONS, OFF_MEMCPYS, OFF_OFFLOAD_EVENTS,
-	OFF_DROPPED_RECORDS, OFF_SNAPSHOTS, OFF_SEGMENTS, OFF_BLOCKS, OFF_MAX
+	OFF_RUNS, OFF_PROCESSES, OFF_SNAPSHOTS, OFF_SEGMENTS, OFF_MAX
 };
 static const char *const off_tables[OFF_MAX] = {
-	"runs", "processes", "devices", "streams", "marks", "allocations",
-	"memcpys", "offload_events", "dropped_records", "snapshots",
-	"segments", "blocks"
+	"runs", "processes", "snapshots", "segments"
 };
 
 /* The run spans of a database (schema "main" or "src") as a subquery. */
@@ -111,12 +108,14 @@ merge_off_index(const char *t)
 
 /*
  * The SELECT expression for column c of table t: ids get their table's
- * offset, run, site and frame references go through the maps, a process
+ * offset (its largest id now, or the one taken before anything was copied
+ * for the tables others refer to), run, site and frame references go through the maps, a process
  * without a host gets its run's host (so the hosts of a job stay apart).
  * The caller frees it.
  */
 static char *
-merge_column(const char *t, const char *c, const int64_t *off)
+merge_column(struct store *s, const char *t, const char *c,
+    const int64_t *off)
 {
 	static const struct {
 		const char	*column;
@@ -133,8 +132,10 @@ merge_column(const char *t, const char *c, const int64_t *off)
 	if (strcmp(t, "runs") == 0 && strcmp(c, "id") == 0)
 		return (xstrdup("(SELECT new FROM temp.run_map WHERE"
 		    " old = id)"));
-	if (strcmp(c, "id") == 0 && (ti = merge_off_index(t)) >= 0) {
-		xasprintf(&e, "id + %lld", (long long)off[ti]);
+	if (strcmp(c, "id") == 0) {
+		ti = merge_off_index(t);
+		xasprintf(&e, "id + %lld", (long long)(ti >= 0 ? off[ti] :
+		    merge_max_id(s, t)));
 		return (e);
 	}
 	for (i = 0; i < sizeof refs / sizeof refs[0]; i++) {
@@ -180,7 +181,7 @@ merge_table(struct store *s, const char *t, const char *where,
 	sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		c = (const char *)sqlite3_column_text(st, 0);
-		e = merge_column(t, c, off);
+		e = merge_column(s, t, c, off);
 		xasprintf(&next, "%s%s%s", cols, *cols ? ", " : "", c);
 		free(cols);
 		cols = next;
@@ -301,6 +302,37 @@ out:
 	return (rc);
 }
 
+/* Copy every table that is not special, in schema order.  0, or -1. */
+static int
+merge_rest(struct store *s, const int64_t *off, char **cause)
+{
+	sqlite3_stmt	*st;
+	char		*sql, **names = NULL;
+	size_t		 n = 0, i;
+	int		 rc = 0;
+
+	xasprintf(&sql, "SELECT name FROM main.sqlite_master WHERE type ="
+	    " 'table' AND name NOT IN (%s) AND name NOT LIKE 'sqlite_%%'"
+	    " ORDER BY rowid", merge_special);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		free(sql);
+		return (store_error(s, cause, "cannot merge:"));
+	}
+	free(sql);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		names = xreallocarray(names, n + 1, sizeof *names);
+		names[n++] = xstrdup((const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	for (i = 0; i < n; i++) {
+		if (rc == 0)
+			rc = merge_table(s, names[i], "", off, cause);
+		free(names[i]);
+	}
+	free(names);
+	return (rc);
+}
+
 /* Check that the attached file is a vramtrace database we understand. */
 static int
 merge_check(struct store *s, const char *path, char **cause)
@@ -363,10 +395,8 @@ store_merge(struct store *s, const char *path, int join, char **cause)
 	if (merge_runs(s, off, join, cause) != 0 ||
 	    merge_sites(s, cause) != 0)
 		goto out;
-	for (i = 0; merge_tables[i] != NULL; i++) {
-		if (merge_table(s, merge_tables[i], "", off, cause) != 0)
-			goto out;
-	}
+	if (merge_rest(s, off, cause) != 0)
+		goto out;
 	if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM temp.run_map"
 	    " WHERE joined", -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
