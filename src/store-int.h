@@ -56,6 +56,7 @@ struct store {
 	size_t		 step_alloc;
 	uint64_t	 max_assigned_ns;	/* latest time given a step */
 	int		 steps_dirty;	/* a boundary arrived late */
+	int		 unstepped;	/* rows written before any boundary */
 
 	struct store_idmap sites;	/* stack hash -> sites.id */
 	struct store_idmap frames;	/* frame hash -> frames.id */

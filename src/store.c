@@ -29,6 +29,8 @@
 /* Commit on our own after this many statements, to bound the WAL. */
 #define STORE_AUTOCOMMIT	(1u << 21)
 
+static int	assign_unstepped(struct store *);
+
 static const char *stmt_sql[STMT_MAX] = {
 	[STMT_ALLOC] = "INSERT INTO allocations(run_id, process_id, device,"
 	    " stream, layer, address, bytes, requested_bytes, alloc_ns,"
@@ -384,6 +386,7 @@ store_run_begin(struct store *s, const struct store_run_info *info)
 	s->run_id = sqlite3_last_insert_rowid(s->db);
 	s->nsteps = 0;
 	s->steps_dirty = 0;
+	s->unstepped = 0;
 	s->max_assigned_ns = 0;
 	return (s->run_id);
 }
@@ -446,7 +449,9 @@ store_note_step_end(struct store *s, int64_t step, uint64_t start_ns,
 	store_bind_opt(st, 3, start_ns == 0 ? EVENT_NONE : start_ns);
 	sqlite3_bind_int64(st, 4, (int64_t)end_ns);
 	store_bind_text(st, 5, name);
-	return (store_step_stmt(s, st));
+	if (store_step_stmt(s, st) != 0)
+		return (-1);
+	return (s->unstepped ? assign_unstepped(s) : 0);
 }
 
 /*
@@ -534,7 +539,8 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 		if (a->free_ns != EVENT_NONE)
 			sqlite3_bind_int64(st, 13,
 			    store_step_of(s, a->free_ns));
-	}
+	} else
+		s->unstepped = 1;
 	if (a->site_id != 0)
 		sqlite3_bind_int64(st, 14, a->site_id);
 	store_bind_opt(st, 15, a->correlation);
@@ -600,6 +606,8 @@ store_live_free_at(struct store *s, struct store_live_entry *e,
 		store_bind_opt(st, 3, free_ns);
 		if (s->nsteps > 0)
 			sqlite3_bind_int64(st, 4, store_step_of(s, free_ns));
+		else
+			s->unstepped = 1;
 		rc = store_step_stmt(s, st);
 	}
 	store_live_remove(&s->live, e);
@@ -657,15 +665,13 @@ step_of_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	    (uint64_t)sqlite3_value_int64(argv[0])));
 }
 
-/*
- * Give every allocation of the current run its alloc and free step from the
- * steps known now (importers call this once all markers are in; the writer
- * calls it when a marker came late).  0, or -1 with *cause.
- */
-int
-store_assign_steps(struct store *s, char **cause)
+static int
+assign_steps(struct store *s, const char *alloc_sql, const char *offload_sql,
+    char **cause)
 {
+	const char	*sql[2] = { alloc_sql, offload_sql };
 	sqlite3_stmt	*st;
+	size_t		 i;
 	int		 rc;
 
 	if (s->nsteps == 0)
@@ -674,26 +680,54 @@ store_assign_steps(struct store *s, char **cause)
 		return (-1);
 	sqlite3_create_function(s->db, "vt_step_of", 1, SQLITE_UTF8, s,
 	    step_of_fn, NULL, NULL);
-	if (sqlite3_prepare_v2(s->db, "UPDATE allocations SET"
+	for (i = 0; i < 2; i++) {
+		if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) !=
+		    SQLITE_OK)
+			return (store_error(s, cause, "cannot assign steps:"));
+		sqlite3_bind_int64(st, 1, s->run_id);
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return (store_error(s, cause, "cannot assign steps:"));
+	}
+	return (0);
+}
+
+/*
+ * Give every allocation of the current run its alloc and free step from the
+ * steps known now (importers call this once all markers are in; the writer
+ * calls it when a marker came late).  0, or -1 with *cause.
+ */
+int
+store_assign_steps(struct store *s, char **cause)
+{
+	if (assign_steps(s, "UPDATE allocations SET"
 	    " alloc_step = vt_step_of(alloc_ns), free_step = CASE WHEN"
 	    " free_ns IS NULL THEN NULL ELSE vt_step_of(free_ns) END"
-	    " WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK)
-		return (store_error(s, cause, "cannot assign steps:"));
-	sqlite3_bind_int64(st, 1, s->run_id);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return (store_error(s, cause, "cannot assign steps:"));
-	if (sqlite3_prepare_v2(s->db, "UPDATE offload_events SET"
-	    " step = vt_step_of(time_ns) WHERE run_id = ?", -1, &st, NULL)
-	    != SQLITE_OK)
-		return (store_error(s, cause, "cannot assign steps:"));
-	sqlite3_bind_int64(st, 1, s->run_id);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return (store_error(s, cause, "cannot assign steps:"));
+	    " WHERE run_id = ?", "UPDATE offload_events SET"
+	    " step = vt_step_of(time_ns) WHERE run_id = ?", cause) != 0)
+		return (-1);
 	s->steps_dirty = 0;
+	s->unstepped = 0;
+	return (0);
+}
+
+/*
+ * At the first step boundary: give their steps to the rows written before
+ * it (one step's worth at most, so this is cheap).  0, or -1.
+ */
+static int
+assign_unstepped(struct store *s)
+{
+	if (assign_steps(s, "UPDATE allocations SET"
+	    " alloc_step = vt_step_of(alloc_ns), free_step = CASE WHEN"
+	    " free_ns IS NULL THEN NULL ELSE vt_step_of(free_ns) END"
+	    " WHERE run_id = ?1 AND (alloc_step IS NULL OR (free_step IS NULL"
+	    " AND free_ns IS NOT NULL))", "UPDATE offload_events SET"
+	    " step = vt_step_of(time_ns) WHERE run_id = ?1 AND step IS NULL",
+	    NULL) != 0)
+		return (-1);
+	s->unstepped = 0;
 	return (0);
 }
 
