@@ -147,6 +147,84 @@ query_int(struct query *q, const char *sql)
 	return (v);
 }
 
+/* query_int with ?1 bound to arg; NULL or an error give -1. */
+int64_t
+query_int_arg(struct query *q, const char *sql, int64_t arg)
+{
+	sqlite3_stmt	*st;
+	int64_t		 v = -1;
+
+	if ((st = query_prepare(q, sql, NULL)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, arg);
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return (v);
+}
+
+/* Set *cause to "PATH: SQLite's last message" and return -1. */
+int
+query_fail(struct query *q, char **cause)
+{
+	return (query_error(q, cause, sqlite3_errmsg(q->db)));
+}
+
+/*
+ * Set *source to run run_id's source ("record", "import", ...; the caller
+ * frees it).  0, or -1 with *cause "PATH: no run N" when there is none.
+ */
+int
+query_run_source(struct query *q, int64_t run_id, char **source,
+    char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = query_prepare(q, "SELECT source FROM runs WHERE id = ?1",
+	    cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, run_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*source = xstrdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return (0);
+	if (rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	if (run_id == 0)
+		return (query_error(q, cause, "holds no run"));
+	xasprintf(cause, "%s: no run %lld", q->path, (long long)run_id);
+	return (-1);
+}
+
+/*
+ * Set *label to the label of site site_id (the caller frees it), or to NULL
+ * when there is no such site.  0, or -1 with *cause.
+ */
+int
+query_site_label(struct query *q, int64_t site_id, char **label,
+    char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	*label = NULL;
+	if ((st = query_prepare(q, "SELECT label FROM sites WHERE id = ?1",
+	    cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, site_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*label = xstrdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	return (0);
+}
+
 /* The id of the newest run, or 0 if there is none. */
 int64_t
 query_latest_run(struct query *q)

@@ -239,6 +239,9 @@ const char *store_schema_sql =
 const char *store_index_sql =
 "CREATE INDEX IF NOT EXISTS allocations_run_step"
 "  ON allocations(run_id, alloc_step, free_step);\n"
+/* Covers the leak analysis' one grouped pass (query-leaks.c). */
+"CREATE INDEX IF NOT EXISTS allocations_run_layer ON allocations(run_id,"
+"  layer, device, stream, alloc_step, free_step, site_id, bytes);\n"
 "CREATE INDEX IF NOT EXISTS memcpys_run ON memcpys(run_id, start_ns);\n"
 "CREATE INDEX IF NOT EXISTS offload_run ON offload_events(run_id, step);\n"
 "CREATE INDEX IF NOT EXISTS blocks_snapshot ON blocks(snapshot_id, segment_id);\n"
