@@ -22,6 +22,7 @@ static const struct cmd_entry cmd_help_entry = {
 
 static const struct cmd_entry *const cmd_table[] = {
 	&cmd_help_entry,
+	&cmd_import_entry,
 	&cmd_info_entry,
 	&cmd_leaks_entry,
 	&cmd_replay_entry,

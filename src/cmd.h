@@ -42,6 +42,7 @@ int	 cmd_layer_number(const char *);
 	"  -L, --layer NAME     segment, pool, block or host (block, else\n" \
 	"                       pool, else segment)\n"
 
+extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_info_entry;
 extern const struct cmd_entry cmd_leaks_entry;
 extern const struct cmd_entry cmd_replay_entry;
