@@ -181,4 +181,48 @@ struct frame_row {
 int	 analysis_site_frames(struct query *, int64_t, struct frame_row *,
 	     int, char **);
 
+/*
+ * Differences between two points: a step end of a run, or the end of a run
+ * (a snapshot's state).  Blocks are matched by device, layer, address and
+ * size, so the two points may be in one run or in two runs or files.
+ */
+struct diff_point {
+	int64_t		 run_id;	/* 0: the newest */
+	int64_t		 step;		/* 0: the end of the run */
+};
+
+/* The blocks of one site on one stream that differ. */
+struct diff_group {
+	int64_t		 site_id;	/* of B for new blocks, A for gone */
+	char		*site;		/* label; NULL: no stack */
+	int32_t		 device;
+	uint64_t	 stream;	/* EVENT_NONE: unknown */
+	int64_t		 new_bytes;	/* live at B, not at A */
+	int64_t		 new_blocks;
+	int64_t		 gone_bytes;	/* live at A, not at B */
+	int64_t		 gone_blocks;
+};
+
+struct diff_report {
+	struct diff_point a, b;		/* resolved: run ids are set */
+	int		 layer;
+	int64_t		 a_bytes;	/* live at A */
+	int64_t		 b_bytes;	/* live at B */
+	int64_t		 new_bytes, new_blocks;
+	int64_t		 gone_bytes, gone_blocks;
+	struct diff_group *groups;	/* by net bytes, largest first */
+	size_t		 ngroups;
+};
+
+/*
+ * Compare point a of qa with point b of qb (qa and qb may be the same
+ * handle) in layer `layer` (-1: block, else pool, else segment, as B has).
+ * Returns 0 with *out set (free with diff_report_free), or -1 with *cause
+ * when a run or step does not exist.
+ */
+int	 analysis_diff(struct query *, const struct diff_point *,
+	     struct query *, const struct diff_point *, int,
+	     struct diff_report **, char **);
+void	 diff_report_free(struct diff_report *);
+
 #endif

@@ -29,96 +29,31 @@ const struct cmd_entry cmd_leaks_entry = {
 enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 static const char *const formats[] = { "text", "json", "csv", NULL };
 
-static const char *
-stream_name(uint64_t stream, char *buf, size_t len)
-{
-	if (stream == EVENT_NONE)
-		snprintf(buf, len, "?");
-	else
-		snprintf(buf, len, "%" PRIu64, stream);
-	return (buf);
-}
-
-static const char *
-signed_bytes(double v, char *buf, size_t len)
-{
-	buf[0] = '+';
-	util_format_bytes((int64_t)v, v >= 0 ? buf + 1 : buf,
-	    v >= 0 ? len - 1 : len);
-	return (buf);
-}
-
-static void
-print_verdict(const struct leak_report *r)
-{
-	const struct leak_stream	*top;
-	char				 b[32], s[32];
-
-	printf("verdict: %s", leak_verdict_name(r->verdict));
-	if (r->verdict == LEAK_INCONCLUSIVE) {
-		printf(" (%s)\n", r->reason);
-		return;
-	}
-	printf(", %s per step, %d%% of %" PRId64 " steps grew",
-	    signed_bytes(r->growth_bytes_per_step, b, sizeof b),
-	    (int)(r->grew_fraction * 100 + 0.5), r->steps_analysed);
-	if (r->verdict == LEAK_LEAK && r->top_stream >= 0) {
-		top = &r->streams[r->top_stream];
-		printf(", mostly on stream %s (device %d, %s)",
-		    stream_name(top->stream, s, sizeof s), (int)top->device,
-		    signed_bytes(top->growth_bytes_per_step, b, sizeof b));
-	}
-	printf(", layer %s\n", event_layer_name((unsigned int)r->layer));
-}
-
 static void
 print_text(const struct leak_report *r)
 {
-	const struct leak_stream	*s;
-	const struct leak_suspect	*x;
-	char				 a[32], b[32], c[32];
-	const char			*g;
-	size_t				 i;
+	char	a[32], b[32];
+	size_t	i;
 
 	printf("run %" PRId64 ": %zu steps, warm-up %d, threshold %s per "
 	    "step, layer %s\n", r->run_id, r->nsteps, r->warmup,
 	    util_format_bytes((int64_t)r->threshold, a, sizeof a),
 	    event_layer_name((unsigned int)r->layer));
-	print_verdict(r);
+	leak_print_verdict(stdout, "verdict: ", r);
 	printf("\n%6s  %12s  %12s\n", "step", "live", "change");
 	for (i = 0; i < r->nsteps; i++)
 		printf("%6" PRId64 "  %12s  %12s%s\n", r->steps[i].step,
 		    util_format_bytes(r->steps[i].live_bytes, a, sizeof a),
-		    i == 0 ? "" : signed_bytes((double)r->steps[i].delta_bytes,
-		    b, sizeof b), (int)i < r->warmup ? "  (warm-up)" : "");
-	printf("\n%6s  %-18s  %12s  %12s  %s\n", "device", "stream", "live",
-	    "growth/step", "garbage");
-	for (i = 0; i < r->nstreams; i++) {
-		s = &r->streams[i];
-		printf("%6d  %-18s  %12s  %12s  ", (int)s->device,
-		    stream_name(s->stream, c, sizeof c),
-		    util_format_bytes(s->live_bytes, a, sizeof a),
-		    signed_bytes(s->growth_bytes_per_step, b, sizeof b));
-		if ((g = leak_garbage_name(s->garbage)) != NULL)
-			printf("%s: %s in %" PRId64 " blocks", g,
-			    util_format_bytes(s->garbage_bytes, a, sizeof a),
-			    s->garbage_blocks);
-		else if (s->is_default)
-			printf("(default stream)");
-		putchar('\n');
-	}
+		    i == 0 ? "" : cmd_format_signed(
+		    (double)r->steps[i].delta_bytes, b, sizeof b),
+		    (int)i < r->warmup ? "  (warm-up)" : "");
+	printf("\n");
+	leak_print_streams(stdout, r, r->nstreams);
 	if (r->nsuspects == 0)
 		return;
 	printf("\nsites holding memory allocated after the warm-up, live at "
 	    "the last step:\n");
-	printf("%12s  %8s  %-18s  %s\n", "bytes", "blocks", "stream", "site");
-	for (i = 0; i < r->nsuspects; i++) {
-		x = &r->suspects[i];
-		printf("%12s  %8" PRId64 "  %-18s  %s\n",
-		    util_format_bytes(x->bytes, a, sizeof a), x->blocks,
-		    stream_name(x->stream, c, sizeof c),
-		    x->site != NULL ? x->site : "(no stack)");
-	}
+	leak_print_suspects(stdout, r, r->nsuspects);
 }
 
 static void
@@ -222,7 +157,7 @@ print_csv(const struct leak_report *r)
 			printf("%" PRId64 ",%" PRIu64 ",%d,%s,%s,%" PRId64 ",%"
 			    PRId64 "\n", r->steps[k].step, r->steps[k].end_ns,
 			    (int)s->device, s->stream == EVENT_NONE ? "" :
-			    stream_name(s->stream, b, sizeof b), layer,
+			    cmd_format_stream(s->stream, b, sizeof b), layer,
 			    s->live_per_step[k], k == 0 ? 0 :
 			    s->live_per_step[k] - prev);
 			prev = s->live_per_step[k];

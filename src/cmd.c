@@ -8,6 +8,7 @@
 #include "vramtrace.h"
 
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,12 @@ static const struct cmd_entry cmd_help_entry = {
 
 static const struct cmd_entry *const cmd_table[] = {
 	&cmd_help_entry,
+	&cmd_diff_entry,
 	&cmd_import_entry,
 	&cmd_info_entry,
 	&cmd_leaks_entry,
 	&cmd_replay_entry,
+	&cmd_report_entry,
 	&cmd_sql_entry,
 	NULL
 };
@@ -217,4 +220,25 @@ cmd_leak_option(const struct cmd_entry *e, int c, const char *arg,
 		return (0);
 	}
 	return (1);
+}
+
+/* Write a stream as recorded, or "?" when unknown, into buf. */
+const char *
+cmd_format_stream(uint64_t stream, char *buf, size_t len)
+{
+	if (stream == EVENT_NONE)
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%" PRIu64, stream);
+	return (buf);
+}
+
+/* Write a byte count with its sign ("+10.0 MiB", "-4 B") into buf. */
+const char *
+cmd_format_signed(double v, char *buf, size_t len)
+{
+	buf[0] = '+';
+	util_format_bytes((int64_t)v, v >= 0 ? buf + 1 : buf,
+	    v >= 0 ? len - 1 : len);
+	return (buf);
 }

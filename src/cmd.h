@@ -29,6 +29,8 @@ void	 cmd_leak_defaults(struct leak_options *);
 int	 cmd_leak_option(const struct cmd_entry *, int, const char *,
 	     struct leak_options *);
 int	 cmd_layer_number(const char *);
+const char *cmd_format_stream(uint64_t, char *, size_t);
+const char *cmd_format_signed(double, char *, size_t);
 #define CMD_LEAK_SHORTOPTS	"w:t:r:L:"
 #define CMD_LEAK_LONGOPTS \
 	{ "warmup", required_argument, NULL, 'w' }, \
@@ -43,9 +45,17 @@ int	 cmd_layer_number(const char *);
 	"                       pool, else segment)\n"
 
 extern const struct cmd_entry cmd_import_entry;
+/* leak-print.c */
+struct leak_report;
+void	 leak_print_verdict(FILE *, const char *, const struct leak_report *);
+void	 leak_print_streams(FILE *, const struct leak_report *, size_t);
+void	 leak_print_suspects(FILE *, const struct leak_report *, size_t);
+
+extern const struct cmd_entry cmd_diff_entry;
 extern const struct cmd_entry cmd_info_entry;
 extern const struct cmd_entry cmd_leaks_entry;
 extern const struct cmd_entry cmd_replay_entry;
+extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_sql_entry;
 
 #endif

@@ -218,24 +218,6 @@ scan_free(struct lk_scan *sc)
 	free(sc->sites);
 }
 
-/* The layer to analyse: block, else pool, else segment, else host. */
-static int
-choose_layer(const struct lk_scan *sc)
-{
-	static const int	 order[] = { EVENT_LAYER_BLOCK,
-				    EVENT_LAYER_POOL, EVENT_LAYER_SEGMENT,
-				    EVENT_LAYER_HOST };
-	size_t			 i, j;
-
-	for (i = 0; i < sizeof order / sizeof order[0]; i++) {
-		for (j = 0; j < sc->nkeys; j++) {
-			if (sc->keys[j].layer == order[i])
-				return (order[i]);
-		}
-	}
-	return (EVENT_LAYER_BLOCK);
-}
-
 static int
 load_steps(struct query *q, struct leak_report *r, char **cause)
 {
@@ -457,7 +439,8 @@ analysis_leaks(struct query *q, const struct leak_options *opts,
 	sc.warmup = r->warmup;
 	if (scan_run(q, r->run_id, &sc, cause) != 0)
 		goto fail;
-	r->layer = opts->layer >= 0 ? opts->layer : choose_layer(&sc);
+	r->layer = opts->layer >= 0 ? opts->layer :
+	    query_run_layer(q, r->run_id);
 	build_streams(r, &sc);
 	if (load_stream_info(q, r, strcmp(source, "import") == 0, cause) != 0)
 		goto fail;

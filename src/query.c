@@ -225,6 +225,22 @@ query_site_label(struct query *q, int64_t site_id, char **label,
 	return (0);
 }
 
+/*
+ * The layer a run is analysed in when none is asked for: block if it has
+ * blocks, else pool, else segment.
+ */
+int
+query_run_layer(struct query *q, int64_t run_id)
+{
+	int64_t	layer;
+
+	layer = query_int_arg(q, "SELECT CASE WHEN EXISTS (SELECT 1 FROM"
+	    " allocations WHERE run_id = ?1 AND layer = 2) THEN 2 WHEN EXISTS"
+	    " (SELECT 1 FROM allocations WHERE run_id = ?1 AND layer = 1)"
+	    " THEN 1 ELSE 0 END", run_id);
+	return (layer < 0 ? EVENT_LAYER_SEGMENT : (int)layer);
+}
+
 /* The id of the newest run, or 0 if there is none. */
 int64_t
 query_latest_run(struct query *q)
@@ -249,6 +265,71 @@ query_has_import(struct query *q, const char *path)
 	found = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	return (found);
+}
+
+static char *
+column_strdup(sqlite3_stmt *st, int i)
+{
+	const unsigned char	*v = sqlite3_column_text(st, i);
+
+	return (v != NULL ? xstrdup((const char *)v) : NULL);
+}
+
+/*
+ * Fill *r with run run_id (0: the newest): what it was and its counts.
+ * Free the strings with query_run_free.  0, or -1 with *cause when there is
+ * no such run.
+ */
+int
+query_run(struct query *q, int64_t run_id, struct query_run *r, char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	memset(r, 0, sizeof *r);
+	r->id = run_id != 0 ? run_id : query_latest_run(q);
+	if ((st = query_prepare(q, "SELECT source, input, command, host,"
+	    " allocator, step_source, start_ns, end_ns, complete,"
+	    " (SELECT count(*) FROM processes WHERE run_id = ?1),"
+	    " (SELECT count(DISTINCT device) FROM allocations WHERE"
+	    " run_id = ?1 AND device >= 0),"
+	    " (SELECT count(*) FROM allocations WHERE run_id = ?1)"
+	    " FROM runs WHERE id = ?1", cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, r->id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r->source = column_strdup(st, 0);
+		r->input = column_strdup(st, 1);
+		r->command = column_strdup(st, 2);
+		r->host = column_strdup(st, 3);
+		r->allocator = column_strdup(st, 4);
+		r->step_source = column_strdup(st, 5);
+		r->start_ns = (uint64_t)sqlite3_column_int64(st, 6);
+		r->end_ns = (uint64_t)sqlite3_column_int64(st, 7);
+		r->complete = sqlite3_column_int(st, 8);
+		r->processes = sqlite3_column_int64(st, 9);
+		r->devices = sqlite3_column_int64(st, 10);
+		r->allocations = sqlite3_column_int64(st, 11);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return (0);
+	if (rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	xasprintf(cause, "%s: no run %lld", q->path, (long long)r->id);
+	return (-1);
+}
+
+/* Free the strings of *r. */
+void
+query_run_free(struct query_run *r)
+{
+	free(r->source);
+	free(r->input);
+	free(r->command);
+	free(r->host);
+	free(r->allocator);
+	free(r->step_source);
 }
 
 /* Fill *info with the database's counts.  0, or -1 with *cause. */
