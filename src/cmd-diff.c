@@ -35,31 +35,30 @@ struct diff_arg {
 	struct diff_point	 p;
 };
 
-/* Take a trailing "<mark>DIGITS" off s into *v; 0, or -1 if malformed. */
-static int
+/*
+ * Take a trailing "<mark>N" (N > 0, decimal) off s into *v.  Anything else
+ * stays part of the file name.
+ */
+static void
 split_suffix(char *s, int mark, int64_t *v)
 {
 	char		*at = strrchr(s, mark);
 	uint64_t	 n;
 
-	if (at == NULL || at == s || strchr(at, '/') != NULL)
-		return (0);
-	if (util_parse_uint(at + 1, &n) != 0 || n == 0 || n > INT64_MAX)
-		return (-1);
+	if (at == NULL || at == s || util_parse_uint(at + 1, &n) != 0 ||
+	    n == 0 || n > INT64_MAX)
+		return;
 	*v = (int64_t)n;
 	*at = '\0';
-	return (0);
 }
 
-static int
+static void
 parse_arg(const char *s, struct diff_arg *d)
 {
 	d->path = xstrdup(s);
 	d->p.run_id = d->p.step = 0;
-	if (split_suffix(d->path, '@', &d->p.step) != 0 ||
-	    split_suffix(d->path, '#', &d->p.run_id) != 0)
-		return (-1);
-	return (0);
+	split_suffix(d->path, '@', &d->p.step);
+	split_suffix(d->path, '#', &d->p.run_id);
 }
 
 static void
@@ -188,12 +187,8 @@ cmd_diff_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (argc - optind != 2)
 		return (cmd_usage_error(self, argc - optind < 2 ?
 		    "needs two points to compare" : "too many arguments"));
-	if (parse_arg(argv[optind], &a) != 0 ||
-	    parse_arg(argv[optind + 1], &b) != 0) {
-		rc = cmd_usage_error(self, "bad run or step in %s or %s",
-		    argv[optind], argv[optind + 1]);
-		goto out;
-	}
+	parse_arg(argv[optind], &a);
+	parse_arg(argv[optind + 1], &b);
 	if ((qa = input_open(a.path, &cause)) == NULL ||
 	    (qb = input_open(b.path, &cause)) == NULL ||
 	    analysis_diff(qa, &a.p, qb, &b.p, layer, &r, &cause) != 0) {
