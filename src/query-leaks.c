@@ -1,9 +1,10 @@
 /*
  * query-leaks.c: the numbers behind the leak verdict, in one pass.
  *
- * One grouped scan of a run's allocations (by layer, device, stream, alloc
- * step, free step and site, read in the order of the allocations_run_layer
- * index, so SQLite sorts nothing) gives everything: per (layer, device,
+ * One read of a run's allocation groups (the allocations summed by layer,
+ * device, stream, alloc step, free step and site: the allocation_groups
+ * table the writer fills when the run finishes, or the same GROUP BY over
+ * the allocations of a run that never finished) gives everything: per (layer, device,
  * stream) the bytes that became live and stopped being live in each step,
  * whose running sum is the live bytes at each step end; the bytes never
  * freed; the last step that allocated; and per site the bytes still live
@@ -77,10 +78,11 @@ static struct lk_key *
 scan_key(struct lk_scan *sc, int layer, int32_t device, uint64_t stream)
 {
 	struct lk_key	*k;
+	size_t		 i;
 
-	/* Rows arrive grouped by key: the last key is nearly always it. */
-	if (sc->nkeys > 0) {
-		k = &sc->keys[sc->nkeys - 1];
+	/* Few keys: a layer has a handful of streams per device. */
+	for (i = sc->nkeys; i > 0; i--) {
+		k = &sc->keys[i - 1];
 		if (k->layer == layer && k->device == device &&
 		    k->stream == stream)
 			return (k);
@@ -182,12 +184,16 @@ scan_run(struct query *q, int64_t run_id, struct lk_scan *sc, char **cause)
 {
 	sqlite3_stmt	*st;
 	struct lk_key	*k;
-	int		 rc;
+	int		 rc, complete;
 
-	st = query_prepare(q, "SELECT layer, device, stream, alloc_step,"
-	    " free_step, site_id, sum(bytes), count(*) FROM allocations"
-	    " WHERE run_id = ?1 GROUP BY layer, device, stream, alloc_step,"
-	    " free_step, site_id", cause);
+	complete = query_int_arg(q, "SELECT complete FROM runs WHERE"
+	    " id = ?1", run_id) == 1;
+	st = query_prepare(q, complete ? "SELECT layer, device, stream,"
+	    " alloc_step, free_step, site_id, bytes, blocks FROM"
+	    " allocation_groups WHERE run_id = ?1" : "SELECT layer, device,"
+	    " stream, alloc_step, free_step, site_id, sum(bytes), count(*)"
+	    " FROM allocations WHERE run_id = ?1 GROUP BY layer, device,"
+	    " stream, alloc_step, free_step, site_id", cause);
 	if (st == NULL)
 		return (-1);
 	sqlite3_bind_int64(st, 1, run_id);

@@ -114,6 +114,17 @@ const char *store_schema_sql =
 "  free_step INTEGER,\n"
 "  site_id INTEGER,\n"
 "  correlation_id INTEGER);\n"
+"CREATE TABLE allocation_groups(\n"	/* written when a run finishes */
+"  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+"  layer INTEGER NOT NULL,\n"
+"  device INTEGER,\n"
+"  stream INTEGER,\n"
+"  alloc_step INTEGER,\n"
+"  free_step INTEGER,\n"
+"  site_id INTEGER,\n"
+"  bytes INTEGER NOT NULL,\n"
+"  blocks INTEGER NOT NULL);\n"
+"CREATE INDEX allocation_groups_run ON allocation_groups(run_id);\n"
 "CREATE TABLE layers(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n"
 "INSERT INTO layers VALUES (0, 'segment'), (1, 'pool'), (2, 'block'),"
 "  (3, 'host');\n"
@@ -337,9 +348,6 @@ const char *store_schema_sql =
 const char *store_index_sql =
 "CREATE INDEX IF NOT EXISTS allocations_run_step"
 "  ON allocations(run_id, alloc_step, free_step);\n"
-/* Covers the leak analysis' one grouped pass (query-leaks.c). */
-"CREATE INDEX IF NOT EXISTS allocations_run_layer ON allocations(run_id,"
-"  layer, device, stream, alloc_step, free_step, site_id, bytes);\n"
 "CREATE INDEX IF NOT EXISTS memcpys_run ON memcpys(run_id, start_ns);\n"
 "CREATE INDEX IF NOT EXISTS offload_run ON offload_events(run_id, step);\n"
 "CREATE INDEX IF NOT EXISTS blocks_snapshot ON blocks(snapshot_id, segment_id);\n"

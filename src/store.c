@@ -255,6 +255,7 @@ store_free(struct store *s)
 	if (s->db != NULL)
 		sqlite3_close(s->db);
 	store_live_free(&s->live);
+	store_groups_reset(&s->groups);
 	store_idmap_free(&s->sites);
 	store_idmap_free(&s->frames);
 	free(s->step_ends);
@@ -388,6 +389,7 @@ store_run_begin(struct store *s, const struct store_run_info *info)
 	s->steps_dirty = 0;
 	s->unstepped = 0;
 	s->max_assigned_ns = 0;
+	store_groups_reset(&s->groups);
 	return (s->run_id);
 }
 
@@ -548,6 +550,8 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 		return (-1);
 	if (rowid != NULL)
 		*rowid = sqlite3_last_insert_rowid(s->db);
+	if (a->free_ns != EVENT_NONE)
+		store_groups_note(s, a);
 	return (0);
 }
 
@@ -589,6 +593,7 @@ live_end(struct store *s, struct store_live_entry *e,
 		else
 			s->unstepped = 1;
 		rc = store_step_stmt(s, st);
+		store_groups_note(s, &e->a);
 	}
 	store_live_remove(&s->live, e);
 	return (rc);
@@ -757,6 +762,7 @@ store_assign_steps(struct store *s, char **cause)
 		return (-1);
 	s->steps_dirty = 0;
 	s->unstepped = 0;
+	s->groups.valid = 0;	/* steps changed: regroup at finish */
 	return (0);
 }
 
@@ -776,6 +782,15 @@ assign_unstepped(struct store *s)
 	    NULL) != 0)
 		return (-1);
 	s->unstepped = 0;
+	store_groups_flush_pending(s);
+	return (0);
+}
+
+/* A live entry at the end of the run is final: count it in its group. */
+static int
+note_live_one(struct store_live_entry *e, void *arg)
+{
+	store_groups_note(arg, &e->a);
 	return (0);
 }
 
@@ -794,11 +809,14 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 
 	if (store_begin(s, cause) != 0)
 		return (-1);
+	store_live_each(&s->live, note_live_one, s);
 	if (store_live_each(&s->live, flush_live_one, s) != 0)
 		return (store_error(s, cause, "cannot write allocations:"));
 	store_live_free(&s->live);
 	store_live_init(&s->live);
 	if (s->steps_dirty && store_assign_steps(s, cause) != 0)
+		return (-1);
+	if (store_groups_write(s, cause) != 0)
 		return (-1);
 	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET end_ns = ?,"
 	    " exit_status = ?, complete = 1 WHERE id = ?", -1, &st, NULL)

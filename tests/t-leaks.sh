@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 27
+plan 28
 PY=${PYTHON3:-python3}
 
 # spool NAME: replay $TMP/NAME.txt into $TMP/NAME.db
@@ -89,6 +89,11 @@ ok $? "--format csv: the total and each stream per step"
 run "$VRAMTRACE" leaks "$TMP/leak.db" --layer segment --format json
 jq_py "$TMP/out" 'd["layer"] == "segment" and d["verdict"] == "CLEAN"'
 ok $? "--layer segment analyses the segments"
+
+# The writer's allocation_groups are the rows, grouped.
+G="layer, device, stream, alloc_step, free_step, site_id"
+[ "$("$VRAMTRACE" sql "$TMP/leak.db" "select count(*) from (select $G, sum(bytes), count(*) from allocations group by $G except select $G, bytes, blocks from allocation_groups) union all select count(*) from (select $G, bytes, blocks from allocation_groups except select $G, sum(bytes), count(*) from allocations group by $G) union all select count(*) > 5 from allocation_groups" --format csv | tr '\n' ' ')" = "count(*) 0 0 1 " ]
+ok $? "allocation_groups: the allocations grouped, nothing more or less"
 
 # The views agree with the report.
 "$VRAMTRACE" sql "$TMP/leak.db" --format json "select stream, step, live_bytes from stream_growth where layer = 1" >"$TMP/sg.json"
