@@ -234,10 +234,13 @@ query_run_layer(struct query *q, int64_t run_id)
 {
 	int64_t	layer;
 
-	layer = query_int_arg(q, "SELECT CASE WHEN EXISTS (SELECT 1 FROM"
-	    " allocations WHERE run_id = ?1 AND layer = 2) THEN 2 WHEN EXISTS"
-	    " (SELECT 1 FROM allocations WHERE run_id = ?1 AND layer = 1)"
-	    " THEN 1 ELSE 0 END", run_id);
+	/* A finished run has its few allocation groups to look at. */
+	layer = query_int_arg(q, "SELECT CASE WHEN (SELECT complete FROM runs"
+	    " WHERE id = ?1) THEN (SELECT max(layer) FROM allocation_groups"
+	    " WHERE run_id = ?1 AND layer IN (1, 2)) ELSE (SELECT CASE WHEN"
+	    " EXISTS (SELECT 1 FROM allocations WHERE run_id = ?1 AND"
+	    " layer = 2) THEN 2 WHEN EXISTS (SELECT 1 FROM allocations WHERE"
+	    " run_id = ?1 AND layer = 1) THEN 1 END) END", run_id);
 	return (layer < 0 ? EVENT_LAYER_SEGMENT : (int)layer);
 }
 
