@@ -27,6 +27,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_import_entry,
 	&cmd_info_entry,
 	&cmd_leaks_entry,
+	&cmd_record_entry,
 	&cmd_replay_entry,
 	&cmd_report_entry,
 	&cmd_sql_entry,

@@ -54,6 +54,7 @@ void	 leak_print_suspects(FILE *, const struct leak_report *, size_t);
 extern const struct cmd_entry cmd_diff_entry;
 extern const struct cmd_entry cmd_info_entry;
 extern const struct cmd_entry cmd_leaks_entry;
+extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_replay_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_sql_entry;

@@ -186,8 +186,7 @@ scan_run(struct query *q, int64_t run_id, struct lk_scan *sc, char **cause)
 	struct lk_key	*k;
 	int		 rc, complete;
 
-	complete = query_int_arg(q, "SELECT complete FROM runs WHERE"
-	    " id = ?1", run_id) == 1;
+	complete = query_has_groups(q, run_id);
 	st = query_prepare(q, complete ? "SELECT layer, device, stream,"
 	    " alloc_step, free_step, site_id, bytes, blocks FROM"
 	    " allocation_groups WHERE run_id = ?1" : "SELECT layer, device,"

@@ -226,6 +226,18 @@ query_site_label(struct query *q, int64_t site_id, char **label,
 }
 
 /*
+ * Does run run_id have its allocation_groups (it finished, written by a
+ * vramtrace that keeps them)?
+ */
+int
+query_has_groups(struct query *q, int64_t run_id)
+{
+	return (query_int_arg(q, "SELECT complete AND EXISTS (SELECT 1 FROM"
+	    " sqlite_master WHERE name = 'allocation_groups') FROM runs WHERE"
+	    " id = ?1", run_id) == 1);
+}
+
+/*
  * The layer a run is analysed in when none is asked for: block if it has
  * blocks, else pool, else segment.
  */
@@ -235,12 +247,15 @@ query_run_layer(struct query *q, int64_t run_id)
 	int64_t	layer;
 
 	/* A finished run has its few allocation groups to look at. */
-	layer = query_int_arg(q, "SELECT CASE WHEN (SELECT complete FROM runs"
-	    " WHERE id = ?1) THEN (SELECT max(layer) FROM allocation_groups"
-	    " WHERE run_id = ?1 AND layer IN (1, 2)) ELSE (SELECT CASE WHEN"
-	    " EXISTS (SELECT 1 FROM allocations WHERE run_id = ?1 AND"
-	    " layer = 2) THEN 2 WHEN EXISTS (SELECT 1 FROM allocations WHERE"
-	    " run_id = ?1 AND layer = 1) THEN 1 END) END", run_id);
+	if (query_has_groups(q, run_id))
+		layer = query_int_arg(q, "SELECT max(layer) FROM"
+		    " allocation_groups WHERE run_id = ?1 AND layer IN (1, 2)",
+		    run_id);
+	else
+		layer = query_int_arg(q, "SELECT CASE WHEN EXISTS (SELECT 1"
+		    " FROM allocations WHERE run_id = ?1 AND layer = 2) THEN 2"
+		    " WHEN EXISTS (SELECT 1 FROM allocations WHERE run_id = ?1"
+		    " AND layer = 1) THEN 1 END", run_id);
 	return (layer < 0 ? EVENT_LAYER_SEGMENT : (int)layer);
 }
 

@@ -91,10 +91,9 @@ int	 store_error(struct store *, char **, const char *, ...)
 	     printflike(3, 4);
 int	 store_begin(struct store *, char **);
 int64_t	 store_step_of(struct store *, uint64_t);
-int	 store_note_step_end(struct store *, int64_t, uint64_t, uint64_t,
-	     const char *);
 void	 store_bind_opt(sqlite3_stmt *, int, uint64_t);
 void	 store_bind_text(sqlite3_stmt *, int, const char *);
+void	 store_bind_id(sqlite3_stmt *, int, int64_t);
 int	 store_step_stmt(struct store *, sqlite3_stmt *);
 
 /* store-groups.c */

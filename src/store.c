@@ -115,6 +115,16 @@ store_bind_opt(sqlite3_stmt *st, int i, uint64_t v)
 		sqlite3_bind_int64(st, i, (int64_t)v);
 }
 
+/* Bind a row id: 0 (none) becomes NULL. */
+void
+store_bind_id(sqlite3_stmt *st, int i, int64_t id)
+{
+	if (id == 0)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, id);
+}
+
 /* Bind an optional string (copied): NULL stays NULL. */
 void
 store_bind_text(sqlite3_stmt *st, int i, const char *v)
@@ -418,12 +428,14 @@ store_step_of(struct store *s, uint64_t t)
 }
 
 /*
- * Record the end of step `step` (-1: the next) at end_ns, starting at
- * start_ns (0: the previous end).  Steps must arrive in order; a late one
+ * Record the end of step `step` (-1: the next) of the current run at end_ns,
+ * starting at start_ns (0: the previous end), with an optional name.  Steps
+ * must arrive in order: a repeat (another rank's marker for the same step)
+ * or a gap is ignored; a boundary earlier than a time already given a step
  * marks the run's step numbers for recomputation at finish.  0, or -1.
  */
 int
-store_note_step_end(struct store *s, int64_t step, uint64_t start_ns,
+store_add_step(struct store *s, int64_t step, uint64_t start_ns,
     uint64_t end_ns, const char *name)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_STEP];
@@ -456,17 +468,6 @@ store_note_step_end(struct store *s, int64_t step, uint64_t start_ns,
 	return (s->unstepped ? assign_unstepped(s) : 0);
 }
 
-/*
- * Add a step of the current run directly (importers): step number, start
- * (0: unknown) and end in ns, optional name.  0, or -1.
- */
-int
-store_add_step(struct store *s, int64_t step, uint64_t start_ns,
-    uint64_t end_ns, const char *name)
-{
-	return (store_note_step_end(s, step, start_ns, end_ns, name));
-}
-
 /* Add a named instant or annotation (stage "START", "END" or NULL). */
 int
 store_add_mark(struct store *s, int64_t process_id, int32_t device,
@@ -477,8 +478,7 @@ store_add_mark(struct store *s, int64_t process_id, int32_t device,
 	if (store_begin(s, NULL) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, process_id == 0 ? EVENT_NONE :
-	    (uint64_t)process_id);
+	store_bind_id(st, 2, process_id);
 	sqlite3_bind_int(st, 3, device);
 	store_bind_opt(st, 4, time_ns);
 	store_bind_text(st, 5, stage);
@@ -486,35 +486,62 @@ store_add_mark(struct store *s, int64_t process_id, int32_t device,
 	return (store_step_stmt(s, st));
 }
 
-/* Add a stream of the current run seen by an importer (no lifetime). */
+/*
+ * Add a stream of the current run, created at created_ns (EVENT_NONE:
+ * unknown).  Its priority and flags are stored only when `detailed` (an
+ * importer knows neither).  0, or -1.
+ */
 int
-store_add_stream(struct store *s, int64_t process_id, int32_t device,
-    uint64_t stream, uint64_t created_ns, uint64_t destroyed_ns)
+store_add_stream(struct store *s, int64_t process_id,
+    const struct event_stream *es, int detailed, uint64_t created_ns)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_STREAM_CREATE];
 
 	if (store_begin(s, NULL) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, process_id == 0 ? EVENT_NONE :
-	    (uint64_t)process_id);
-	sqlite3_bind_int(st, 3, device);
-	sqlite3_bind_int64(st, 4, (int64_t)stream);
-	store_bind_opt(st, 5, stream);
-	sqlite3_bind_null(st, 6);
-	sqlite3_bind_null(st, 7);
-	sqlite3_bind_null(st, 8);
+	store_bind_id(st, 2, process_id);
+	sqlite3_bind_int(st, 3, es->device);
+	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
+	store_bind_opt(st, 5, es->handle);
+	store_bind_opt(st, 6, es->context);
+	if (detailed) {
+		sqlite3_bind_int(st, 7, es->priority);
+		sqlite3_bind_int64(st, 8, es->flags);
+	}
 	store_bind_opt(st, 9, created_ns);
+	return (store_step_stmt(s, st));
+}
+
+/*
+ * The stream es of the current run was destroyed at destroyed_ns: its
+ * newest open lifetime ends, or, if it was created before tracing began, a
+ * lifetime with only an end is added.  0, or -1.
+ */
+int
+store_end_stream(struct store *s, int64_t process_id,
+    const struct event_stream *es, uint64_t destroyed_ns)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_STREAM_DESTROY];
+
+	if (store_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_bind_id(st, 2, process_id);
+	sqlite3_bind_int64(st, 3, (int64_t)es->stream);
+	sqlite3_bind_int64(st, 4, (int64_t)destroyed_ns);
 	if (store_step_stmt(s, st) != 0)
 		return (-1);
-	if (destroyed_ns == EVENT_NONE)
+	if (sqlite3_changes(s->db) > 0)
 		return (0);
-	st = s->stmt[STMT_STREAM_DESTROY];
+	st = s->stmt[STMT_STREAM_DESTROY_INSERT];
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, process_id == 0 ? EVENT_NONE :
-	    (uint64_t)process_id);
-	sqlite3_bind_int64(st, 3, (int64_t)stream);
-	sqlite3_bind_int64(st, 4, (int64_t)destroyed_ns);
+	store_bind_id(st, 2, process_id);
+	sqlite3_bind_int(st, 3, es->device);
+	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
+	store_bind_opt(st, 5, es->handle);
+	store_bind_opt(st, 6, es->context);
+	sqlite3_bind_int64(st, 7, (int64_t)destroyed_ns);
 	return (store_step_stmt(s, st));
 }
 
@@ -525,8 +552,7 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 	sqlite3_stmt	*st = s->stmt[STMT_ALLOC];
 
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, a->process_id == 0 ? EVENT_NONE :
-	    (uint64_t)a->process_id);
+	store_bind_id(st, 2, a->process_id);
 	sqlite3_bind_int(st, 3, a->device);
 	store_bind_opt(st, 4, a->stream);
 	sqlite3_bind_int(st, 5, a->layer);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "event.h"
 
@@ -129,11 +130,20 @@ int	 store_add_step(struct store *, int64_t, uint64_t, uint64_t,
 	     const char *);
 int	 store_add_mark(struct store *, int64_t, int32_t, uint64_t,
 	     const char *, const char *);
-int	 store_add_stream(struct store *, int64_t, int32_t, uint64_t,
-	     uint64_t, uint64_t);
+int	 store_add_stream(struct store *, int64_t, const struct event_stream *,
+	     int, uint64_t);
+int	 store_end_stream(struct store *, int64_t, const struct event_stream *,
+	     uint64_t);
 int	 store_assign_steps(struct store *, char **);
 int	 store_exec(struct store *, const char *, char **);
 void	*store_db(struct store *);
+
+/* collector.c */
+struct collector;
+struct collector *collector_create(struct store *, unsigned, char **);
+const char *collector_path(struct collector *);
+int	 collector_run(struct collector *, pid_t, int *, char **);
+void	 collector_free(struct collector *);
 
 /* store-schema.c */
 #define STORE_SCHEMA_VERSION 1
@@ -190,9 +200,6 @@ void	 query_run_free(struct query_run *);
 int	 query_has_import(struct query *, const char *);
 int	 query_sql(struct query *, const char *, query_row_fn, void *,
 	     char **);
-
-/* cmd-import.c */
-char	*cmd_import_default_output(const char *);
 
 /* input.c */
 struct query	*input_open(const char *, char **);
