@@ -264,6 +264,8 @@ source_offload(struct store_source *src, const struct event *ev)
 	sqlite3_bind_int64(st, 5, (int64_t)ev->time_ns);
 	if (s->nsteps > 0)
 		sqlite3_bind_int64(st, 6, store_step_of(s, ev->time_ns));
+	else
+		s->unstepped = 1;
 	sqlite3_bind_text(st, 7, event_offload_kind_name(o->kind), -1,
 	    SQLITE_STATIC);
 	store_bind_opt(st, 8, o->tensor);

@@ -189,12 +189,29 @@ struct query_info {
 #define QUERY_NULL	0
 #define QUERY_NUMBER	1
 #define QUERY_TEXT	2
+struct query_run {
+	int64_t		id;
+	char		*source;	/* the strings: NULL when unknown */
+	char		*input;
+	char		*command;
+	char		*host;
+	char		*allocator;
+	char		*step_source;
+	uint64_t	start_ns;	/* 0: unknown */
+	uint64_t	end_ns;		/* 0: unknown or not finished */
+	int		complete;
+	int64_t		processes;
+	int64_t		devices;
+	int64_t		allocations;
+};
 typedef void (*query_row_fn)(void *, int, const char **, const int *, int);
 struct query	*query_open(const char *, char **);
 void	 query_close(struct query *);
 void	*query_db(struct query *);
 int64_t	 query_latest_run(struct query *);
 int	 query_info(struct query *, struct query_info *, char **);
+int	 query_run(struct query *, int64_t, struct query_run *, char **);
+void	 query_run_free(struct query_run *);
 int	 query_has_import(struct query *, const char *);
 int	 query_sql(struct query *, const char *, query_row_fn, void *,
 	     char **);
