@@ -122,6 +122,8 @@ generate(const char *path, uint64_t n)
 		if (i % 500000 == 499999 && store_commit(s, &cause) != 0)
 			fatal("%s", cause);
 	}
+	if (store_source_drain(src, &cause) != 0)
+		fatal("%s", cause);
 	store_source_free(src);
 	if (store_run_finish(s, 0, 0, &cause) != 0 ||
 	    store_close(s, &cause) != 0)

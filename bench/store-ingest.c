@@ -100,6 +100,8 @@ main(int argc, char **argv)
 		if (i % 500000 == 499999 && store_commit(s, &cause) != 0)
 			fatal("%s", cause);
 	}
+	if (store_source_drain(src, &cause) != 0)
+		fatal("%s", cause);
 	store_source_free(src);
 	tf = util_now_ns();
 	if (store_run_finish(s, 0, 0, &cause) != 0 ||

@@ -120,6 +120,7 @@ cmd_replay_exec(const struct cmd_entry *self, int argc, char **argv)
 	}
 	src = store_source_create(s, argv[optind]);
 	if (replay_file(argv[optind], src, &cause) != 0 ||
+	    store_source_drain(src, &cause) != 0 ||
 	    store_run_finish(s, -1, 0, &cause) != 0) {
 		log_warn("%s", cause);
 		free(cause);

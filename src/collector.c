@@ -171,6 +171,11 @@ collector_close(struct collector *c, size_t i)
 	    event_reader_finish(&cc->reader, &cause) != 0) {
 		log_warn("%s (kept the complete frames before it)", cause);
 		free(cause);
+		cause = NULL;
+	}
+	if (cc->source != NULL && store_source_drain(cc->source, &cause) != 0) {
+		log_warn("%s", cause);
+		free(cause);
 	}
 	store_source_free(cc->source);
 	event_reader_free(&cc->reader);

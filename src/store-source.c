@@ -7,6 +7,18 @@
  * and the stacks (site strings) it resolved.  String ids are small
  * integers; they index a growing array.  A site string holds one frame per
  * line, "name<TAB>filename<TAB>line", innermost first.
+ *
+ * Events of one process do not arrive in time order: CUPTI fills a buffer
+ * per thread and delivers each when it is flushed, so the free of a tensor
+ * on PyTorch's autograd thread can arrive after a later allocation of the
+ * same address on the main thread.  Applied as they come, that free would
+ * end the wrong allocation.  So a source holds its timed events in a
+ * min-heap and applies them in time order once they are older than the
+ * newest event by STORE_REORDER_NS (several flush periods); strings and the
+ * process start, which later events refer to, are applied at once, and
+ * store_source_drain() applies the rest when the stream ends.  Most events
+ * do arrive in order, so those wait in a FIFO (sorted by construction) and
+ * only the late ones in the heap; releasing merges the two.
  */
 #include "config.h"
 
@@ -18,6 +30,15 @@
 
 #define SOURCE_STRINGS_MAX	(1u << 24)
 
+/* How far behind the newest event a source applies events, in ns. */
+#define STORE_REORDER_NS	(2000ull * 1000 * 1000)
+
+/* A held event and its arrival number, which breaks ties in time. */
+struct held_event {
+	struct event	ev;
+	uint64_t	seq;
+};
+
 struct store_source {
 	struct store	*store;
 	char		*name;
@@ -26,6 +47,16 @@ struct store_source {
 	size_t		 nstrings;
 	int64_t		 process_id;
 	int64_t		 step_begin;	/* ns of the last STEP_BEGIN; 0 */
+
+	struct held_event *heap;	/* late events: min-heap by (time, seq) */
+	size_t		 nheld;
+	size_t		 held_alloc;
+	struct held_event *fifo;	/* in-order events: a ring */
+	size_t		 fifo_head;
+	size_t		 nfifo;
+	size_t		 fifo_alloc;	/* a power of two, or 0 */
+	uint64_t	 seq;
+	uint64_t	 newest;	/* the latest time seen */
 };
 
 /* Make a source for stream `name` (for messages) writing into s. */
@@ -40,7 +71,10 @@ store_source_create(struct store *s, const char *name)
 	return (src);
 }
 
-/* Free a source.  What it wrote stays in the store. */
+/*
+ * Free a source.  What it wrote stays in the store; events it still holds
+ * are dropped, so call store_source_drain() first when the stream ended.
+ */
 void
 store_source_free(struct store_source *src)
 {
@@ -52,6 +86,8 @@ store_source_free(struct store_source *src)
 		free(src->strings[i]);
 	free(src->strings);
 	free(src->site_ids);
+	free(src->heap);
+	free(src->fifo);
 	free(src->name);
 	free(src);
 }
@@ -326,19 +362,169 @@ source_misc(struct store_source *src, const struct event *ev)
 	return (0);
 }
 
+static int
+held_before(const struct held_event *a, const struct held_event *b)
+{
+	if (a->ev.time_ns != b->ev.time_ns)
+		return (a->ev.time_ns < b->ev.time_ns);
+	return (a->seq < b->seq);
+}
+
+static void
+heap_push(struct store_source *src, const struct event *ev)
+{
+	struct held_event	 tmp;
+	size_t			 i, parent;
+
+	if (src->nheld == src->held_alloc) {
+		src->held_alloc = src->held_alloc == 0 ? 1024 :
+		    2 * src->held_alloc;
+		src->heap = xreallocarray(src->heap, src->held_alloc,
+		    sizeof *src->heap);
+	}
+	i = src->nheld++;
+	src->heap[i].ev = *ev;
+	src->heap[i].seq = src->seq++;
+	while (i > 0) {
+		parent = (i - 1) / 2;
+		if (!held_before(&src->heap[i], &src->heap[parent]))
+			break;
+		tmp = src->heap[i];
+		src->heap[i] = src->heap[parent];
+		src->heap[parent] = tmp;
+		i = parent;
+	}
+}
+
+static struct event
+heap_pop(struct store_source *src)
+{
+	struct held_event	 top = src->heap[0], tmp;
+	size_t			 i = 0, l, m;
+
+	src->heap[0] = src->heap[--src->nheld];
+	for (;;) {
+		l = 2 * i + 1;
+		m = i;
+		if (l < src->nheld && held_before(&src->heap[l], &src->heap[m]))
+			m = l;
+		if (l + 1 < src->nheld &&
+		    held_before(&src->heap[l + 1], &src->heap[m]))
+			m = l + 1;
+		if (m == i)
+			break;
+		tmp = src->heap[i];
+		src->heap[i] = src->heap[m];
+		src->heap[m] = tmp;
+		i = m;
+	}
+	return (top.ev);
+}
+
+static void
+fifo_push(struct store_source *src, const struct event *ev)
+{
+	struct held_event	*ring;
+	size_t			 n, i;
+
+	if (src->nfifo == src->fifo_alloc) {
+		n = src->fifo_alloc == 0 ? 1024 : 2 * src->fifo_alloc;
+		ring = xreallocarray(NULL, n, sizeof *ring);
+		for (i = 0; i < src->nfifo; i++)
+			ring[i] = src->fifo[(src->fifo_head + i) &
+			    (src->fifo_alloc - 1)];
+		free(src->fifo);
+		src->fifo = ring;
+		src->fifo_head = 0;
+		src->fifo_alloc = n;
+	}
+	i = (src->fifo_head + src->nfifo++) & (src->fifo_alloc - 1);
+	src->fifo[i].ev = *ev;
+	src->fifo[i].seq = src->seq++;
+}
+
+static const struct held_event *
+fifo_tail(const struct store_source *src)
+{
+	if (src->nfifo == 0)
+		return (NULL);
+	return (&src->fifo[(src->fifo_head + src->nfifo - 1) &
+	    (src->fifo_alloc - 1)]);
+}
+
+static int	source_apply(struct store_source *, const struct event *,
+		    char **);
+
 /*
- * Write one event from this source into the store.  The store must have a
- * run (store_run_begin).  Returns 0, or -1 with *cause set ("NAME: what").
+ * Apply the held events that are older than `until`, in time order: the
+ * older of the FIFO's head and the heap's top each time.  0, or -1.
+ */
+static int
+source_release(struct store_source *src, uint64_t until, char **cause)
+{
+	const struct held_event	*f;
+	struct event		 ev;
+
+	for (;;) {
+		f = src->nfifo > 0 ? &src->fifo[src->fifo_head] : NULL;
+		if (f != NULL && (src->nheld == 0 ||
+		    held_before(f, &src->heap[0]))) {
+			if (f->ev.time_ns >= until)
+				break;
+			ev = f->ev;
+			src->fifo_head = (src->fifo_head + 1) &
+			    (src->fifo_alloc - 1);
+			src->nfifo--;
+		} else if (src->nheld > 0 && src->heap[0].ev.time_ns < until)
+			ev = heap_pop(src);
+		else
+			break;
+		if (source_apply(src, &ev, cause) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Take one event from this source.  Strings, the process start and events
+ * of unknown time are written at once; the others in time order, once they
+ * are STORE_REORDER_NS older than the newest event seen.  The store must
+ * have a run (store_run_begin).  Returns 0, or -1 with *cause set ("NAME:
+ * what").
  */
 int
 store_source_event(struct store_source *src, const struct event *ev,
     char **cause)
 {
+	if (src->store->run_id == 0)
+		return (source_error(src, cause, "no run to write into"));
+	if (ev->type == EVENT_STRING || ev->type == EVENT_PROCESS_START ||
+	    ev->time_ns == 0)
+		return (source_apply(src, ev, cause));
+	if (fifo_tail(src) == NULL || fifo_tail(src)->ev.time_ns <= ev->time_ns)
+		fifo_push(src, ev);
+	else
+		heap_push(src, ev);
+	if (ev->time_ns > src->newest)
+		src->newest = ev->time_ns;
+	if (src->newest < STORE_REORDER_NS)
+		return (0);
+	return (source_release(src, src->newest - STORE_REORDER_NS, cause));
+}
+
+/* Write every event the source still holds, in time order.  0, or -1. */
+int
+store_source_drain(struct store_source *src, char **cause)
+{
+	return (source_release(src, UINT64_MAX, cause));
+}
+
+static int
+source_apply(struct store_source *src, const struct event *ev, char **cause)
+{
 	struct store	*s = src->store;
 	int		 rc = 0;
 
-	if (s->run_id == 0)
-		return (source_error(src, cause, "no run to write into"));
 	if (store_begin(s, cause) != 0)
 		return (-1);
 	switch (ev->type) {

@@ -129,6 +129,7 @@ struct store_source *store_source_create(struct store *, const char *);
 void	 store_source_free(struct store_source *);
 int	 store_source_event(struct store_source *, const struct event *,
 	     char **);
+int	 store_source_drain(struct store_source *, char **);
 int	 store_add_allocation(struct store *, const struct store_allocation *);
 int	 store_alloc_begin(struct store *, const struct store_allocation *);
 int	 store_alloc_free_requested(struct store *, int32_t, int, uint64_t,

@@ -119,7 +119,9 @@ write_known(const char *path)
 	mem(EVENT_ALLOC, T(2), 0x2000, 2 * MiB, 14, 2);	/* B, never freed */
 	mem(EVENT_ALLOC, T(3), 0x3000, 4 * MiB, 13, 0);	/* C */
 	simple(EVENT_STEP_END, T(4));
-	if (store_commit(s, &cause) != 0)	/* C is written while live */
+	/* Apply what the source holds, then commit: C is written while live. */
+	if (store_source_drain(src, &cause) != 0 ||
+	    store_commit(s, &cause) != 0)
 		exit(1);
 	mem(EVENT_FREE, T(5), 0x1000, 1 * MiB, 13, 0);
 	mem(EVENT_FREE, T(6), 0x3000, 4 * MiB, 13, 0);
@@ -153,6 +155,16 @@ write_known(const char *path)
 	ev.u.dropped.count = 5;
 	put(&ev);
 	put(&ev);
+	/*
+	 * Out of order, as CUPTI delivers the buffers of two threads: X is
+	 * allocated again (T 11) before its earlier free (T 10) arrives.
+	 */
+	mem(EVENT_ALLOC, T(9), 0x7000, 32 * MiB, 13, 0);
+	mem(EVENT_ALLOC, T(11), 0x7000, 32 * MiB, 13, 0);
+	mem(EVENT_FREE, T(10), 0x7000, 32 * MiB, 13, 0);
+	mem(EVENT_FREE, T(12), 0x7000, 32 * MiB, 13, 0);
+	if (store_source_drain(src, &cause) != 0)
+		exit(1);
 	store_source_free(src);
 	if (store_run_finish(s, 3, T(9), &cause) != 0 ||
 	    store_close(s, &cause) != 0) {
@@ -169,14 +181,20 @@ main(void)
 	struct store	*s;
 	FILE		*f;
 
-	tap_plan(25);
+	tap_plan(27);
 	snprintf(path, sizeof path, "%s/known.db", tap_tmpdir());
 	write_known(path);
 	sqlite3_open(path, &db);
-	tap_eq(one(db, "SELECT count(*) FROM allocations"), 6,
-	    "six allocation rows (A, B, C, D, E1, E2)");
+	tap_eq(one(db, "SELECT count(*) FROM allocations"), 8,
+	    "eight allocation rows (A, B, C, D, E1, E2, X1, X2)");
 	tap_eq(one(db, "SELECT sum(bytes) FROM allocations"),
-	    (1 + 2 + 4 + 8 + 16 + 16) * MiB, "their bytes add up");
+	    (1 + 2 + 4 + 8 + 16 + 16 + 64) * MiB, "their bytes add up");
+	tap_eq(one(db, "SELECT free_ns FROM allocations WHERE address ="
+	    " 0x7000 AND alloc_ns = 1700000000000009000"), (int64_t)T(10),
+	    "events out of order: X1's late free ends X1, not X2");
+	tap_eq(one(db, "SELECT free_ns FROM allocations WHERE address ="
+	    " 0x7000 AND alloc_ns = 1700000000000011000"), (int64_t)T(12),
+	    "and X2 ends with its own free");
 	tap_eq(one(db, "SELECT count(*) FROM allocations WHERE free_ns IS"
 	    " NULL"), 2, "B and E2 are live at the end");
 	tap_eq(one(db, "SELECT sum(bytes) FROM live_blocks"), 18 * MiB,
