@@ -24,6 +24,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_info_entry,
 	&cmd_replay_entry,
 	&cmd_sql_entry,
+	&cmd_tui_entry,
 	NULL
 };
 

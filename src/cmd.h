@@ -28,5 +28,6 @@ int	 cmd_run_help(const struct cmd_entry *, int, char **);
 extern const struct cmd_entry cmd_info_entry;
 extern const struct cmd_entry cmd_replay_entry;
 extern const struct cmd_entry cmd_sql_entry;
+extern const struct cmd_entry cmd_tui_entry;
 
 #endif

@@ -1,0 +1,204 @@
+/*
+ * tui-view-diff.c: view 6, the blocks live at the end of one step and
+ * not of another: "+" blocks appeared between step A and step B, "-"
+ * blocks went away; the largest first, paged from the database.  A and B
+ * start at the first and last steps; a/A and b/B move them, p types them.
+ * The layer is the one the analysis chose (all until it is known), so
+ * that segments and the blocks inside them are not counted twice.
+ */
+#include "config.h"
+
+#include "tui.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tui_view_diff {
+	struct tui_list		 list;
+	int64_t			 a;
+	int64_t			 b;
+	int			 layer;
+	struct tui_diff_summary	 sum;
+	int			 have_sum;
+	int			 visible;
+};
+
+static const char *const tui_view_diff_help[] = {
+	"The blocks live at the end of step A and not of step B (-) or the",
+	"other way round (+), largest first: what a step left behind.",
+	"a / A       step A one earlier / later",
+	"b / B       step B one earlier / later",
+	"p           type both steps: \"A B\"",
+	NULL
+};
+
+static int
+tui_view_diff_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
+    int max, char **cause)
+{
+	struct tui_view_diff	*v = arg;
+
+	return (query_tui_diff(t->q, t->run.run_id, v->a, v->b, v->layer,
+	    offset, rows, max, cause));
+}
+
+static void
+tui_view_diff_reset(struct tui *t, struct tui_view_diff *v)
+{
+	char	*cause = NULL;
+
+	v->layer = t->report != NULL ? t->report->layer : -1;
+	tui_list_reset(&v->list);
+	v->have_sum = query_tui_diff_summary(t->q, t->run.run_id, v->a, v->b,
+	    v->layer, &v->sum, &cause) == 0;
+	if (!v->have_sum) {
+		snprintf(t->message, sizeof t->message, "%s", cause);
+		free(cause);
+	}
+}
+
+static void
+tui_view_diff_reload(struct tui *t, void *state)
+{
+	struct tui_view_diff	*v = state;
+
+	if (v->b == 0 || v->b > t->run.steps)
+		v->b = t->run.steps;
+	tui_view_diff_reset(t, v);
+}
+
+static void *
+tui_view_diff_create(struct tui *t)
+{
+	struct tui_view_diff	*v;
+
+	v = xcalloc(1, sizeof *v);
+	v->a = 1;
+	tui_list_init(&v->list, sizeof(struct tui_diff_row),
+	    tui_view_diff_fetch, v);
+	tui_view_diff_reload(t, v);
+	return (v);
+}
+
+static void
+tui_view_diff_destroy(void *state)
+{
+	struct tui_view_diff	*v = state;
+
+	tui_list_free(&v->list);
+	free(v);
+}
+
+static void
+tui_view_diff_steps(struct tui *t, void *arg, const char *text)
+{
+	struct tui_view_diff	*v = arg;
+	long long		 a, b;
+
+	if (sscanf(text, "%lld %lld", &a, &b) != 2 || a < 1 || b < 1 ||
+	    a > t->run.steps || b > t->run.steps) {
+		snprintf(t->message, sizeof t->message, "steps: want two "
+		    "steps from 1 to %lld, not \"%s\"",
+		    (long long)t->run.steps, text);
+		return;
+	}
+	v->a = a;
+	v->b = b;
+	tui_view_diff_reset(t, v);
+}
+
+static int
+tui_view_diff_key(struct tui *t, void *state, int key)
+{
+	struct tui_view_diff	*v = state;
+	char			 now[64];
+	int64_t			*step;
+
+	switch (key) {
+	case 'a':
+	case 'A':
+	case 'b':
+	case 'B':
+		step = key == 'a' || key == 'A' ? &v->a : &v->b;
+		if (key == 'a' || key == 'b')
+			*step = *step > 1 ? *step - 1 : 1;
+		else if (*step < t->run.steps)
+			(*step)++;
+		tui_view_diff_reset(t, v);
+		return (1);
+	case 'p':
+		snprintf(now, sizeof now, "%lld %lld", (long long)v->a,
+		    (long long)v->b);
+		tui_frame_prompt(t, "steps A B:", tui_view_diff_steps, v, now);
+		return (1);
+	}
+	return (tui_list_key(t, &v->list, key, v->visible));
+}
+
+static void
+tui_view_diff_row(const struct tui_diff_row *d, struct tui_canvas *c, int y)
+{
+	char	size[32], id[32], freed[24];
+
+	if (d->free_step != 0)
+		snprintf(freed, sizeof freed, "%" PRId64, d->free_step);
+	else
+		snprintf(freed, sizeof freed, "live");
+	tui_canvas_put(c, y, 0, 1, d->added ? TUI_A_BAD : TUI_A_GOOD,
+	    d->added ? "+" : "-");
+	tui_canvas_printf(c, y, 2, -1, TUI_A_NORMAL, "%10s %5" PRId64 " %5s"
+	    " %-14s %3d %-7s %s", util_format_bytes(d->bytes, size,
+	    sizeof size), d->alloc_step, freed, tui_format_stream(d->stream,
+	    id, sizeof id), d->device, tui_format_layer(d->layer),
+	    d->site[0] != '\0' ? d->site : "(no stack)");
+}
+
+static void
+tui_view_diff_draw(struct tui *t, void *state, struct tui_canvas *c, int y,
+    int h)
+{
+	struct tui_view_diff		*v = state;
+	const struct tui_diff_row	*d;
+	char				 a[32], b[32];
+	int				 k;
+
+	if (t->run.steps < 1) {
+		tui_canvas_put(c, y + 1, 1, -1, TUI_A_NORMAL,
+		    "no steps: nothing to compare");
+		return;
+	}
+	if (t->report != NULL && v->layer != t->report->layer)
+		tui_view_diff_reset(t, v);
+	tui_canvas_printf(c, y, 1, -1, TUI_A_BOLD, "step %lld -> step %lld"
+	    " (layer %s)", (long long)v->a, (long long)v->b,
+	    tui_format_layer(v->layer));
+	if (v->have_sum)
+		tui_canvas_printf(c, y + 1, 1, -1, TUI_A_NORMAL, "+%" PRId64
+		    " blocks +%s appeared, -%" PRId64 " blocks -%s went away",
+		    v->sum.added_blocks, util_format_bytes(v->sum.added_bytes,
+		    a, sizeof a), v->sum.removed_blocks,
+		    util_format_bytes(v->sum.removed_bytes, b, sizeof b));
+	tui_canvas_printf(c, y + 2, 0, -1, TUI_A_HEADER, "  %10s %5s %5s %-14s"
+	    " %3s %-7s %s", "SIZE", "ALLOC", "FREED", "STREAM", "DEV",
+	    "LAYER", "SITE");
+	tui_canvas_attr(c, y + 2, 0, c->w, TUI_A_HEADER);
+	v->visible = h - 3;
+	tui_list_scroll(&v->list, v->visible);
+	for (k = 0; k < v->visible; k++) {
+		if ((d = tui_list_row(t, &v->list, v->list.top + k)) == NULL)
+			break;
+		tui_view_diff_row(d, c, y + 3 + k);
+		if (v->list.top + k == v->list.sel)
+			tui_canvas_attr(c, y + 3 + k, 0, c->w, TUI_A_SELECTED);
+	}
+	if (k == 0 && v->list.top == 0)
+		tui_canvas_put(c, y + 3, 1, -1, TUI_A_DIM,
+		    "no difference between the two steps");
+}
+
+const struct tui_view tui_view_diff = {
+	"diff", "Diff", "a/A step A|b/B step B|p type steps", tui_view_diff_help,
+	tui_view_diff_create, tui_view_diff_destroy, tui_view_diff_draw,
+	tui_view_diff_key, tui_view_diff_reload
+};
