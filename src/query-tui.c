@@ -148,8 +148,8 @@ query_tui_run(struct query *q, int64_t run, struct tui_run *r, char **cause)
 /*
  * The offload engine's decisions per step of run `run`, in step order:
  * *out (the caller frees it) gets *n rows, none when the run has no
- * offload events.  Events without a step count as step 0.  0, or -1 with
- * *cause.
+ * offload events.  Events without a step came before the first marker:
+ * they count as step 1, as allocations do.  0, or -1 with *cause.
  */
 int
 query_tui_offload(struct query *q, int64_t run,
@@ -162,7 +162,7 @@ query_tui_offload(struct query *q, int64_t run,
 
 	*out = NULL;
 	*n = 0;
-	st = query_prepare(q, "SELECT coalesce(step, 0),"
+	st = query_prepare(q, "SELECT coalesce(step, 1),"
 	    " sum(kind = 'pack'), sum(kind = 'offload'),"
 	    " sum(CASE WHEN kind = 'offload' THEN coalesce(bytes, 0) END),"
 	    " sum(kind = 'stash'),"

@@ -98,14 +98,16 @@ tui_frame_keys(struct tui_canvas *c, int y, int x, int max, const char *spec)
 	for (item = strtok_r(copy, "|", &save); item != NULL;
 	    item = strtok_r(NULL, "|", &save)) {
 		if ((sp = strchr(item, ' ')) != NULL)
-			*sp++ = '\0';
+			*sp = '\0';
 		if (x + (int)strlen(item) + (sp != NULL ?
-		    (int)strlen(sp) : 0) + 1 > end)
+		    (int)strlen(sp + 1) + 1 : 0) > end)
 			break;
 		x = tui_canvas_put(c, y, x, end - x, TUI_A_KEY, item);
-		if (sp != NULL)
+		if (sp != NULL) {
+			*sp = ' ';
 			x = tui_canvas_put(c, y, x, end - x, TUI_A_NORMAL, sp);
-		x = tui_canvas_put(c, y, x, end - x, TUI_A_NORMAL, " ");
+		}
+		x = tui_canvas_put(c, y, x, end - x, TUI_A_NORMAL, "  ");
 	}
 	free(copy);
 	return (x);
@@ -116,7 +118,7 @@ tui_frame_footer(struct tui *t, struct tui_canvas *c)
 {
 	static const char	*global = "? help|q quit";
 	const char		*own = tui_frame_views[t->view]->footer;
-	int			 y = c->h - 1, right = 14;
+	int			 y = c->h - 1, right = 16;
 
 	tui_canvas_fill(c, y, 0, c->w, ' ', TUI_A_NORMAL);
 	if (t->prompt.label != NULL)
