@@ -42,4 +42,14 @@ void	client_flush(void);
 /* Flush and stop; called at exit.  Safe to call more than once. */
 void	client_stop(void);
 
+/*
+ * Print a warning that recording stopped, on stderr, at most once per
+ * process: the traced program's output is not ours to fill.
+ */
+void	client_warn(const char *, ...)
+#ifdef __GNUC__
+	__attribute__((format(printf, 1, 2)))
+#endif
+	;
+
 #endif

@@ -21,7 +21,9 @@ static const struct cmd_entry cmd_help_entry = {
 
 static const struct cmd_entry *const cmd_table[] = {
 	&cmd_help_entry,
+	&cmd_import_entry,
 	&cmd_info_entry,
+	&cmd_record_entry,
 	&cmd_replay_entry,
 	&cmd_sql_entry,
 	&cmd_tui_entry,

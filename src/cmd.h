@@ -25,7 +25,9 @@ int	 cmd_parse_format(const struct cmd_entry *, const char *,
 	     const char *const *);
 int	 cmd_run_help(const struct cmd_entry *, int, char **);
 
+extern const struct cmd_entry cmd_import_entry;
 extern const struct cmd_entry cmd_info_entry;
+extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_replay_entry;
 extern const struct cmd_entry cmd_sql_entry;
 extern const struct cmd_entry cmd_tui_entry;

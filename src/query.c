@@ -157,6 +157,22 @@ query_latest_run(struct query *q)
 	return (v < 0 ? 0 : v);
 }
 
+/* Does the database hold a complete import of the file at path? */
+int
+query_has_import(struct query *q, const char *path)
+{
+	sqlite3_stmt	*st;
+	int		 found;
+
+	if ((st = query_prepare(q, "SELECT 1 FROM runs WHERE source ="
+	    " 'import' AND complete = 1 AND input = ?", NULL)) == NULL)
+		return (0);
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return (found);
+}
+
 /* Fill *info with the database's counts.  0, or -1 with *cause. */
 int
 query_info(struct query *q, struct query_info *info, char **cause)

@@ -69,9 +69,6 @@ int	 store_begin(struct store *, char **);
 int64_t	 store_step_of(struct store *, uint64_t);
 int	 store_note_step_end(struct store *, int64_t, uint64_t, uint64_t,
 	     const char *);
-int	 store_live_alloc(struct store *, const struct store_allocation *);
-int	 store_live_free_at(struct store *, struct store_live_entry *,
-	     uint64_t, uint64_t);
 void	 store_bind_opt(sqlite3_stmt *, int, uint64_t);
 void	 store_bind_text(sqlite3_stmt *, int, const char *);
 int	 store_step_stmt(struct store *, sqlite3_stmt *);

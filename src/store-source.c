@@ -187,8 +187,8 @@ source_alloc(struct store_source *src, const struct event *ev)
 {
 	struct store		*s = src->store;
 	struct store_allocation	 a;
-	struct store_live_entry	*e;
 	int64_t			 site;
+	int			 rc;
 
 	if ((site = source_site(src, ev->u.alloc.site)) < 0)
 		return (-1);
@@ -205,11 +205,12 @@ source_alloc(struct store_source *src, const struct event *ev)
 	a.free_requested_ns = a.free_ns = EVENT_NONE;
 	if (ev->type == EVENT_ALLOC) {
 		a.alloc_ns = ev->time_ns;
-		return (store_live_alloc(s, &a));
+		return (store_alloc_begin(s, &a));
 	}
-	e = store_live_find(&s->live, a.address, a.device, a.layer);
-	if (e != NULL)
-		return (store_live_free_at(s, e, ev->time_ns, ev->time_ns));
+	rc = store_alloc_end(s, a.device, a.layer, a.address, ev->time_ns,
+	    ev->time_ns);
+	if (rc <= 0)
+		return (rc);
 	/* Freed, but allocated before tracing began. */
 	a.alloc_ns = EVENT_NONE;
 	a.free_requested_ns = a.free_ns = ev->time_ns;

@@ -557,32 +557,12 @@ store_add_allocation(struct store *s, const struct store_allocation *a)
 	return (insert_allocation(s, a, NULL));
 }
 
-/* Called by store-source.c: an allocation became live. */
-int
-store_live_alloc(struct store *s, const struct store_allocation *a)
-{
-	struct store_live_entry	*e;
-	int			 dup;
-
-	e = store_live_add(&s->live, a, &dup);
-	if (!dup)
-		return (0);
-	/*
-	 * The address is live already: its free was lost (dropped records).
-	 * End the old allocation where the new one starts.
-	 */
-	if (store_live_free_at(s, e, a->alloc_ns, a->alloc_ns) != 0)
-		return (-1);
-	store_live_add(&s->live, a, &dup);
-	return (0);
-}
-
 /*
  * Complete live entry e with its free times, writing or updating its row,
  * and drop it from the live table.  0, or -1.
  */
-int
-store_live_free_at(struct store *s, struct store_live_entry *e,
+static int
+live_end(struct store *s, struct store_live_entry *e,
     uint64_t free_requested_ns, uint64_t free_ns)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_FREE_UPDATE];
@@ -604,6 +584,74 @@ store_live_free_at(struct store *s, struct store_live_entry *e,
 	}
 	store_live_remove(&s->live, e);
 	return (rc);
+}
+
+/*
+ * An allocation became live: it waits in the live table until it is freed
+ * or the transaction commits.  If the address is live already, its free
+ * was lost (dropped records, or a ring buffer that wrapped): the old
+ * allocation ends where the new one starts.  0, or -1.
+ */
+int
+store_alloc_begin(struct store *s, const struct store_allocation *a)
+{
+	struct store_live_entry	*e;
+	int			 dup;
+
+	if (store_begin(s, NULL) != 0)
+		return (-1);
+	e = store_live_add(&s->live, a, &dup);
+	if (!dup)
+		return (0);
+	if (live_end(s, e, a->alloc_ns, a->alloc_ns) != 0)
+		return (-1);
+	store_live_add(&s->live, a, &dup);
+	return (0);
+}
+
+/*
+ * The program freed the live allocation at (device, layer, address) at
+ * time t, but the memory is not reusable yet (another stream still uses
+ * it).  Returns 0, 1 if no such allocation is live.
+ */
+int
+store_alloc_free_requested(struct store *s, int32_t device, int layer,
+    uint64_t address, uint64_t t)
+{
+	struct store_live_entry	*e;
+
+	if ((e = store_live_find(&s->live, address, device, layer)) == NULL)
+		return (1);
+	e->a.free_requested_ns = t;
+	return (0);
+}
+
+/*
+ * The live allocation at (device, layer, address) ended: freed at
+ * free_requested_ns (EVENT_NONE: when free_requested() said, or at
+ * free_ns), reusable at free_ns.  Writes or updates its row.  Returns 0, 1
+ * if no such allocation is live, -1 on a database error.
+ */
+int
+store_alloc_end(struct store *s, int32_t device, int layer,
+    uint64_t address, uint64_t free_requested_ns, uint64_t free_ns)
+{
+	struct store_live_entry	*e;
+
+	if ((e = store_live_find(&s->live, address, device, layer)) == NULL)
+		return (1);
+	if (free_requested_ns == EVENT_NONE)
+		free_requested_ns = e->a.free_requested_ns != EVENT_NONE ?
+		    e->a.free_requested_ns : free_ns;
+	return (live_end(s, e, free_requested_ns, free_ns) != 0 ? -1 : 0);
+}
+
+/* Is an allocation live at (device, layer, address)? */
+int
+store_alloc_is_live(struct store *s, int32_t device, int layer,
+    uint64_t address)
+{
+	return (store_live_find(&s->live, address, device, layer) != NULL);
 }
 
 static int

@@ -130,3 +130,10 @@ util_isatty_out(void)
 {
 	return (isatty(STDOUT_FILENO));
 }
+
+/* Is standard error a terminal? */
+int
+util_isatty_err(void)
+{
+	return (isatty(STDERR_FILENO));
+}

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "event.h"
 
@@ -48,6 +49,7 @@ const char *util_format_bytes(int64_t, char *, size_t);
 uint64_t util_now_ns(void);
 int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
+int	 util_isatty_err(void);
 
 /* event.c */
 void	 event_buffer_init(struct event_buffer *);
@@ -117,6 +119,12 @@ void	 store_source_free(struct store_source *);
 int	 store_source_event(struct store_source *, const struct event *,
 	     char **);
 int	 store_add_allocation(struct store *, const struct store_allocation *);
+int	 store_alloc_begin(struct store *, const struct store_allocation *);
+int	 store_alloc_free_requested(struct store *, int32_t, int, uint64_t,
+	     uint64_t);
+int	 store_alloc_end(struct store *, int32_t, int, uint64_t, uint64_t,
+	     uint64_t);
+int	 store_alloc_is_live(struct store *, int32_t, int, uint64_t);
 int64_t	 store_add_site(struct store *, const struct store_frame *, size_t);
 int	 store_add_step(struct store *, int64_t, uint64_t, uint64_t,
 	     const char *);
@@ -127,6 +135,13 @@ int	 store_add_stream(struct store *, int64_t, int32_t, uint64_t,
 int	 store_assign_steps(struct store *, char **);
 int	 store_exec(struct store *, const char *, char **);
 void	*store_db(struct store *);
+
+/* collector.c */
+struct collector;
+struct collector *collector_create(struct store *, unsigned, char **);
+const char *collector_path(struct collector *);
+int	 collector_run(struct collector *, pid_t, int *, char **);
+void	 collector_free(struct collector *);
 
 /* store-schema.c */
 #define STORE_SCHEMA_VERSION 1
@@ -163,8 +178,12 @@ void	 query_close(struct query *);
 void	*query_db(struct query *);
 int64_t	 query_latest_run(struct query *);
 int	 query_info(struct query *, struct query_info *, char **);
+int	 query_has_import(struct query *, const char *);
 int	 query_sql(struct query *, const char *, query_row_fn, void *,
 	     char **);
+
+/* cmd-import.c */
+char	*cmd_import_default_output(const char *);
 
 /* input.c */
 struct query	*input_open(const char *, char **);

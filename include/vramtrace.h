@@ -1,0 +1,224 @@
+/*
+ * vramtrace.h: the public interface of libvramtrace.so, the library that a
+ * training process loads (directly or through the Python package) to mark
+ * steps and to offload activations.  Plain C, usable from ctypes: every
+ * handle is an opaque pointer or a 64-bit integer, every struct has fixed
+ * width fields.
+ */
+#ifndef VRAMTRACE_PUBLIC_H
+#define VRAMTRACE_PUBLIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Step markers (src/lib-steps.c): mark steps and instants in a recording.
+ *
+ * Both calls reach the process's one connection to the collector through
+ * the injection library (CUDA_INJECTION64_PATH).  They are cheap no-ops
+ * when the process is not being recorded, and safe from any thread.
+ */
+
+/* End the current training step (a step begins where the last one ended). */
+void	vramtrace_step(void);
+
+/* Record a named instant; name is copied, NULL is ignored. */
+void	vramtrace_mark(const char *name);
+
+/* ------------------------------------------------------------------------
+ * Offload engine (src/offload*.c): activation offload to pinned host memory.
+ *
+ * The caller (the Python binding, or a C framework) owns GPU tensors; the
+ * engine owns the pinned slab, the two copy streams, the events, the
+ * stashes and the dedupe table.  The engine never holds a GPU tensor: when
+ * it wants one kept alive or let go, or a GPU buffer allocated, it queues a
+ * request that the caller drains with vramtrace_offload_next() after each
+ * call.  Streams, events and pointers travel as uint64_t.
+ *
+ * Every function but vramtrace_offload_config_init() and _create() takes an
+ * engine made by vramtrace_offload_create(); one engine serves one device
+ * and is not thread-safe (autograd runs hooks of one graph serially).
+ * Functions that can fail return -1 and leave a message readable with
+ * vramtrace_offload_error().
+ * --------------------------------------------------------------------- */
+
+struct vramtrace_offload;
+
+#define VRAMTRACE_OFFLOAD_MAX_DIMS	8
+
+/* Test-only switches that turn an invariant off (VRAMTRACE_OFFLOAD_BREAK). */
+#define VRAMTRACE_OFFLOAD_BREAK_DEDUPE_GENERATION 0x1
+#define VRAMTRACE_OFFLOAD_BREAK_EXIT_CLEANUP	0x2
+#define VRAMTRACE_OFFLOAD_BREAK_STREAM_WAIT	0x4
+#define VRAMTRACE_OFFLOAD_BREAK_SLAB		0x8
+
+struct vramtrace_offload_config {
+	uint64_t	slab_bytes;	/* pinned slab; 0: sized after step 1 */
+	uint64_t	min_offload_size; /* smaller tensors stay on the GPU */
+	int64_t		budget;		/* bytes kept on the GPU; -1: off */
+	uint32_t	max_fwd_stash;	/* GPU sources kept alive, at least 1 */
+	uint32_t	prefetch;	/* tensors brought back ahead */
+	uint32_t	breaks;		/* VRAMTRACE_OFFLOAD_BREAK_* */
+	int32_t		use_streams;	/* copy on side streams */
+	int32_t		use_pin_memory;	/* pinned (page-locked) host memory */
+	int32_t		device;		/* CUDA device ordinal */
+};
+
+/* A tensor as pack sees it: the dedupe key and the bytes to copy. */
+struct vramtrace_offload_tensor {
+	uint64_t	storage;	/* data pointer of the whole storage */
+	uint64_t	generation;	/* changes when that address is reused */
+	uint64_t	src;		/* first byte to copy */
+	uint64_t	bytes;		/* bytes to copy, from src */
+	int64_t		offset;		/* storage offset, in elements */
+	int64_t		shape[VRAMTRACE_OFFLOAD_MAX_DIMS];
+	int64_t		stride[VRAMTRACE_OFFLOAD_MAX_DIMS];
+	int32_t		ndim;		/* > MAX_DIMS: never deduplicated */
+	int32_t		dtype;		/* any code, compared for equality */
+	uint32_t	flags;		/* VRAMTRACE_OFFLOAD_TENSOR_* */
+	uint32_t	pad;
+};
+#define VRAMTRACE_OFFLOAD_TENSOR_KEEP	0x1	/* parameter, buffer: stays */
+
+/* What pack decided. */
+#define VRAMTRACE_OFFLOAD_KEPT		0	/* stays on the GPU */
+#define VRAMTRACE_OFFLOAD_STASHED	1	/* copied; hold the source */
+#define VRAMTRACE_OFFLOAD_COPIED	2	/* copied; source not needed */
+#define VRAMTRACE_OFFLOAD_DEDUPED	3	/* same as a live tensor */
+
+/* Where unpack found the tensor. */
+#define VRAMTRACE_OFFLOAD_FROM_STASH	1	/* the held source */
+#define VRAMTRACE_OFFLOAD_FROM_BUFFER	2	/* the restored buffer */
+#define VRAMTRACE_OFFLOAD_NEED_BUFFER	3	/* allocate, restore, retry */
+
+/* A request for the caller. */
+#define VRAMTRACE_OFFLOAD_REQ_DROP	1	/* let go of id's GPU tensor */
+#define VRAMTRACE_OFFLOAD_REQ_ALLOC	2	/* allocate bytes, restore id */
+
+struct vramtrace_offload_request {
+	uint64_t	id;
+	uint64_t	bytes;
+	uint32_t	kind;		/* VRAMTRACE_OFFLOAD_REQ_* */
+	uint32_t	pad;
+};
+
+struct vramtrace_offload_stats {
+	uint64_t	step;		/* contexts entered */
+	uint64_t	packs;
+	uint64_t	offloads;	/* device-to-host copies */
+	uint64_t	offloaded_bytes;
+	uint64_t	kept;
+	uint64_t	kept_bytes;
+	uint64_t	dedupe_hits;
+	uint64_t	dedupe_releases;
+	uint64_t	reaps;
+	uint64_t	unpacks;
+	uint64_t	prefetches;	/* host-to-device copies */
+	uint64_t	pool_fallbacks;
+	uint64_t	host_allocs;	/* pinned allocations, slab included */
+	uint64_t	self_waits;	/* waits of a stream on itself */
+	uint64_t	exit_syncs;
+	uint64_t	dropped_entries; /* left by a step without backward */
+	uint64_t	live_entries;	/* offloaded tensors not yet unpacked */
+	uint64_t	fwd_stash;
+	uint64_t	bwd_stash;
+	uint64_t	slab_bytes;
+	uint64_t	slab_used;
+	uint64_t	dedupe_keys;
+	uint64_t	events;		/* CUDA events created */
+	uint64_t	budget_cutoff;	/* candidates offloaded; -1: all */
+};
+
+/*
+ * Fill cfg with the defaults (the TRL ones: min_offload_size 1024,
+ * max_fwd_stash 5, streams and pinned memory on; no budget; slab sized
+ * after the first step; prefetch 2) and apply the environment:
+ * VRAMTRACE_OFFLOAD_SLAB, _MIN_SIZE, _BUDGET (bytes, suffixes K M G),
+ * _STASH, _PREFETCH and _BREAK (a comma list of dedupe-generation,
+ * exit-cleanup, stream-wait, slab).  Returns -1 if a variable is malformed
+ * (cfg keeps the default for it), else 0.
+ */
+int	 vramtrace_offload_config_init(struct vramtrace_offload_config *cfg);
+
+/*
+ * Create an engine for cfg->device: its two non-blocking copy streams and,
+ * when cfg->slab_bytes is set, nothing else yet (the slab is allocated on
+ * the first enter).  Returns NULL on failure with a message in err (of
+ * errlen bytes, may be NULL).  The caller frees it with _free().
+ */
+struct vramtrace_offload *vramtrace_offload_create(
+	    const struct vramtrace_offload_config *cfg, char *err,
+	    size_t errlen);
+
+/*
+ * Synchronize the copy streams, then release everything: slab, fallback
+ * buffers, events, streams.  The caller must have dropped its GPU tensors.
+ * NULL is a no-op.
+ */
+void	 vramtrace_offload_free(struct vramtrace_offload *e);
+
+/* The last error message; never NULL, owned by the engine. */
+const char *vramtrace_offload_error(struct vramtrace_offload *e);
+
+/*
+ * Begin a step.  Drops whatever a previous step left (a forward whose
+ * backward never ran): syncs the copy streams, queues a DROP for every held
+ * tensor, frees every entry, dedupe key and slab block; then sizes the slab
+ * if needed and updates the budget selection.
+ */
+int	 vramtrace_offload_enter(struct vramtrace_offload *e);
+
+/*
+ * End a step's context; runs even when its body raised.  Syncs the copy
+ * streams and empties both stashes (DROP requests); offloaded tensors keep
+ * their host copies so that a backward run later can still unpack them.
+ */
+int	 vramtrace_offload_exit(struct vramtrace_offload *e);
+
+/*
+ * Decide what to do with a tensor autograd saves and, if it is offloaded,
+ * issue its device-to-host copy ordered after the work queued so far on
+ * compute.  Returns VRAMTRACE_OFFLOAD_KEPT (*id untouched), _STASHED (hold
+ * the source tensor under *id until a DROP), _COPIED or _DEDUPED (*id names
+ * the earlier live tensor with the same key), or -1.
+ */
+int	 vramtrace_offload_pack(struct vramtrace_offload *e,
+	     const struct vramtrace_offload_tensor *t, uint64_t compute,
+	     uint64_t *id);
+
+/*
+ * Autograd wants tensor id back on stream compute.  Returns _FROM_STASH
+ * (use the source held under id), _FROM_BUFFER (use the buffer given to
+ * _restore for id; compute now waits on its copy) or _NEED_BUFFER: allocate
+ * *bytes on the GPU, hand it to _restore(), then call _unpack() again.
+ * Each pack's handle is unpacked once; -1 for an unknown or spent id.
+ */
+int	 vramtrace_offload_unpack(struct vramtrace_offload *e, uint64_t id,
+	     uint64_t compute, uint64_t *bytes);
+
+/*
+ * Issue the host-to-device copy of id into dst (a GPU buffer of the
+ * requested bytes, allocated on compute, which the caller holds under id
+ * until a DROP).  The copy waits for the work already queued on compute
+ * and for id's device-to-host copy.  Returns 0, or -1.
+ */
+int	 vramtrace_offload_restore(struct vramtrace_offload *e, uint64_t id,
+	     uint64_t dst, uint64_t compute);
+
+/* Take the next request into *r: 1, or 0 when none is left. */
+int	 vramtrace_offload_next(struct vramtrace_offload *e,
+	     struct vramtrace_offload_request *r);
+
+/* Copy the counters into *s. */
+void	 vramtrace_offload_stats(struct vramtrace_offload *e,
+	     struct vramtrace_offload_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

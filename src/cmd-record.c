@@ -1,0 +1,373 @@
+/*
+ * cmd-record.c: vramtrace record, run a command with the injection library
+ * and store what its processes send.
+ *
+ * The command's environment gets CUDA_INJECTION64_PATH (our injection
+ * library), NVTX_INJECTION64_PATH (libcupti, so that CUPTI sees NVTX ranges)
+ * and VRAMTRACE_SOCKET (the collector's socket), plus the knobs the library
+ * reads (VRAMTRACE_FLUSH_MS, VRAMTRACE_NVTX, VRAMTRACE_STEP_MARKER) and,
+ * depending on the options, PYTORCH_CUDA_ALLOC_CONF and PYTHONPATH.  The
+ * libraries and the Python package are looked up next to the vramtrace
+ * binary first (the build tree), then where they are installed.
+ */
+
+#include "config.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vramtrace.h"
+#include "cmd.h"
+
+static int	cmd_record_exec(const struct cmd_entry *, int, char **);
+
+const struct cmd_entry cmd_record_entry = {
+	"record",
+	"[-o DB] [--flush-ms N] [--nvtx|--no-nvtx] [--step-marker REGEX]\n"
+	"\t[--torch-allocator async|native|keep] [--torch-steps] [--append]\n"
+	"\t-- COMMAND [ARGS...]",
+	"run a command and record its GPU memory into a database",
+	"  -o, --output DB          the database (default run.db)\n"
+	"      --flush-ms N         ship and commit every N ms (default 200)\n"
+	"      --nvtx, --no-nvtx    capture NVTX ranges and marks (default on)\n"
+	"      --step-marker REGEX  NVTX names that mark steps (default step)\n"
+	"      --torch-allocator M  async (default), native or keep\n"
+	"      --torch-steps        mark a step at every Optimizer.step\n"
+	"      --append             add a run to an existing database\n",
+	cmd_record_exec
+};
+
+#ifndef VRAMTRACE_PKGLIBDIR
+#define VRAMTRACE_PKGLIBDIR "/usr/local/lib/vramtrace"
+#endif
+#ifndef VRAMTRACE_PKGDATADIR
+#define VRAMTRACE_PKGDATADIR "/usr/local/share/vramtrace"
+#endif
+#ifndef VRAMTRACE_SRCDIR
+#define VRAMTRACE_SRCDIR "."
+#endif
+
+struct record_options {
+	const char	*output;
+	unsigned	 flush_ms;
+	int		 nvtx;
+	const char	*step_marker;
+	const char	*allocator;	/* async, native, keep; NULL: default */
+	int		 torch_steps;
+	int		 append;
+};
+
+/*
+ * Find a file in the first of several directories that has it: an
+ * environment override, then dirs relative to the running binary, then an
+ * installed location.  Returns a new string, or NULL.
+ */
+static char *
+record_find(const char *env, const char *name, const char *const *rel,
+    const char *installed)
+{
+	char		 exe[PATH_MAX], *path, *slash;
+	const char	*s;
+	ssize_t		 n;
+
+	if ((s = getenv(env)) != NULL && *s != '\0')
+		return (access(s, R_OK) == 0 ? xstrdup(s) : NULL);
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL)
+			*slash = '\0';
+		for (; *rel != NULL; rel++) {
+			xasprintf(&path, "%s/%s%s", exe, *rel, name);
+			if (access(path, R_OK) == 0)
+				return (path);
+			free(path);
+		}
+	}
+	xasprintf(&path, "%s/%s", installed, name);
+	if (access(path, R_OK) == 0)
+		return (path);
+	free(path);
+	return (NULL);
+}
+
+static const char *
+record_allocator(struct record_options *o)
+{
+	const char	*conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
+	char		*s;
+
+	if (o->allocator == NULL)
+		o->allocator = conf == NULL ? "async" : "keep";
+	if (strcmp(o->allocator, "async") == 0) {
+		if (conf == NULL || *conf == '\0')
+			setenv("PYTORCH_CUDA_ALLOC_CONF",
+			    "backend:cudaMallocAsync", 1);
+		else if (strstr(conf, "cudaMallocAsync") == NULL) {
+			xasprintf(&s, "%s,backend:cudaMallocAsync", conf);
+			setenv("PYTORCH_CUDA_ALLOC_CONF", s, 1);
+			free(s);
+		}
+		return ("async");
+	}
+	if (strcmp(o->allocator, "native") == 0) {
+		if (conf != NULL && strstr(conf, "cudaMallocAsync") != NULL)
+			setenv("PYTORCH_CUDA_ALLOC_CONF", "backend:native", 1);
+		return ("native");
+	}
+	if (conf != NULL && strstr(conf, "cudaMallocAsync") != NULL)
+		return ("async");
+	return (conf != NULL ? "native" : "unknown");
+}
+
+static void
+record_prepend(const char *var, const char *dir)
+{
+	const char	*old = getenv(var);
+	char		*s;
+
+	if (old == NULL || *old == '\0') {
+		setenv(var, dir, 1);
+		return;
+	}
+	xasprintf(&s, "%s:%s", dir, old);
+	setenv(var, s, 1);
+	free(s);
+}
+
+/* Set the child's environment; 0, or -1 with a message given. */
+static int
+record_environment(struct record_options *o, const char *socket_path)
+{
+	static const char *const libs[] = { ".libs/", "", "../lib/vramtrace/",
+	    NULL };
+	static const char *const pys[] = { "python/", "../share/vramtrace/python/",
+	    NULL };
+	char	*inject, *lib, *py, *site, ms[32];
+
+	inject = record_find("VRAMTRACE_INJECT_LIBRARY",
+	    "libvramtrace-inject.so", libs, VRAMTRACE_PKGLIBDIR);
+	if (inject == NULL) {
+		log_warn("libvramtrace-inject.so not found next to the "
+		    "vramtrace binary or in %s (set VRAMTRACE_INJECT_LIBRARY)",
+		    VRAMTRACE_PKGLIBDIR);
+		return (-1);
+	}
+	setenv("CUDA_INJECTION64_PATH", inject, 1);
+	free(inject);
+	if ((lib = record_find("VRAMTRACE_LIBRARY", "libvramtrace.so", libs,
+	    VRAMTRACE_PKGLIBDIR)) != NULL) {
+		setenv("VRAMTRACE_LIBRARY", lib, 1);
+		free(lib);
+	}
+	if (o->nvtx)
+		setenv("NVTX_INJECTION64_PATH", CUPTI_LIBDIR "/libcupti.so", 1);
+	setenv("VRAMTRACE_NVTX", o->nvtx ? "1" : "0", 1);
+	setenv("VRAMTRACE_SOCKET", socket_path, 1);
+	unsetenv("VRAMTRACE_OUTPUT");
+	snprintf(ms, sizeof ms, "%u", o->flush_ms);
+	setenv("VRAMTRACE_FLUSH_MS", ms, 1);
+	setenv("VRAMTRACE_STEP_MARKER", o->step_marker, 1);
+	if (!o->torch_steps)
+		return (0);
+
+	py = record_find("VRAMTRACE_PYTHONDIR", "vramtrace/__init__.py", pys,
+	    VRAMTRACE_PKGDATADIR "/python");
+	if (py == NULL) {
+		xasprintf(&py, "%s/python/vramtrace/__init__.py",
+		    VRAMTRACE_SRCDIR);
+		if (access(py, R_OK) != 0) {
+			log_warn("--torch-steps: the vramtrace Python package "
+			    "was not found (set VRAMTRACE_PYTHONDIR)");
+			free(py);
+			return (-1);
+		}
+	}
+	*strrchr(py, '/') = '\0';		/* .../python/vramtrace */
+	xasprintf(&site, "%s/_site", py);
+	*strrchr(py, '/') = '\0';		/* .../python */
+	record_prepend("PYTHONPATH", py);
+	record_prepend("PYTHONPATH", site);
+	free(site);
+	free(py);
+	return (0);
+}
+
+static char *
+record_join(int argc, char **argv)
+{
+	char	*s = xstrdup(""), *t;
+	int	 i;
+
+	for (i = 0; i < argc; i++) {
+		xasprintf(&t, "%s%s%s", s, i == 0 ? "" : " ", argv[i]);
+		free(s);
+		s = t;
+	}
+	return (s);
+}
+
+static int
+record_parse(const struct cmd_entry *self, struct record_options *o,
+    int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "flush-ms", required_argument, NULL, 'f' },
+		{ "nvtx", no_argument, NULL, 'n' },
+		{ "no-nvtx", no_argument, NULL, 'N' },
+		{ "step-marker", required_argument, NULL, 's' },
+		{ "torch-allocator", required_argument, NULL, 'a' },
+		{ "torch-steps", no_argument, NULL, 't' },
+		{ "append", no_argument, NULL, 'A' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char	*arg;
+	uint64_t	 v;
+	int		 ch;
+
+	while ((ch = cmd_getopt(self, argc, argv, "+o:h", longopts, NULL,
+	    &arg)) != -1) {
+		switch (ch) {
+		case 'o':
+			o->output = arg;
+			break;
+		case 'f':
+			if (util_parse_uint(arg, &v) != 0 || v == 0 ||
+			    v > 3600000)
+				goto usage;
+			o->flush_ms = (unsigned)v;
+			break;
+		case 'n':
+		case 'N':
+			o->nvtx = ch == 'n';
+			break;
+		case 's':
+			o->step_marker = arg;
+			break;
+		case 'a':
+			if (strcmp(arg, "async") != 0 &&
+			    strcmp(arg, "native") != 0 &&
+			    strcmp(arg, "keep") != 0)
+				goto usage;
+			o->allocator = arg;
+			break;
+		case 't':
+			o->torch_steps = 1;
+			break;
+		case 'A':
+			o->append = 1;
+			break;
+		case 'h':
+			cmd_print_help(stdout, self);
+			return (-2);
+		default:
+			return (-1);
+		}
+	}
+	if (optind >= argc) {
+		cmd_usage_error(self, "no command to record");
+		return (-1);
+	}
+	return (optind);
+
+usage:
+	cmd_usage_error(self, "bad option value: %s", arg);
+	return (-1);
+}
+
+/* The exit status of a shell for a wait status. */
+static int
+record_status(int status)
+{
+	if (WIFEXITED(status))
+		return (WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		return (128 + WTERMSIG(status));
+	return (EXIT_FOUND);
+}
+
+static int
+cmd_record_exec(const struct cmd_entry *self, int argc, char **argv)
+{
+	struct record_options	 o = { "run.db", 200, 1, "step", NULL, 0, 0 };
+	struct store_run_info	 info;
+	struct collector	*c = NULL;
+	struct store		*store = NULL;
+	struct stat		 sb;
+	char			*cause = NULL, *command, cwd[PATH_MAX];
+	int			 first, status = 0, rc;
+	pid_t			 pid;
+
+	if ((first = record_parse(self, &o, argc, argv)) < 0)
+		return (first == -2 ? EXIT_OK : EXIT_USAGE);
+	if (!o.append && stat(o.output, &sb) == 0) {
+		log_warn("%s exists; use --append to add a run to it",
+		    o.output);
+		return (EXIT_USAGE);
+	}
+	memset(&info, 0, sizeof info);
+	info.source = "record";
+	info.allocator = record_allocator(&o);
+	info.step_source = o.nvtx ? "nvtx" : "api";
+	info.command = command = record_join(argc - first, argv + first);
+	info.cwd = getcwd(cwd, sizeof cwd);
+
+	store = store_open(o.output, o.append ? STORE_APPEND : STORE_CREATE,
+	    &cause);
+	if (store == NULL)
+		goto fail;
+	if (store_run_begin(store, &info) == -1 ||
+	    store_commit(store, &cause) != 0)
+		goto fail;
+	if ((c = collector_create(store, o.flush_ms, &cause)) == NULL)
+		goto fail;
+	if (record_environment(&o, collector_path(c)) != 0)
+		goto fail;
+
+	if ((pid = fork()) == -1) {
+		cause = xstrerror_cause("fork");
+		goto fail;
+	}
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		execvp(argv[first], argv + first);
+		log_warn("%s: %s", argv[first], strerror(errno));
+		_exit(127);
+	}
+	if (collector_run(c, pid, &status, &cause) != 0)
+		goto fail;
+	collector_free(c);
+	rc = record_status(status);
+	if (store_run_finish(store, rc, util_now_ns(), &cause) != 0 ||
+	    store_close(store, &cause) != 0) {
+		log_warn("%s", cause);
+		free(cause);
+		free(command);
+		return (EXIT_FOUND);
+	}
+	free(command);
+	return (rc);
+
+fail:
+	if (cause != NULL)
+		log_warn("%s", cause);
+	free(cause);
+	collector_free(c);
+	if (store != NULL)
+		store_abort(store);
+	free(command);
+	return (EXIT_FOUND);
+}

@@ -1,0 +1,220 @@
+/*
+ * import-steps.c: a snapshot's external annotations (marks, and the step
+ * boundaries they give) and its allocator settings.
+ *
+ * Steps: each END annotation whose name matches the step marker closes a
+ * step, in time order.  Without such annotations, --step-every cuts fixed
+ * windows from the first trace entry; otherwise the run has no steps.
+ */
+#include "config.h"
+
+#include "import.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+compare_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
+static int
+step_windows(struct import_state *st, uint64_t every, char **cause)
+{
+	uint64_t	end;
+	int64_t		k = 0;
+
+	if (st->first_ns == EVENT_NONE)
+		return (0);
+	for (end = st->first_ns + every; ; end += every) {
+		if (store_add_step(st->store, ++k, end - every, end,
+		    "window") != 0) {
+			xasprintf(cause, "%s: cannot write steps", st->file);
+			return (-1);
+		}
+		if (end >= st->last_ns)
+			break;
+	}
+	st->summary->steps = k;
+	st->summary->step_source = "time";
+	return (0);
+}
+
+/*
+ * Write the external annotations as marks and derive the steps.  root is
+ * the top-level dict.  0, or -1 with *cause.
+ */
+int
+import_annotations(struct import_state *st, const struct pickle_value *root,
+    const struct import_options *opt, char **cause)
+{
+	const struct pickle_value	*list, *a;
+	const char			*name, *stage;
+	regex_t				 re;
+	uint64_t			*ends = NULL;
+	size_t				 n, i, nends = 0;
+	int64_t				 time_us, device;
+	int				 rc = -1, err;
+	char				 msg[256];
+
+	if ((err = regcomp(&re, opt->step_marker != NULL ? opt->step_marker :
+	    IMPORT_STEP_MARKER, REG_EXTENDED | REG_NOSUB)) != 0) {
+		regerror(err, &re, msg, sizeof msg);
+		xasprintf(cause, "bad --step-marker: %s", msg);
+		return (-1);
+	}
+	list = pickle_dict_get(root, "external_annotations");
+	n = list != NULL ? pickle_list_len(list) : 0;
+	for (i = 0; i < n; i++) {
+		a = pickle_list_at(list, i);
+		name = pickle_str(pickle_dict_get(a, "name"), NULL);
+		stage = pickle_str(pickle_dict_get(a, "stage"), NULL);
+		if (name == NULL || pickle_int(pickle_dict_get(a, "time_us"),
+		    &time_us) != 0)
+			continue;
+		if (pickle_int(pickle_dict_get(a, "device"), &device) != 0)
+			device = -1;
+		if (store_add_mark(st->store, 0, (int32_t)device,
+		    (uint64_t)time_us * 1000, stage, name) != 0) {
+			xasprintf(cause, "%s: cannot write annotations",
+			    st->file);
+			goto out;
+		}
+		st->summary->annotations++;
+		if (stage == NULL || strcmp(stage, "END") != 0 ||
+		    regexec(&re, name, 0, NULL, 0) != 0)
+			continue;
+		ends = xreallocarray(ends, nends + 1, sizeof *ends);
+		ends[nends++] = (uint64_t)time_us * 1000;
+	}
+	qsort(ends, nends, sizeof *ends, compare_u64);
+	for (i = 0; i < nends; i++) {
+		if (store_add_step(st->store, (int64_t)i + 1, i == 0 ?
+		    st->first_ns : ends[i - 1], ends[i], NULL) != 0) {
+			xasprintf(cause, "%s: cannot write steps", st->file);
+			goto out;
+		}
+	}
+	st->summary->steps = (int64_t)nends;
+	st->summary->step_source = nends > 0 ? "annotation" : "none";
+	if (nends == 0 && opt->step_every_ns > 0 &&
+	    step_windows(st, opt->step_every_ns, cause) != 0)
+		goto out;
+	rc = 0;
+out:
+	free(ends);
+	regfree(&re);
+	return (rc);
+}
+
+/* Append v as JSON text to *out (allocated). */
+static void
+to_json(const struct pickle_value *v, char **out)
+{
+	char		*next, *item;
+	const char	*s;
+	int64_t		 n;
+	double		 d;
+	int		 b;
+	size_t		 i, len;
+	FILE		*f;
+
+	f = open_memstream(&next, &len);
+	switch (pickle_type(v)) {
+	case PICKLE_INT:
+		pickle_int(v, &n);
+		fprintf(f, "%" PRId64, n);
+		break;
+	case PICKLE_FLOAT:
+		pickle_float(v, &d);
+		fprintf(f, "%.17g", d);
+		break;
+	case PICKLE_BOOL:
+		pickle_bool(v, &b);
+		fputs(b ? "true" : "false", f);
+		break;
+	case PICKLE_STR:
+		s = pickle_str(v, NULL);
+		json_string(f, s);
+		break;
+	case PICKLE_LIST:
+	case PICKLE_TUPLE:
+		fputc('[', f);
+		for (i = 0; i < pickle_list_len(v); i++) {
+			item = NULL;
+			to_json(pickle_list_at(v, i), &item);
+			fprintf(f, "%s%s", i > 0 ? ", " : "", item);
+			free(item);
+		}
+		fputc(']', f);
+		break;
+	case PICKLE_DICT:
+		fputc('{', f);
+		for (i = 0; i < pickle_dict_len(v); i++) {
+			item = NULL;
+			to_json(pickle_dict_key_at(v, i), &item);
+			fprintf(f, "%s%s: ", i > 0 ? ", " : "", item);
+			free(item);
+			item = NULL;
+			to_json(pickle_dict_value_at(v, i), &item);
+			fputs(item, f);
+			free(item);
+		}
+		fputc('}', f);
+		break;
+	default:
+		fputs("null", f);
+		break;
+	}
+	fclose(f);
+	*out = next;
+}
+
+/* Write the allocator settings, values as text (nested ones as JSON). */
+int
+import_settings(struct import_state *st, const struct pickle_value *root,
+    char **cause)
+{
+	const struct pickle_value	*set, *v;
+	sqlite3_stmt			*ins;
+	const char			*key;
+	char				*text;
+	size_t				 i;
+	int				 rc = 0;
+
+	if ((set = pickle_dict_get(root, "allocator_settings")) == NULL ||
+	    pickle_type(set) != PICKLE_DICT)
+		return (0);
+	if (sqlite3_prepare_v2(store_db(st->store), "INSERT OR REPLACE INTO"
+	    " allocator_settings(snapshot_id, key, value) VALUES (?, ?, ?)",
+	    -1, &ins, NULL) != SQLITE_OK)
+		goto fail;
+	for (i = 0; rc == 0 && i < pickle_dict_len(set); i++) {
+		if ((key = pickle_str(pickle_dict_key_at(set, i), NULL)) ==
+		    NULL)
+			continue;
+		v = pickle_dict_value_at(set, i);
+		if (pickle_type(v) == PICKLE_STR)
+			text = xstrdup(pickle_str(v, NULL));
+		else
+			to_json(v, &text);
+		sqlite3_bind_int64(ins, 1, st->snapshot_id);
+		sqlite3_bind_text(ins, 2, key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 3, text, -1, SQLITE_TRANSIENT);
+		free(text);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			rc = -1;
+		sqlite3_reset(ins);
+	}
+	sqlite3_finalize(ins);
+	if (rc == 0)
+		return (0);
+fail:
+	xasprintf(cause, "%s: cannot write the allocator settings: %s",
+	    st->file, sqlite3_errmsg(store_db(st->store)));
+	return (-1);
+}

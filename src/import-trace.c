@@ -1,0 +1,417 @@
+/*
+ * import-trace.c: a snapshot's segments, blocks and trace entries into
+ * rows.
+ *
+ * Trace entries become allocation rows through the store's live table:
+ * alloc starts a block-layer allocation, free_requested notes when the
+ * program freed it, free_completed ends it; segment_alloc and segment_map
+ * start a segment-layer allocation, segment_free and segment_unmap end
+ * one.  A free whose allocation happened before the trace began (the trace
+ * is a ring buffer) becomes a row with no alloc time.  The snapshot's own
+ * segments and blocks are its state at the end: after the trace, whatever
+ * they hold that the trace did not leave live was allocated before the
+ * trace began, and becomes a row with no alloc time (import_reconcile).
+ */
+#include "config.h"
+
+#include "import.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int
+field_error(struct import_state *st, char **cause, const char *what,
+    size_t index, const char *key, const char *problem)
+{
+	xasprintf(cause, "%s: %s %zu: \"%s\" %s (not a PyTorch memory "
+	    "snapshot)", st->file, what, index, key, problem);
+	return (-1);
+}
+
+/*
+ * Read integer key of dict v (element `index` of a `what` list) into *out.
+ * A missing key or another type is an error naming both.  0, or -1.
+ */
+int
+import_field_int(struct import_state *st, const struct pickle_value *v,
+    const char *what, const char *key, size_t index, int64_t *out,
+    char **cause)
+{
+	const struct pickle_value	*f;
+
+	if ((f = pickle_dict_get(v, key)) == NULL)
+		return (field_error(st, cause, what, index, key, "is missing"));
+	if (pickle_int(f, out) != 0)
+		return (field_error(st, cause, what, index, key,
+		    "is not an int"));
+	return (0);
+}
+
+static const char *
+field_str(const struct pickle_value *v, const char *key)
+{
+	const struct pickle_value	*f;
+
+	if ((f = pickle_dict_get(v, key)) == NULL)
+		return (NULL);
+	return (pickle_str(f, NULL));
+}
+
+/*
+ * The site of a frames list (innermost first), adding it to the store the
+ * first time.  0 for no frames or a list that is not frames; -1 on a
+ * database error.
+ */
+int64_t
+import_site(struct import_state *st, const struct pickle_value *frames)
+{
+	const struct pickle_value	*f;
+	size_t				 n, i, k = 0;
+	int64_t				 line;
+
+	if (frames == NULL || (n = pickle_list_len(frames)) == 0)
+		return (0);
+	if (n > st->frames_alloc) {
+		st->frames = xreallocarray(st->frames, n, sizeof *st->frames);
+		st->frames_alloc = n;
+	}
+	for (i = 0; i < n; i++) {
+		f = pickle_list_at(frames, i);
+		st->frames[k].name = field_str(f, "name");
+		st->frames[k].filename = field_str(f, "filename");
+		if (st->frames[k].name == NULL ||
+		    st->frames[k].filename == NULL)
+			continue;
+		if (pickle_int(pickle_dict_get(f, "line"), &line) != 0)
+			line = 0;
+		st->frames[k++].line = line;
+	}
+	return (store_add_site(st->store, st->frames, k));
+}
+
+static void
+count_action(struct import_state *st, int32_t device, const char *action)
+{
+	struct import_action_count	*c;
+	size_t				 i;
+
+	for (i = 0; i < st->nactions; i++) {
+		c = &st->actions[i];
+		if (c->device == device && strcmp(c->action, action) == 0) {
+			c->count++;
+			return;
+		}
+	}
+	st->actions = xreallocarray(st->actions, st->nactions + 1,
+	    sizeof *st->actions);
+	c = &st->actions[st->nactions++];
+	c->device = device;
+	snprintf(c->action, sizeof c->action, "%s", action);
+	c->count = 1;
+}
+
+static void
+note_stream(struct import_state *st, int32_t device, uint64_t stream)
+{
+	size_t	i;
+
+	for (i = 0; i < st->nstreams; i++) {
+		if (st->streams[i].device == device &&
+		    st->streams[i].stream == stream)
+			return;
+	}
+	st->streams = xreallocarray(st->streams, st->nstreams + 1,
+	    sizeof *st->streams);
+	st->streams[st->nstreams].device = device;
+	st->streams[st->nstreams++].stream = stream;
+}
+
+static void
+hold(struct import_state *st, const struct import_held *h)
+{
+	if (st->nheld == st->held_alloc) {
+		st->held_alloc = st->held_alloc == 0 ? 256 :
+		    2 * st->held_alloc;
+		st->held = xreallocarray(st->held, st->held_alloc,
+		    sizeof *st->held);
+	}
+	st->held[st->nheld++] = *h;
+}
+
+/* End the allocation at address, or write one that began before the trace. */
+static int
+trace_end(struct import_state *st, struct store_allocation *a,
+    uint64_t free_requested, uint64_t t)
+{
+	int	rc;
+
+	rc = store_alloc_end(st->store, a->device, a->layer, a->address,
+	    free_requested, t);
+	if (rc <= 0)
+		return (rc);
+	a->alloc_ns = EVENT_NONE;
+	a->free_requested_ns = free_requested != EVENT_NONE ?
+	    free_requested : t;
+	a->free_ns = t;
+	return (store_add_allocation(st->store, a));
+}
+
+/*
+ * Write one trace entry of device `device` (element `index` of its list).
+ * Unknown actions are counted and otherwise skipped.  0, or -1 with
+ * *cause.
+ */
+int
+import_trace_entry(struct import_state *st, int32_t device,
+    const struct pickle_value *e, size_t index, char **cause)
+{
+	struct store_allocation	 a;
+	const char		*action;
+	int64_t			 addr = 0, size = 0, stream = 0, time_us;
+	uint64_t		 t;
+	int			 rc = 0;
+
+	if (pickle_type(e) != PICKLE_DICT)
+		return (field_error(st, cause, "trace entry", index, "entry",
+		    "is not a dict"));
+	if ((action = field_str(e, "action")) == NULL)
+		return (field_error(st, cause, "trace entry", index, "action",
+		    "is missing or not a str"));
+	if (import_field_int(st, e, "trace entry", "time_us", index, &time_us,
+	    cause) != 0)
+		return (-1);
+	count_action(st, device, action);
+	st->summary->trace_entries++;
+	t = (uint64_t)time_us * 1000;
+	if (st->first_ns == EVENT_NONE || t < st->first_ns)
+		st->first_ns = t;
+	if (t > st->last_ns)
+		st->last_ns = t;
+	if (strcmp(action, "oom") == 0)
+		return (store_add_mark(st->store, 0, device, t, NULL, "oom"));
+	if (strcmp(action, "snapshot") == 0 || strcmp(action, "annotate") == 0)
+		return (0);
+	if (pickle_dict_get(e, "addr") == NULL)
+		return (0);	/* an action we do not know, without an address */
+	if (import_field_int(st, e, "trace entry", "addr", index, &addr,
+	    cause) != 0 ||
+	    import_field_int(st, e, "trace entry", "size", index, &size,
+	    cause) != 0 ||
+	    import_field_int(st, e, "trace entry", "stream", index, &stream,
+	    cause) != 0)
+		return (-1);
+	memset(&a, 0, sizeof a);
+	a.device = device;
+	a.stream = (uint64_t)stream;
+	a.address = (uint64_t)addr;
+	a.bytes = (uint64_t)size;
+	a.requested = EVENT_NONE;
+	a.correlation = EVENT_NONE;
+	a.alloc_ns = t;
+	a.free_requested_ns = a.free_ns = EVENT_NONE;
+	note_stream(st, device, a.stream);
+	if (strcmp(action, "alloc") == 0 || strcmp(action, "segment_alloc") ==
+	    0 || strcmp(action, "segment_map") == 0) {
+		a.layer = action[0] == 'a' ? EVENT_LAYER_BLOCK :
+		    EVENT_LAYER_SEGMENT;
+		if ((a.site_id = import_site(st, pickle_dict_get(e,
+		    "frames"))) < 0)
+			rc = -1;
+		else
+			rc = store_alloc_begin(st->store, &a);
+	} else if (strcmp(action, "free_requested") == 0) {
+		a.layer = EVENT_LAYER_BLOCK;
+		if (store_alloc_free_requested(st->store, device, a.layer,
+		    a.address, t) == 1) {
+			/* Allocated before the trace: keep the time. */
+			a.alloc_ns = EVENT_NONE;
+			a.free_requested_ns = t;
+			rc = store_alloc_begin(st->store, &a);
+		}
+	} else if (strcmp(action, "free_completed") == 0) {
+		a.layer = EVENT_LAYER_BLOCK;
+		rc = trace_end(st, &a, EVENT_NONE, t);
+	} else if (strcmp(action, "segment_free") == 0 ||
+	    strcmp(action, "segment_unmap") == 0) {
+		a.layer = EVENT_LAYER_SEGMENT;
+		rc = trace_end(st, &a, t, t);
+	}
+	if (rc != 0)
+		xasprintf(cause, "%s: cannot write trace entry %zu: %s",
+		    st->file, index, sqlite3_errmsg(store_db(st->store)));
+	return (rc != 0 ? -1 : 0);
+}
+
+static int
+insert_block(struct import_state *st, int64_t segment_id,
+    const struct pickle_value *b, int32_t device, uint64_t stream,
+    size_t index, char **cause)
+{
+	sqlite3_stmt		*ins = st->block_stmt;
+	struct import_held	 h;
+	const char		*state;
+	int64_t			 addr, size, requested = -1, site;
+
+	if (import_field_int(st, b, "block", "address", index, &addr,
+	    cause) != 0 ||
+	    import_field_int(st, b, "block", "size", index, &size, cause) != 0)
+		return (-1);
+	if (pickle_int(pickle_dict_get(b, "requested_size"), &requested) != 0)
+		requested = -1;
+	if ((state = field_str(b, "state")) == NULL)
+		return (field_error(st, cause, "block", index, "state",
+		    "is missing or not a str"));
+	if ((site = import_site(st, pickle_dict_get(b, "frames"))) < 0)
+		return (-1);
+	sqlite3_bind_int64(ins, 1, st->snapshot_id);
+	sqlite3_bind_int64(ins, 2, segment_id);
+	sqlite3_bind_int64(ins, 3, addr);
+	sqlite3_bind_int64(ins, 4, size);
+	if (requested >= 0)
+		sqlite3_bind_int64(ins, 5, requested);
+	else
+		sqlite3_bind_null(ins, 5);
+	sqlite3_bind_text(ins, 6, state, -1, SQLITE_STATIC);
+	if (site > 0)
+		sqlite3_bind_int64(ins, 7, site);
+	else
+		sqlite3_bind_null(ins, 7);
+	if (sqlite3_step(ins) != SQLITE_DONE) {
+		sqlite3_reset(ins);
+		xasprintf(cause, "%s: cannot write block %zu: %s", st->file,
+		    index, sqlite3_errmsg(store_db(st->store)));
+		return (-1);
+	}
+	sqlite3_reset(ins);
+	st->summary->blocks++;
+	if (strncmp(state, "active_", 7) != 0)
+		return (0);
+	memset(&h, 0, sizeof h);
+	h.device = device;
+	h.layer = EVENT_LAYER_BLOCK;
+	h.address = (uint64_t)addr;
+	h.bytes = (uint64_t)size;
+	h.requested = requested >= 0 ? (uint64_t)requested : EVENT_NONE;
+	h.stream = stream;
+	h.site_id = site;
+	hold(st, &h);
+	return (0);
+}
+
+/*
+ * Write one segment of the snapshot (element `index` of "segments") with
+ * its blocks, and remember what it holds for import_reconcile().  0, or -1
+ * with *cause.
+ */
+int
+import_segment(struct import_state *st, const struct pickle_value *seg,
+    size_t index, char **cause)
+{
+	static const char		*ints[] = { "device", "address",
+		"total_size", "allocated_size", "active_size",
+		"requested_size", "stream" };
+	int64_t				 v[7], pool0 = 0, pool1 = 0, site;
+	int64_t				 segment_id;
+	const struct pickle_value	*blocks, *pool;
+	struct import_held		 h;
+	sqlite3_stmt			*ins = st->segment_stmt;
+	size_t				 i;
+	int				 exp = 0;
+	char				 pool_id[64];
+
+	if (pickle_type(seg) != PICKLE_DICT)
+		return (field_error(st, cause, "segment", index, "segment",
+		    "is not a dict"));
+	for (i = 0; i < 7; i++) {
+		if (import_field_int(st, seg, "segment", ints[i], index, &v[i],
+		    cause) != 0)
+			return (-1);
+	}
+	pool = pickle_dict_get(seg, "segment_pool_id");
+	if (pool != NULL && pickle_list_len(pool) == 2) {
+		pickle_int(pickle_list_at(pool, 0), &pool0);
+		pickle_int(pickle_list_at(pool, 1), &pool1);
+	}
+	snprintf(pool_id, sizeof pool_id, "%" PRId64 ",%" PRId64, pool0,
+	    pool1);
+	pickle_bool(pickle_dict_get(seg, "is_expandable"), &exp);
+	if ((site = import_site(st, pickle_dict_get(seg, "frames"))) < 0)
+		goto db_error;
+	sqlite3_bind_int64(ins, 1, st->snapshot_id);
+	for (i = 0; i < 7; i++)
+		sqlite3_bind_int64(ins, (int)i + 2, v[i]);
+	sqlite3_bind_text(ins, 9, field_str(seg, "segment_type"), -1,
+	    SQLITE_STATIC);
+	sqlite3_bind_text(ins, 10, pool_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int(ins, 11, exp);
+	if (site > 0)
+		sqlite3_bind_int64(ins, 12, site);
+	else
+		sqlite3_bind_null(ins, 12);
+	if (sqlite3_step(ins) != SQLITE_DONE) {
+		sqlite3_reset(ins);
+		goto db_error;
+	}
+	sqlite3_reset(ins);
+	segment_id = sqlite3_last_insert_rowid(store_db(st->store));
+	st->summary->segments++;
+	note_stream(st, (int32_t)v[0], (uint64_t)v[6]);
+	memset(&h, 0, sizeof h);
+	h.device = (int32_t)v[0];
+	h.layer = EVENT_LAYER_SEGMENT;
+	h.address = (uint64_t)v[1];
+	h.bytes = (uint64_t)v[2];
+	h.requested = EVENT_NONE;
+	h.stream = (uint64_t)v[6];
+	h.site_id = site;
+	hold(st, &h);
+	if ((blocks = pickle_dict_get(seg, "blocks")) == NULL)
+		return (0);
+	for (i = 0; i < pickle_list_len(blocks); i++) {
+		if (insert_block(st, segment_id, pickle_list_at(blocks, i),
+		    h.device, h.stream, i, cause) != 0)
+			return (-1);
+	}
+	return (0);
+
+db_error:
+	xasprintf(cause, "%s: cannot write segment %zu: %s", st->file, index,
+	    sqlite3_errmsg(store_db(st->store)));
+	return (-1);
+}
+
+/*
+ * After the trace: write what the snapshot holds that the trace did not
+ * leave live (allocated before the trace began, no alloc time).  0, or -1.
+ */
+int
+import_reconcile(struct import_state *st, char **cause)
+{
+	struct store_allocation	 a;
+	struct import_held	*h;
+	size_t			 i;
+
+	for (i = 0; i < st->nheld; i++) {
+		h = &st->held[i];
+		if (store_alloc_is_live(st->store, h->device, h->layer,
+		    h->address))
+			continue;
+		memset(&a, 0, sizeof a);
+		a.device = h->device;
+		a.layer = h->layer;
+		a.stream = h->stream;
+		a.address = h->address;
+		a.bytes = h->bytes;
+		a.requested = h->requested;
+		a.site_id = h->site_id;
+		a.correlation = EVENT_NONE;
+		a.alloc_ns = a.free_requested_ns = a.free_ns = EVENT_NONE;
+		if (store_add_allocation(st->store, &a) != 0) {
+			xasprintf(cause, "%s: cannot write allocations: %s",
+			    st->file, sqlite3_errmsg(store_db(st->store)));
+			return (-1);
+		}
+	}
+	return (0);
+}

@@ -1,0 +1,236 @@
+/*
+ * import.c: `vramtrace import`'s engine: a PyTorch memory snapshot pickle
+ * into a database, read by the data-only pickle reader in streaming mode.
+ *
+ * The reader hands over each segment and each trace entry as soon as it is
+ * complete; they are written and consumed at once, so memory stays near
+ * the size of the shared strings and stacks.  What remains of the tree at
+ * the end (annotations, settings) is small.  The database is written under
+ * a temporary name and renamed into place on success, so a bad file never
+ * leaves a database that looks complete.
+ */
+#include "config.h"
+
+#include "import.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int
+on_element(void *arg, enum pickle_list_kind kind, size_t device,
+    size_t index, const struct pickle_value *value, char **cause)
+{
+	struct import_state	*st = arg;
+	int			 rc;
+
+	if (kind == PICKLE_SEGMENTS)
+		rc = import_segment(st, value, index, cause);
+	else
+		rc = import_trace_entry(st, (int32_t)device, value, index,
+		    cause);
+	if (rc != 0)
+		return (-1);
+	if (store_maybe_commit(st->store, cause) != 0)
+		return (-1);
+	return (1);
+}
+
+static void
+on_progress(void *arg, uint64_t done, uint64_t total)
+{
+	(void)arg;
+	if (total == 0)
+		return;
+	fprintf(stderr, "\rimporting: %" PRIu64 " of %" PRIu64 " MB (%d%%)%s",
+	    done >> 20, total >> 20, (int)(100.0 * (double)done /
+	    (double)total), done >= total ? "\n" : "");
+}
+
+static int
+write_snapshot_row(struct import_state *st, const char *path, char **cause)
+{
+	sqlite3_stmt	*ins;
+	struct stat	 sb;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(store_db(st->store), "INSERT INTO snapshots("
+	    "run_id, file, file_bytes, trace_entries, annotations) VALUES"
+	    " (?, ?, ?, 0, 0)", -1, &ins, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(ins, 1, st->run_id);
+	sqlite3_bind_text(ins, 2, path, -1, SQLITE_STATIC);
+	if (stat(path, &sb) == 0)
+		sqlite3_bind_int64(ins, 3, (int64_t)sb.st_size);
+	rc = sqlite3_step(ins);
+	sqlite3_finalize(ins);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	st->snapshot_id = sqlite3_last_insert_rowid(store_db(st->store));
+	if (sqlite3_prepare_v2(store_db(st->store), "INSERT INTO segments("
+	    "snapshot_id, device, address, total_size, allocated_size,"
+	    " active_size, requested_size, stream, segment_type, pool_id,"
+	    " is_expandable, site_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+	    " ?)", -1, &st->segment_stmt, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(store_db(st->store), "INSERT INTO blocks("
+	    "snapshot_id, segment_id, address, size, requested_size, state,"
+	    " site_id) VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &st->block_stmt,
+	    NULL) != SQLITE_OK)
+		goto fail;
+	return (0);
+fail:
+	xasprintf(cause, "%s: cannot write the snapshot: %s", st->file,
+	    sqlite3_errmsg(store_db(st->store)));
+	return (-1);
+}
+
+/* The totals of the snapshot row, trace actions, streams and the run. */
+static int
+finish_snapshot(struct import_state *st, char **cause)
+{
+	sqlite3		*db = store_db(st->store);
+	sqlite3_stmt	*ins;
+	size_t		 i;
+	int		 rc = SQLITE_DONE;
+
+	if (sqlite3_prepare_v2(db, "INSERT INTO trace_actions(snapshot_id,"
+	    " device, action, count) VALUES (?, ?, ?, ?)", -1, &ins, NULL) !=
+	    SQLITE_OK)
+		goto fail;
+	for (i = 0; rc == SQLITE_DONE && i < st->nactions; i++) {
+		sqlite3_bind_int64(ins, 1, st->snapshot_id);
+		sqlite3_bind_int(ins, 2, st->actions[i].device);
+		sqlite3_bind_text(ins, 3, st->actions[i].action, -1,
+		    SQLITE_STATIC);
+		sqlite3_bind_int64(ins, 4, st->actions[i].count);
+		rc = sqlite3_step(ins);
+		sqlite3_reset(ins);
+	}
+	sqlite3_finalize(ins);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	for (i = 0; i < st->nstreams; i++) {
+		if (store_add_stream(st->store, 0, st->streams[i].device,
+		    st->streams[i].stream, EVENT_NONE, EVENT_NONE) != 0)
+			goto fail;
+	}
+	if (sqlite3_prepare_v2(db, "UPDATE snapshots SET trace_entries = ?,"
+	    " annotations = ? WHERE id = ?", -1, &ins, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(ins, 1, st->summary->trace_entries);
+	sqlite3_bind_int64(ins, 2, st->summary->annotations);
+	sqlite3_bind_int64(ins, 3, st->snapshot_id);
+	rc = sqlite3_step(ins);
+	sqlite3_finalize(ins);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	if (sqlite3_prepare_v2(db, "UPDATE runs SET start_ns = ?,"
+	    " step_source = ?, allocator = (SELECT CASE WHEN value LIKE"
+	    " '%cudaMallocAsync%' THEN 'async' ELSE 'native' END FROM"
+	    " allocator_settings WHERE snapshot_id = ? AND key ="
+	    " 'PYTORCH_CUDA_ALLOC_CONF') WHERE id = ?", -1, &ins, NULL) !=
+	    SQLITE_OK)
+		goto fail;
+	if (st->first_ns != EVENT_NONE)
+		sqlite3_bind_int64(ins, 1, (int64_t)st->first_ns);
+	sqlite3_bind_text(ins, 2, st->summary->step_source, -1,
+	    SQLITE_STATIC);
+	sqlite3_bind_int64(ins, 3, st->snapshot_id);
+	sqlite3_bind_int64(ins, 4, st->run_id);
+	rc = sqlite3_step(ins);
+	sqlite3_finalize(ins);
+	if (rc != SQLITE_DONE)
+		goto fail;
+	return (0);
+fail:
+	xasprintf(cause, "%s: cannot finish the import: %s", st->file,
+	    sqlite3_errmsg(db));
+	return (-1);
+}
+
+static void
+state_free(struct import_state *st)
+{
+	sqlite3_finalize(st->segment_stmt);
+	sqlite3_finalize(st->block_stmt);
+	st->segment_stmt = st->block_stmt = NULL;
+	free(st->actions);
+	free(st->frames);
+	free(st->held);
+	free(st->streams);
+}
+
+/*
+ * Import the snapshot at path into the database out (a new file, or a new
+ * run of an existing one with opt->append).  Fills *sum.  Returns 0, or
+ * -1 with *cause (one line naming the file); on error no database is left
+ * (and an appended-to database keeps only what it had).
+ */
+int
+import_snapshot(const char *path, const char *out,
+    const struct import_options *opt, struct import_summary *sum,
+    char **cause)
+{
+	struct pickle_callbacks	 cb = { on_element, NULL, NULL };
+	struct store_run_info	 info;
+	struct import_state	 st;
+	struct pickle_value	*root = NULL;
+	char			*real = NULL;
+
+	memset(sum, 0, sizeof *sum);
+	memset(&st, 0, sizeof st);
+	sum->step_source = "none";
+	st.file = path;
+	st.summary = sum;
+	st.first_ns = EVENT_NONE;
+	cb.arg = &st;
+	if (opt->progress)
+		cb.progress = on_progress;
+	if (access(path, R_OK) != 0) {
+		*cause = xstrerror_cause("%s", path);
+		return (-1);
+	}
+	st.store = store_open(out, opt->append ? STORE_APPEND :
+	    STORE_CREATE | STORE_ATOMIC, cause);
+	if (st.store == NULL)
+		return (-1);
+	memset(&info, 0, sizeof info);
+	info.source = "import";
+	real = realpath(path, NULL);
+	info.input = real != NULL ? real : path;
+	if ((st.run_id = store_run_begin(st.store, &info)) < 0) {
+		xasprintf(cause, "%s: cannot start a run", out);
+		goto fail;
+	}
+	if (write_snapshot_row(&st, info.input, cause) != 0)
+		goto fail;
+	if ((root = pickle_parse_file(path, &cb, cause)) == NULL)
+		goto fail;
+	if (pickle_dict_get(root, "segments") == NULL &&
+	    pickle_dict_get(root, "device_traces") == NULL) {
+		xasprintf(cause, "%s: no \"segments\" or \"device_traces\" "
+		    "(not a PyTorch memory snapshot)", path);
+		goto fail;
+	}
+	if (import_reconcile(&st, cause) != 0 ||
+	    import_settings(&st, root, cause) != 0 ||
+	    import_annotations(&st, root, opt, cause) != 0 ||
+	    finish_snapshot(&st, cause) != 0)
+		goto fail;
+	if (store_assign_steps(st.store, cause) != 0 ||
+	    store_run_finish(st.store, -1, st.last_ns, cause) != 0)
+		goto fail;
+	pickle_free(root);
+	state_free(&st);
+	free(real);
+	return (store_close(st.store, cause));
+
+fail:
+	pickle_free(root);
+	state_free(&st);
+	store_abort(st.store);
+	free(real);
+	return (-1);
+}

@@ -1,0 +1,193 @@
+/*
+ * inject.c: the life cycle of libvramtrace-inject.so.
+ *
+ * The CUDA driver calls InitializeInjection() once during cuInit, before any
+ * context exists.  We read the configuration from the environment, start the
+ * client (which connects to the collector or opens the spool file), start
+ * CUPTI, and start one timer thread that asks CUPTI every flush period for
+ * the records it has completed.  At exit a forced flush hands over the
+ * buffers that hold incomplete records; the client's own exit handler, which
+ * runs after ours, ships them.
+ *
+ * The state is a handful of statics guarded by inject_lock: inject_done makes
+ * the entry point idempotent, inject_on says whether CUPTI records.  A fork
+ * child has no timer thread and its client is off (client.c), so nothing
+ * it does is recorded.  On any failure the library says so once and the
+ * program runs untraced; it never exits or aborts.
+ */
+
+#include "config.h"
+
+#include <pthread.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "client.h"
+#include "inject.h"
+
+#define INJECT_API	__attribute__((visibility("default")))
+
+static pthread_mutex_t	inject_lock = PTHREAD_MUTEX_INITIALIZER;
+static int		inject_done;
+static int		inject_on;
+static struct inject_config inject_config = { 200, 1 };
+static regex_t		inject_step_re;
+static int		inject_have_step_re;
+
+int	InitializeInjection(void) INJECT_API;
+void	 vramtrace_inject_step(void) INJECT_API;
+void	 vramtrace_inject_mark(const char *) INJECT_API;
+void	 vramtrace_inject_emit(const struct event *) INJECT_API;
+uint32_t vramtrace_inject_string(const char *) INJECT_API;
+void	 vramtrace_inject_flush(void) INJECT_API;
+
+/* Does an NVTX range or mark name mark a step?  Thread-safe. */
+int
+inject_step_match(const char *name)
+{
+	if (!inject_have_step_re || name == NULL)
+		return (0);
+	return (regexec(&inject_step_re, name, 0, NULL, 0) == 0);
+}
+
+static void
+inject_read_config(void)
+{
+	const char	*s;
+	int		 error;
+
+	if ((s = getenv("VRAMTRACE_FLUSH_MS")) != NULL && atoi(s) > 0)
+		inject_config.flush_ms = (unsigned)atoi(s);
+	if ((s = getenv("VRAMTRACE_NVTX")) != NULL)
+		inject_config.nvtx = strcmp(s, "0") != 0;
+	if ((s = getenv("VRAMTRACE_STEP_MARKER")) == NULL || *s == '\0')
+		s = "step";
+	error = regcomp(&inject_step_re, s, REG_EXTENDED | REG_NOSUB);
+	if (error != 0)
+		client_warn("bad VRAMTRACE_STEP_MARKER: %s", s);
+	inject_have_step_re = error == 0;
+}
+
+static void *
+inject_timer(void *arg)
+{
+	struct timespec	ts;
+
+	(void)arg;
+	ts.tv_sec = inject_config.flush_ms / 1000;
+	ts.tv_nsec = (long)(inject_config.flush_ms % 1000) * 1000000;
+	for (;;) {
+		nanosleep(&ts, NULL);
+		inject_cupti_flush(0);
+	}
+	return (NULL);
+}
+
+static void
+inject_atexit(void)
+{
+	pthread_mutex_lock(&inject_lock);
+	if (inject_on)
+		inject_cupti_flush(1);
+	inject_on = 0;
+	pthread_mutex_unlock(&inject_lock);
+}
+
+static void
+inject_fork_child(void)
+{
+	inject_on = 0;
+}
+
+/*
+ * The entry point the CUDA driver calls.  Idempotent and thread-safe;
+ * always returns 1 so that CUDA goes on, whatever happened here.
+ */
+int
+InitializeInjection(void)
+{
+	pthread_t	 timer;
+	char		*cause = NULL;
+
+	pthread_mutex_lock(&inject_lock);
+	if (inject_done)
+		goto out;
+	inject_done = 1;
+	inject_read_config();
+	if (!client_start("cupti"))
+		goto out;
+	if (inject_cupti_start(&inject_config, &cause) != 0) {
+		client_warn("%s", cause);
+		free(cause);
+		client_stop();
+		goto out;
+	}
+	inject_on = 1;
+	pthread_atfork(NULL, NULL, inject_fork_child);
+	atexit(inject_atexit);
+	if (pthread_create(&timer, NULL, inject_timer, NULL) == 0)
+		pthread_detach(timer);
+out:
+	pthread_mutex_unlock(&inject_lock);
+	return (1);
+}
+
+static void
+inject_emit_step(int type, const char *name)
+{
+	struct event	ev;
+
+	if (!client_start("cupti"))
+		return;
+	memset(&ev, 0, sizeof ev);
+	ev.type = (uint8_t)type;
+	ev.time_ns = inject_cupti_now();
+	ev.u.step.step = -1;
+	ev.u.step.name = name != NULL ? client_string(name) : 0;
+	client_emit(&ev);
+}
+
+/*
+ * Mark the end of a step (libvramtrace.so's vramtrace_step() lands here, so
+ * that a process has one connection).  A no-op when nothing records.
+ */
+void
+vramtrace_inject_step(void)
+{
+	inject_emit_step(EVENT_STEP_END, NULL);
+}
+
+/* Record a named instant; NULL is ignored.  A no-op when nothing records. */
+void
+vramtrace_inject_mark(const char *name)
+{
+	if (name != NULL)
+		inject_emit_step(EVENT_MARK, name);
+}
+
+/*
+ * Queue an event made elsewhere in the process (libvramtrace.so's offload
+ * engine), so that it travels on this library's one connection.
+ */
+void
+vramtrace_inject_emit(const struct event *ev)
+{
+	if (client_start("cupti"))
+		client_emit(ev);
+}
+
+/* The id of a string on this library's connection; 0 when nothing records. */
+uint32_t
+vramtrace_inject_string(const char *text)
+{
+	return (client_start("cupti") ? client_string(text) : 0);
+}
+
+/* Ship what is queued now and wait until it is written. */
+void
+vramtrace_inject_flush(void)
+{
+	client_flush();
+}

@@ -1,0 +1,211 @@
+/*
+ * offload-cuda.c: the offload engine's window on the CUDA runtime.
+ *
+ * The only offload file that includes a CUDA header.  It fills struct
+ * offload_ops with thin wrappers (handles travel as uint64_t) and creates
+ * engines with it.  Streams are created non-blocking, so that they never
+ * synchronize implicitly with the legacy default stream PyTorch computes
+ * on; events are created without timing, the cheap kind.  Objects are made
+ * on the engine's device and the caller's current device is put back, so a
+ * framework that tracks its own current device is not disturbed.  The
+ * runtime's last error message is kept per thread for the engine's
+ * messages.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <stdio.h>
+
+#include <cuda_runtime_api.h>
+
+#include "offload.h"
+
+static _Thread_local const char	*offload_cuda_last;
+
+/* The ops' argument is the device ordinal. */
+#define OFFLOAD_CUDA_DEVICE(arg) ((int)(intptr_t)(arg))
+
+static int
+offload_cuda_check(cudaError_t rc)
+{
+	if (rc == cudaSuccess)
+		return (0);
+	offload_cuda_last = cudaGetErrorString(rc);
+	return (-1);
+}
+
+/* Run on the engine's device, then switch back; returns the old one. */
+static int
+offload_cuda_enter(void *arg)
+{
+	int	old = -1;
+
+	if (cudaGetDevice(&old) == cudaSuccess &&
+	    old != OFFLOAD_CUDA_DEVICE(arg))
+		cudaSetDevice(OFFLOAD_CUDA_DEVICE(arg));
+	return (old);
+}
+
+static void
+offload_cuda_leave(void *arg, int old)
+{
+	if (old >= 0 && old != OFFLOAD_CUDA_DEVICE(arg))
+		cudaSetDevice(old);
+}
+
+static int
+offload_cuda_stream_create(void *arg, uint64_t *out)
+{
+	cudaStream_t	s;
+	int		old = offload_cuda_enter(arg), rc;
+
+	rc = offload_cuda_check(cudaStreamCreateWithFlags(&s,
+	    cudaStreamNonBlocking));
+	offload_cuda_leave(arg, old);
+	*out = (uint64_t)(uintptr_t)s;
+	return (rc);
+}
+
+static void
+offload_cuda_stream_destroy(void *arg, uint64_t s)
+{
+	(void)arg;
+	cudaStreamDestroy((cudaStream_t)(uintptr_t)s);
+}
+
+static int
+offload_cuda_stream_sync(void *arg, uint64_t s)
+{
+	(void)arg;
+	return (offload_cuda_check(cudaStreamSynchronize(
+	    (cudaStream_t)(uintptr_t)s)));
+}
+
+static int
+offload_cuda_event_create(void *arg, uint64_t *out)
+{
+	cudaEvent_t	ev;
+	int		old = offload_cuda_enter(arg), rc;
+
+	rc = offload_cuda_check(cudaEventCreateWithFlags(&ev,
+	    cudaEventDisableTiming));
+	offload_cuda_leave(arg, old);
+	*out = (uint64_t)(uintptr_t)ev;
+	return (rc);
+}
+
+static void
+offload_cuda_event_destroy(void *arg, uint64_t ev)
+{
+	(void)arg;
+	cudaEventDestroy((cudaEvent_t)(uintptr_t)ev);
+}
+
+static int
+offload_cuda_event_record(void *arg, uint64_t ev, uint64_t s)
+{
+	(void)arg;
+	return (offload_cuda_check(cudaEventRecord((cudaEvent_t)(uintptr_t)ev,
+	    (cudaStream_t)(uintptr_t)s)));
+}
+
+static int
+offload_cuda_event_done(void *arg, uint64_t ev)
+{
+	cudaError_t	rc;
+
+	(void)arg;
+	rc = cudaEventQuery((cudaEvent_t)(uintptr_t)ev);
+	if (rc == cudaErrorNotReady)
+		return (0);
+	return (offload_cuda_check(rc) == 0 ? 1 : -1);
+}
+
+static int
+offload_cuda_stream_wait(void *arg, uint64_t s, uint64_t ev)
+{
+	(void)arg;
+	return (offload_cuda_check(cudaStreamWaitEvent(
+	    (cudaStream_t)(uintptr_t)s, (cudaEvent_t)(uintptr_t)ev, 0)));
+}
+
+static int
+offload_cuda_copy(void *arg, uint64_t dst, uint64_t src, uint64_t bytes,
+    uint64_t s)
+{
+	(void)arg;
+	return (offload_cuda_check(cudaMemcpyAsync((void *)(uintptr_t)dst,
+	    (const void *)(uintptr_t)src, bytes, cudaMemcpyDefault,
+	    (cudaStream_t)(uintptr_t)s)));
+}
+
+static int
+offload_cuda_host_alloc(void *arg, uint64_t bytes, int pinned, uint64_t *out)
+{
+	void	*p = NULL;
+	int	 old, rc;
+
+	if (!pinned) {
+		if ((p = malloc(bytes)) == NULL) {
+			offload_cuda_last = "out of memory";
+			return (-1);
+		}
+		*out = (uint64_t)(uintptr_t)p;
+		return (0);
+	}
+	old = offload_cuda_enter(arg);
+	rc = offload_cuda_check(cudaHostAlloc(&p, bytes, cudaHostAllocPortable));
+	offload_cuda_leave(arg, old);
+	*out = (uint64_t)(uintptr_t)p;
+	return (rc);
+}
+
+static void
+offload_cuda_host_free(void *arg, uint64_t p, int pinned)
+{
+	(void)arg;
+	if (pinned)
+		cudaFreeHost((void *)(uintptr_t)p);
+	else
+		free((void *)(uintptr_t)p);
+}
+
+static const char *
+offload_cuda_error(void *arg)
+{
+	(void)arg;
+	return (offload_cuda_last);
+}
+
+static const struct offload_ops offload_cuda_template = {
+	offload_cuda_stream_create,
+	offload_cuda_stream_destroy,
+	offload_cuda_stream_sync,
+	offload_cuda_event_create,
+	offload_cuda_event_destroy,
+	offload_cuda_event_record,
+	offload_cuda_event_done,
+	offload_cuda_stream_wait,
+	offload_cuda_copy,
+	offload_cuda_host_alloc,
+	offload_cuda_host_free,
+	offload_cuda_error,
+	NULL
+};
+
+struct vramtrace_offload *
+vramtrace_offload_create(const struct vramtrace_offload_config *cfg,
+    char *err, size_t errlen)
+{
+	struct offload_ops	ops = offload_cuda_template;
+	int			count = 0;
+
+	if (cudaGetDeviceCount(&count) != cudaSuccess || cfg->device < 0 ||
+	    cfg->device >= count) {
+		if (err != NULL)
+			snprintf(err, errlen, "no CUDA device %d", cfg->device);
+		return (NULL);
+	}
+	ops.arg = (void *)(intptr_t)cfg->device;
+	return (offload_engine_create(&ops, cfg, err, errlen));
+}

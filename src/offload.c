@@ -1,0 +1,718 @@
+/*
+ * offload.c: the activation offload engine.
+ *
+ * One engine per device.  It owns two side streams (device-to-host d2h and
+ * host-to-device h2d), a pool of events, the pinned slab, the entries of
+ * the current step with their forward and backward stashes, the dedupe
+ * table and the budget selection.  It owns no GPU tensor: the caller (the
+ * Python binding) holds sources and restored buffers under entry ids and
+ * lets them go when a DROP request says so; it allocates GPU buffers when
+ * an ALLOC request (a prefetch) or NEED_BUFFER (an unpack) asks.
+ *
+ * The invariants of design.md, and where each is kept:
+ *
+ * 1. A dedupe key names a tensor the engine still holds: it is inserted
+ *    when the source enters the forward stash and released when the entry
+ *    is reaped, unpacked for the last time or dropped (offload_release_key);
+ *    a hit must match the generation of the address (offload-dedupe.c).
+ * 2. vramtrace_offload_exit() syncs the copy streams and empties both
+ *    stashes; the binding calls it from a finally block.  _enter() drops
+ *    every entry left by a step whose backward never ran (offload_drop_all).
+ * 3. Every wait names the stream the caller computes on, passed in with
+ *    each call (captured before any side stream is current): d2h waits on
+ *    compute before a device-to-host copy; h2d waits on compute (the buffer
+ *    was just allocated there) and on the device-to-host copy before a
+ *    host-to-device copy; compute waits on that copy before unpack returns,
+ *    and on the device-to-host copy before a reaped source is let go.  A
+ *    wait of a stream on itself is counted (offload_wait), never issued by
+ *    a correct engine.  Slab blocks are reused only after their last copy's
+ *    event (offload-slab.c).
+ * 4. The slab is allocated once, on the first enter (a set size) or on the
+ *    second (sized from the first step's peak).  Packing takes blocks from
+ *    it; only a full slab makes it allocate, recorded as POOL_FALLBACK.
+ *
+ * Every decision is sent as an EVENT_OFFLOAD record through client.h.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "offload.h"
+
+#include "client.h"
+#include "vramtrace.h"
+
+struct vramtrace_offload {
+	struct offload_ops		 ops;	/* a copy: arg is per engine */
+	struct vramtrace_offload_config	 cfg;
+	uint64_t			 d2h;
+	uint64_t			 h2d;
+	struct offload_event_pool	 events;
+	struct offload_slab		 slab;
+	struct offload_dedupe		 dedupe;
+	struct offload_stash		 stash;
+	struct offload_budget		 budget;
+
+	uint64_t			*own;	/* host buffers not in the slab */
+	size_t				 nown;
+	size_t				 aown;
+
+	struct vramtrace_offload_request *req;
+	size_t				 nreq;
+	size_t				 areq;
+	size_t				 hreq;	/* next request to hand out */
+
+	struct vramtrace_offload_stats	 st;
+	uint64_t			 host_live;	/* this step */
+	uint64_t			 host_peak;	/* any step */
+	int				 inside;
+	char				 error[256];
+};
+
+#define BROKEN(e, what) (((e)->cfg.breaks & VRAMTRACE_OFFLOAD_BREAK_##what) != 0)
+
+static int
+offload_fail(struct vramtrace_offload *e, const char *what)
+{
+	const char	*why = e->ops.error(e->ops.arg);
+
+	snprintf(e->error, sizeof e->error, "%s%s%s", what,
+	    why != NULL ? ": " : "", why != NULL ? why : "");
+	return (-1);
+}
+
+static void
+offload_emit(struct vramtrace_offload *e, enum event_offload_kind kind,
+    uint64_t id, const struct offload_key *k, uint64_t bytes, uint64_t stream)
+{
+	struct event	ev;
+
+	memset(&ev, 0, sizeof ev);
+	ev.type = EVENT_OFFLOAD;
+	ev.time_ns = util_now_ns();
+	ev.u.offload.tensor = id;
+	ev.u.offload.storage = k != NULL ? k->storage : EVENT_NONE;
+	ev.u.offload.generation = k != NULL ? k->generation : EVENT_NONE;
+	ev.u.offload.bytes = bytes;
+	ev.u.offload.stream = stream;
+	ev.u.offload.device = e->cfg.device;
+	ev.u.offload.kind = (uint8_t)kind;
+	client_emit(&ev);
+}
+
+static int
+offload_request(struct vramtrace_offload *e, uint32_t kind, uint64_t id,
+    uint64_t bytes)
+{
+	struct vramtrace_offload_request	*r;
+	size_t					 alloc;
+
+	if (e->nreq == e->areq) {
+		alloc = e->areq == 0 ? 64 : e->areq * 2;
+		if ((r = realloc(e->req, alloc * sizeof *r)) == NULL) {
+			snprintf(e->error, sizeof e->error, "out of memory");
+			return (-1);
+		}
+		e->req = r;
+		e->areq = alloc;
+	}
+	r = &e->req[e->nreq++];
+	memset(r, 0, sizeof *r);
+	r->kind = kind;
+	r->id = id;
+	r->bytes = bytes;
+	return (0);
+}
+
+/* Forget queued prefetches: nothing is brought back outside a context. */
+static void
+offload_forget_allocs(struct vramtrace_offload *e)
+{
+	size_t	i, n = e->hreq;
+
+	for (i = e->hreq; i < e->nreq; i++) {
+		if (e->req[i].kind != VRAMTRACE_OFFLOAD_REQ_ALLOC)
+			e->req[n++] = e->req[i];
+	}
+	e->nreq = n;
+}
+
+/* Make stream wait for event slot ev; a wait on itself is counted. */
+static int
+offload_wait(struct vramtrace_offload *e, uint64_t stream, uint32_t ev)
+{
+	if (ev == OFFLOAD_NO_EVENT)
+		return (0);
+	if (e->events.slots[ev].stream == stream)
+		e->st.self_waits++;
+	if (e->ops.stream_wait(e->ops.arg, stream,
+	    e->events.slots[ev].handle) != 0)
+		return (offload_fail(e, "cudaStreamWaitEvent"));
+	return (0);
+}
+
+/*
+ * Make side wait for the work queued so far on compute.  Broken on
+ * purpose with BREAK_STREAM_WAIT: the event is recorded on the side stream
+ * itself, which is what reading the "current" stream inside the side
+ * stream's context does (torchtitan PR 2581).
+ */
+static int
+offload_follow(struct vramtrace_offload *e, uint64_t side, uint64_t compute)
+{
+	uint32_t	ev;
+	int		rc;
+
+	if (offload_event_take(&e->events, &ev) != 0)
+		return (offload_fail(e, "cudaEventCreate"));
+	if (offload_event_record(&e->events, ev,
+	    BROKEN(e, STREAM_WAIT) ? side : compute) != 0)
+		rc = offload_fail(e, "cudaEventRecord");
+	else
+		rc = offload_wait(e, side, ev);
+	offload_event_unref(&e->events, ev);
+	return (rc);
+}
+
+/* Record a new event for a copy just issued on stream into *ev. */
+static int
+offload_mark(struct vramtrace_offload *e, uint64_t stream, uint32_t *ev)
+{
+	if (offload_event_take(&e->events, ev) != 0)
+		return (offload_fail(e, "cudaEventCreate"));
+	if (offload_event_record(&e->events, *ev, stream) != 0) {
+		offload_event_unref(&e->events, *ev);
+		*ev = OFFLOAD_NO_EVENT;
+		return (offload_fail(e, "cudaEventRecord"));
+	}
+	return (0);
+}
+
+static void
+offload_release_key(struct vramtrace_offload *e, struct offload_entry *en)
+{
+	if (!en->has_key)
+		return;
+	en->has_key = 0;
+	if (offload_dedupe_release(&e->dedupe, &en->key, en->id)) {
+		e->st.dedupe_releases++;
+		offload_emit(e, EVENT_OFFLOAD_DEDUPE_RELEASE, en->id, &en->key,
+		    en->bytes, EVENT_NONE);
+	}
+}
+
+/* Find host memory for en: a slab block, or else an allocation. */
+static int
+offload_host_get(struct vramtrace_offload *e, struct offload_entry *en)
+{
+	uint64_t	*own, off;
+	size_t		 alloc;
+
+	if (!BROKEN(e, SLAB)) {
+		if (offload_slab_alloc(&e->slab, &e->events, en->bytes, &off)
+		    == 0) {
+			en->slab_off = off;
+			en->host = e->slab.base + off;
+			return (0);
+		}
+		e->st.pool_fallbacks++;
+		offload_emit(e, EVENT_OFFLOAD_POOL_FALLBACK, en->id, &en->key,
+		    en->bytes, EVENT_NONE);
+	}
+	if (e->nown == e->aown) {
+		alloc = e->aown == 0 ? 64 : e->aown * 2;
+		if ((own = realloc(e->own, alloc * sizeof *own)) == NULL) {
+			snprintf(e->error, sizeof e->error, "out of memory");
+			return (-1);
+		}
+		e->own = own;
+		e->aown = alloc;
+	}
+	if (e->ops.host_alloc(e->ops.arg, en->bytes, e->cfg.use_pin_memory,
+	    &en->host) != 0)
+		return (offload_fail(e, "cudaHostAlloc"));
+	e->st.host_allocs++;
+	e->own[e->nown++] = en->host;
+	return (0);
+}
+
+/*
+ * en has been unpacked by every handle: forget its key, give its slab
+ * block back after its last copy, and let the caller drop what it holds.
+ */
+static int
+offload_release(struct vramtrace_offload *e, struct offload_entry *en)
+{
+	uint32_t	last;
+	int		held = en->where == OFFLOAD_FWD || en->where == OFFLOAD_BWD;
+
+	offload_release_key(e, en);
+	last = en->ev_h2d != OFFLOAD_NO_EVENT ? en->ev_h2d : en->ev_d2h;
+	if (en->slab_off != UINT64_MAX &&
+	    offload_slab_free(&e->slab, &e->events, en->slab_off, en->bytes,
+	    last) != 0) {
+		snprintf(e->error, sizeof e->error, "out of memory");
+		return (-1);
+	}
+	offload_event_unref(&e->events, en->ev_d2h);
+	offload_event_unref(&e->events, en->ev_h2d);
+	en->ev_d2h = en->ev_h2d = OFFLOAD_NO_EVENT;
+	e->host_live -= en->bytes;
+	offload_stash_move(&e->stash, en, OFFLOAD_GONE);
+	if (held)
+		return (offload_request(e, VRAMTRACE_OFFLOAD_REQ_DROP, en->id, 0));
+	return (0);
+}
+
+/* Let go of en's GPU source once compute has waited for its copy. */
+static int
+offload_reap(struct vramtrace_offload *e, struct offload_entry *en,
+    uint64_t compute)
+{
+	if (offload_wait(e, compute, en->ev_d2h) != 0)
+		return (-1);
+	if (!BROKEN(e, DEDUPE_GENERATION))
+		offload_release_key(e, en);
+	offload_stash_move(&e->stash, en, OFFLOAD_HOST);
+	e->st.reaps++;
+	offload_emit(e, EVENT_OFFLOAD_REAP, en->id, &en->key, en->bytes,
+	    compute);
+	return (offload_request(e, VRAMTRACE_OFFLOAD_REQ_DROP, en->id, 0));
+}
+
+/*
+ * Let go of the sources whose copies are done (oldest first, never the one
+ * just stashed), then of the oldest ones while the forward stash is over
+ * its depth (compute then waits for their copies: that bound is what makes
+ * offload lower the peak).
+ */
+static int
+offload_reap_some(struct vramtrace_offload *e, struct offload_entry *newest,
+    uint64_t compute)
+{
+	struct offload_entry	*old;
+
+	while ((old = offload_stash_oldest_fwd(&e->stash)) != newest &&
+	    (offload_event_done(&e->events, old->ev_d2h) ||
+	    e->stash.nfwd > e->cfg.max_fwd_stash)) {
+		if (offload_reap(e, old, compute) != 0)
+			return (-1);
+	}
+	return (VRAMTRACE_OFFLOAD_STASHED);
+}
+
+static int
+offload_sync(struct vramtrace_offload *e)
+{
+	if (!e->cfg.use_streams || e->d2h == 0 || e->h2d == 0)
+		return (0);
+	if (e->ops.stream_sync(e->ops.arg, e->d2h) != 0 ||
+	    e->ops.stream_sync(e->ops.arg, e->h2d) != 0)
+		return (offload_fail(e, "cudaStreamSynchronize"));
+	return (0);
+}
+
+/*
+ * Drop everything the last step left: after the copy streams are idle,
+ * every held tensor is let go and every entry, key, event reference, slab
+ * block and own host buffer is released.
+ */
+static int
+offload_drop_all(struct vramtrace_offload *e)
+{
+	struct offload_entry	*en;
+	size_t			 i;
+	int			 rc = 0;
+
+	if (offload_sync(e) != 0)
+		return (-1);
+	for (i = 0; i < e->stash.n; i++) {
+		en = &e->stash.entries[i];
+		if (en->where == OFFLOAD_GONE)
+			continue;
+		e->st.dropped_entries++;
+		offload_emit(e, EVENT_OFFLOAD_REAP, en->id, &en->key, en->bytes,
+		    EVENT_NONE);
+		if ((en->where == OFFLOAD_FWD || en->where == OFFLOAD_BWD) &&
+		    offload_request(e, VRAMTRACE_OFFLOAD_REQ_DROP, en->id, 0) != 0)
+			rc = -1;
+		offload_event_unref(&e->events, en->ev_d2h);
+		offload_event_unref(&e->events, en->ev_h2d);
+	}
+	offload_dedupe_clear(&e->dedupe);
+	offload_stash_reset(&e->stash);
+	offload_slab_reset(&e->slab, &e->events);
+	for (i = 0; i < e->nown; i++)
+		e->ops.host_free(e->ops.arg, e->own[i], e->cfg.use_pin_memory);
+	e->nown = 0;
+	e->host_live = 0;
+	return (rc);
+}
+
+/* Allocate the slab once: a set size, or the first step's peak. */
+static int
+offload_slab_size(struct vramtrace_offload *e)
+{
+	uint64_t	size = e->cfg.slab_bytes, base;
+
+	if (e->slab.base != 0 || BROKEN(e, SLAB))
+		return (0);
+	if (size == 0 && e->st.step > 0 && e->host_peak > 0) {
+		size = e->host_peak + e->host_peak / 8;
+		size = (size + (2 << 20) - 1) & ~(uint64_t)((2 << 20) - 1);
+	}
+	if (size == 0)
+		return (0);
+	if (e->ops.host_alloc(e->ops.arg, size, e->cfg.use_pin_memory,
+	    &base) != 0)
+		return (offload_fail(e, "cudaHostAlloc (slab)"));
+	e->st.host_allocs++;
+	if (offload_slab_init(&e->slab, base, size) != 0) {
+		e->ops.host_free(e->ops.arg, base, e->cfg.use_pin_memory);
+		snprintf(e->error, sizeof e->error, "out of memory");
+		return (-1);
+	}
+	e->slab.ignore_events = BROKEN(e, STREAM_WAIT);
+	return (0);
+}
+
+/*
+ * Create an engine over ops (offload-cuda.c's for the GPU, a fake one in
+ * tests).  Returns NULL with a message in err on failure.
+ */
+struct vramtrace_offload *
+offload_engine_create(const struct offload_ops *ops,
+    const struct vramtrace_offload_config *cfg, char *err, size_t errlen)
+{
+	struct vramtrace_offload	*e;
+
+	if ((e = calloc(1, sizeof *e)) == NULL) {
+		if (err != NULL)
+			snprintf(err, errlen, "out of memory");
+		return (NULL);
+	}
+	e->ops = *ops;
+	e->cfg = *cfg;
+	if (e->cfg.max_fwd_stash == 0)
+		e->cfg.max_fwd_stash = 1;
+	offload_event_init(&e->events, &e->ops);
+	offload_slab_init(&e->slab, 0, 0);
+	offload_dedupe_init(&e->dedupe);
+	offload_stash_init(&e->stash);
+	offload_budget_init(&e->budget, cfg->budget);
+	if (e->cfg.use_streams &&
+	    (ops->stream_create(ops->arg, &e->d2h) != 0 ||
+	    ops->stream_create(ops->arg, &e->h2d) != 0)) {
+		offload_fail(e, "cudaStreamCreate");
+		if (err != NULL)
+			snprintf(err, errlen, "%s", e->error);
+		vramtrace_offload_free(e);
+		return (NULL);
+	}
+	client_start("offload");
+	return (e);
+}
+
+void
+vramtrace_offload_free(struct vramtrace_offload *e)
+{
+	if (e == NULL)
+		return;
+	offload_drop_all(e);
+	if (e->slab.base != 0)
+		e->ops.host_free(e->ops.arg, e->slab.base,
+		    e->cfg.use_pin_memory);
+	offload_slab_clear(&e->slab, &e->events);
+	offload_event_destroy(&e->events);
+	if (e->d2h != 0)
+		e->ops.stream_destroy(e->ops.arg, e->d2h);
+	if (e->h2d != 0)
+		e->ops.stream_destroy(e->ops.arg, e->h2d);
+	offload_stash_free(&e->stash);
+	offload_budget_free(&e->budget);
+	free(e->own);
+	free(e->req);
+	free(e);
+}
+
+const char *
+vramtrace_offload_error(struct vramtrace_offload *e)
+{
+	return (e->error);
+}
+
+/* Contract in include/vramtrace.h (as for every vramtrace_offload_*). */
+int
+vramtrace_offload_enter(struct vramtrace_offload *e)
+{
+	if (!BROKEN(e, EXIT_CLEANUP) && offload_drop_all(e) != 0)
+		return (-1);
+	if (offload_slab_size(e) != 0)
+		return (-1);
+	offload_budget_step(&e->budget);
+	e->st.step++;
+	e->inside = 1;
+	return (0);
+}
+
+int
+vramtrace_offload_exit(struct vramtrace_offload *e)
+{
+	struct offload_entry	*en;
+	size_t			 i;
+	int			 rc = 0;
+
+	e->inside = 0;
+	if (BROKEN(e, EXIT_CLEANUP))
+		return (0);
+	if (offload_sync(e) != 0)
+		return (-1);
+	offload_forget_allocs(e);
+	for (i = 0; i < e->stash.n; i++) {
+		en = &e->stash.entries[i];
+		en->requested = 0;
+		if (en->where == OFFLOAD_FWD)
+			offload_release_key(e, en);
+		else if (en->where == OFFLOAD_BWD) {
+			offload_event_unref(&e->events, en->ev_h2d);
+			en->ev_h2d = OFFLOAD_NO_EVENT;
+		} else
+			continue;
+		offload_stash_move(&e->stash, en, OFFLOAD_HOST);
+		if (offload_request(e, VRAMTRACE_OFFLOAD_REQ_DROP, en->id, 0)
+		    != 0)
+			rc = -1;
+	}
+	e->st.exit_syncs++;
+	offload_emit(e, EVENT_OFFLOAD_EXIT_SYNC, 0, NULL, 0, EVENT_NONE);
+	return (rc);
+}
+
+static int
+offload_keep(struct vramtrace_offload *e, uint64_t bytes, int fixed)
+{
+	e->st.kept++;
+	e->st.kept_bytes += bytes;
+	if (fixed)
+		offload_budget_fixed(&e->budget, bytes);
+	return (VRAMTRACE_OFFLOAD_KEPT);
+}
+
+static void
+offload_key_from(struct offload_key *k, const struct vramtrace_offload_tensor *t)
+{
+	int32_t	n = t->ndim < VRAMTRACE_OFFLOAD_MAX_DIMS ? t->ndim :
+		    VRAMTRACE_OFFLOAD_MAX_DIMS;
+
+	memset(k, 0, sizeof *k);
+	k->storage = t->storage;
+	k->generation = t->generation;
+	k->offset = t->offset;
+	k->ndim = t->ndim;
+	k->dtype = t->dtype;
+	memcpy(k->shape, t->shape, (size_t)n * sizeof k->shape[0]);
+	memcpy(k->stride, t->stride, (size_t)n * sizeof k->stride[0]);
+}
+
+/* Issue en's device-to-host copy; with streams, stash its source. */
+static int
+offload_copy_out(struct vramtrace_offload *e, struct offload_entry *en,
+    uint64_t src, uint64_t compute)
+{
+	uint64_t	stream = e->cfg.use_streams ? e->d2h : compute;
+	int		rc;
+
+	if (e->cfg.use_streams && offload_follow(e, e->d2h, compute) != 0)
+		return (-1);
+	if (e->ops.copy(e->ops.arg, en->host, src, en->bytes, stream) != 0)
+		return (offload_fail(e, "cudaMemcpyAsync (device to host)"));
+	if (offload_mark(e, stream, &en->ev_d2h) != 0)
+		return (-1);
+	e->st.offloads++;
+	e->st.offloaded_bytes += en->bytes;
+	e->host_live += en->bytes;
+	if (e->host_live > e->host_peak)
+		e->host_peak = e->host_live;
+	offload_emit(e, EVENT_OFFLOAD_COPY, en->id, &en->key, en->bytes,
+	    stream);
+	if (!e->cfg.use_streams)
+		return (VRAMTRACE_OFFLOAD_COPIED);
+
+	/* The source stays alive until its copy is known to be done. */
+	offload_stash_move(&e->stash, en, OFFLOAD_FWD);
+	rc = offload_dedupe_insert(&e->dedupe, &en->key, en->id);
+	if (rc < 0) {
+		snprintf(e->error, sizeof e->error, "out of memory");
+		return (-1);
+	}
+	en->has_key = rc == 1;
+	offload_emit(e, EVENT_OFFLOAD_STASH, en->id, &en->key, en->bytes,
+	    stream);
+	return (offload_reap_some(e, en, compute));
+}
+
+int
+vramtrace_offload_pack(struct vramtrace_offload *e,
+    const struct vramtrace_offload_tensor *t, uint64_t compute, uint64_t *id)
+{
+	struct offload_key	 k;
+	struct offload_entry	*en;
+	uint64_t		 hit;
+	int			 rc;
+
+	if (t->ndim < 0) {
+		snprintf(e->error, sizeof e->error, "bad tensor rank");
+		return (-1);
+	}
+	offload_key_from(&k, t);
+	e->st.packs++;
+	offload_emit(e, EVENT_OFFLOAD_PACK, 0, &k, t->bytes, compute);
+	if (!e->inside || (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP) ||
+	    t->bytes < e->cfg.min_offload_size)
+		return (offload_keep(e, t->bytes, 1));
+
+	if (offload_dedupe_find(&e->dedupe, &k, !BROKEN(e, DEDUPE_GENERATION),
+	    &hit) && (en = offload_stash_get(&e->stash, hit)) != NULL &&
+	    en->where != OFFLOAD_GONE && en->refs > 0) {
+		en->refs++;
+		e->st.dedupe_hits++;
+		offload_emit(e, EVENT_OFFLOAD_DEDUPE_HIT, hit, &k, t->bytes,
+		    compute);
+		*id = hit;
+		return (VRAMTRACE_OFFLOAD_DEDUPED);
+	}
+	if (!offload_budget_decide(&e->budget, t->bytes))
+		return (offload_keep(e, t->bytes, 0));
+
+	if ((en = offload_stash_add(&e->stash)) == NULL) {
+		snprintf(e->error, sizeof e->error, "out of memory");
+		return (-1);
+	}
+	en->key = k;
+	en->bytes = t->bytes;
+	en->refs = 1;
+	if (offload_host_get(e, en) != 0 ||
+	    (rc = offload_copy_out(e, en, t->src, compute)) < 0) {
+		offload_stash_move(&e->stash, en, OFFLOAD_GONE);
+		return (-1);
+	}
+	*id = en->id;
+	return (rc);
+}
+
+/* After en was unpacked, bring back the entries backward needs next. */
+static int
+offload_prefetch(struct vramtrace_offload *e, struct offload_entry *en)
+{
+	struct offload_entry	*x;
+	size_t			 i = (size_t)(en - e->stash.entries);
+	uint32_t		 need = e->cfg.prefetch;
+
+	if (!e->cfg.use_streams)
+		return (0);
+	while (i > 0 && need > 0) {
+		x = &e->stash.entries[--i];
+		if (x->where == OFFLOAD_BWD || x->requested)
+			need--;
+		else if (x->where == OFFLOAD_HOST && x->refs > 0) {
+			if (offload_request(e, VRAMTRACE_OFFLOAD_REQ_ALLOC,
+			    x->id, x->bytes) != 0)
+				return (-1);
+			x->requested = 1;
+			need--;
+		}
+	}
+	return (0);
+}
+
+int
+vramtrace_offload_unpack(struct vramtrace_offload *e, uint64_t id,
+    uint64_t compute, uint64_t *bytes)
+{
+	struct offload_entry	*en = offload_stash_get(&e->stash, id);
+	int			 rc;
+
+	if (en == NULL || en->where == OFFLOAD_GONE || en->refs == 0) {
+		snprintf(e->error, sizeof e->error, "tensor %" PRIu64
+		    " is unknown or was already unpacked", id);
+		return (-1);
+	}
+	switch (en->where) {
+	case OFFLOAD_HOST:
+		*bytes = en->bytes;
+		return (VRAMTRACE_OFFLOAD_NEED_BUFFER);
+	case OFFLOAD_BWD:
+		if (e->cfg.use_streams &&
+		    offload_wait(e, compute, en->ev_h2d) != 0)
+			return (-1);
+		rc = VRAMTRACE_OFFLOAD_FROM_BUFFER;
+		break;
+	default:
+		rc = VRAMTRACE_OFFLOAD_FROM_STASH;
+		break;
+	}
+	e->st.unpacks++;
+	offload_emit(e, EVENT_OFFLOAD_UNPACK, id, &en->key, en->bytes, compute);
+	if (--en->refs == 0 && offload_release(e, en) != 0)
+		return (-1);
+	if (offload_prefetch(e, en) != 0)
+		return (-1);
+	return (rc);
+}
+
+int
+vramtrace_offload_restore(struct vramtrace_offload *e, uint64_t id,
+    uint64_t dst, uint64_t compute)
+{
+	struct offload_entry	*en = offload_stash_get(&e->stash, id);
+	uint64_t		 stream = e->cfg.use_streams ? e->h2d : compute;
+
+	if (en == NULL || en->where != OFFLOAD_HOST || en->refs == 0) {
+		snprintf(e->error, sizeof e->error, "tensor %" PRIu64
+		    " has no host copy to restore", id);
+		return (-1);
+	}
+	if (e->cfg.use_streams && (offload_follow(e, e->h2d, compute) != 0 ||
+	    offload_wait(e, e->h2d, en->ev_d2h) != 0))
+		return (-1);
+	if (e->ops.copy(e->ops.arg, dst, en->host, en->bytes, stream) != 0)
+		return (offload_fail(e, "cudaMemcpyAsync (host to device)"));
+	if (offload_mark(e, stream, &en->ev_h2d) != 0)
+		return (-1);
+	en->requested = 0;
+	offload_stash_move(&e->stash, en, OFFLOAD_BWD);
+	e->st.prefetches++;
+	offload_emit(e, EVENT_OFFLOAD_PREFETCH, id, &en->key, en->bytes, stream);
+	return (0);
+}
+
+int
+vramtrace_offload_next(struct vramtrace_offload *e,
+    struct vramtrace_offload_request *r)
+{
+	if (e->hreq == e->nreq) {
+		e->hreq = e->nreq = 0;
+		return (0);
+	}
+	*r = e->req[e->hreq++];
+	return (1);
+}
+
+void
+vramtrace_offload_stats(struct vramtrace_offload *e,
+    struct vramtrace_offload_stats *s)
+{
+	*s = e->st;
+	s->live_entries = e->stash.live;
+	s->fwd_stash = e->stash.nfwd;
+	s->bwd_stash = e->stash.nbwd;
+	s->slab_bytes = e->slab.size;
+	s->slab_used = e->slab.used;
+	s->dedupe_keys = e->dedupe.count;
+	s->events = e->events.n;
+	s->budget_cutoff = e->budget.cutoff == SIZE_MAX ? UINT64_MAX :
+	    e->budget.cutoff;
+}

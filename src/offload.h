@@ -1,0 +1,204 @@
+/*
+ * offload.h: the offload engine's internal pieces, shared by src/offload*.c.
+ *
+ * The engine is split so that all bookkeeping is pure C with no CUDA
+ * header: the event pool (offload-event.c), the pinned slab carver
+ * (offload-slab.c), the dedupe table (offload-dedupe.c), the entry table
+ * with its stashes (offload-stash.c) and the budget selection
+ * (offload-budget.c) are tested on any machine by tests/t-offload.c.  The
+ * engine itself (offload.c) talks to the GPU only through struct
+ * offload_ops; offload-cuda.c is the one file that includes the CUDA
+ * runtime and provides the real table.  Streams, events and pointers are
+ * uint64_t handles everywhere here.
+ */
+#ifndef OFFLOAD_H
+#define OFFLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../include/vramtrace.h"	/* not src/vramtrace.h */
+
+/* What the engine needs from a GPU runtime; every call returns 0 or -1. */
+struct offload_ops {
+	int	(*stream_create)(void *, uint64_t *);
+	void	(*stream_destroy)(void *, uint64_t);
+	int	(*stream_sync)(void *, uint64_t);
+	int	(*event_create)(void *, uint64_t *);
+	void	(*event_destroy)(void *, uint64_t);
+	int	(*event_record)(void *, uint64_t, uint64_t);
+	int	(*event_done)(void *, uint64_t);	/* 1 done, 0 not yet */
+	int	(*stream_wait)(void *, uint64_t, uint64_t);
+	int	(*copy)(void *, uint64_t, uint64_t, uint64_t, uint64_t);
+	int	(*host_alloc)(void *, uint64_t, int, uint64_t *);
+	void	(*host_free)(void *, uint64_t, int);
+	const char *(*error)(void *);		/* the last failure */
+	void	*arg;
+};
+
+/*
+ * offload-event.c: a pool of reference-counted events.  A slot is taken
+ * with one reference; whoever must later wait on or query the event takes
+ * another.  A slot returns to the free list when its last reference goes;
+ * the CUDA event itself is kept for the next taker.
+ */
+#define OFFLOAD_NO_EVENT	UINT32_MAX
+struct offload_event_slot {
+	uint64_t	handle;
+	uint64_t	stream;		/* where it was last recorded */
+	uint32_t	refs;
+	uint32_t	next_free;
+};
+struct offload_event_pool {
+	const struct offload_ops	*ops;
+	struct offload_event_slot	*slots;
+	uint32_t			 n;
+	uint32_t			 alloc;
+	uint32_t			 free_head;
+};
+void	 offload_event_init(struct offload_event_pool *,
+	     const struct offload_ops *);
+void	 offload_event_destroy(struct offload_event_pool *);
+int	 offload_event_take(struct offload_event_pool *, uint32_t *);
+void	 offload_event_ref(struct offload_event_pool *, uint32_t);
+void	 offload_event_unref(struct offload_event_pool *, uint32_t);
+int	 offload_event_record(struct offload_event_pool *, uint32_t,
+	     uint64_t);
+int	 offload_event_done(struct offload_event_pool *, uint32_t);
+
+/*
+ * offload-slab.c: carves one host allocation into aligned blocks.  Free
+ * space is a sorted, coalesced list of ranges.  A freed block whose last
+ * copy may still run is parked with that copy's event and only joins the
+ * free list once the event has completed.
+ */
+#define OFFLOAD_SLAB_ALIGN	512
+struct offload_range {
+	uint64_t	off;
+	uint64_t	len;
+	uint32_t	event;		/* pending blocks only */
+};
+struct offload_slab {
+	uint64_t		 base;	/* host address; 0: no slab */
+	uint64_t		 size;
+	uint64_t		 used;	/* bytes in blocks and pending */
+	struct offload_range	*free;
+	size_t			 nfree;
+	size_t			 afree;
+	struct offload_range	*pending;
+	size_t			 npending;
+	size_t			 apending;
+	int			 ignore_events;	/* BREAK_STREAM_WAIT */
+};
+int	 offload_slab_init(struct offload_slab *, uint64_t, uint64_t);
+void	 offload_slab_clear(struct offload_slab *,
+	     struct offload_event_pool *);
+int	 offload_slab_alloc(struct offload_slab *,
+	     struct offload_event_pool *, uint64_t, uint64_t *);
+int	 offload_slab_free(struct offload_slab *,
+	     struct offload_event_pool *, uint64_t, uint64_t, uint32_t);
+void	 offload_slab_reset(struct offload_slab *,
+	     struct offload_event_pool *);
+
+/*
+ * offload-dedupe.c: the dedupe table, key -> tensor id.  The key is the
+ * storage address with its allocation generation, the offset, dtype, shape
+ * and stride.
+ */
+struct offload_key {
+	uint64_t	storage;
+	uint64_t	generation;
+	int64_t		offset;
+	int64_t		shape[VRAMTRACE_OFFLOAD_MAX_DIMS];
+	int64_t		stride[VRAMTRACE_OFFLOAD_MAX_DIMS];
+	int32_t		ndim;
+	int32_t		dtype;
+};
+struct offload_dedupe_node;
+struct offload_dedupe {
+	struct offload_dedupe_node	**buckets;
+	size_t				  nbuckets;	/* a power of 2 */
+	size_t				  count;
+};
+void	 offload_dedupe_init(struct offload_dedupe *);
+void	 offload_dedupe_clear(struct offload_dedupe *);
+int	 offload_dedupe_find(struct offload_dedupe *,
+	     const struct offload_key *, int, uint64_t *);
+int	 offload_dedupe_insert(struct offload_dedupe *,
+	     const struct offload_key *, uint64_t);
+int	 offload_dedupe_release(struct offload_dedupe *,
+	     const struct offload_key *, uint64_t);
+
+/*
+ * offload-stash.c: the entries of the current step, one per offloaded
+ * tensor, in pack order, and the two stashes over them.  An entry moves
+ * FWD (its GPU source is held) -> HOST (only the host copy) -> BWD (a GPU
+ * copy was restored and is held) -> GONE; FWD may go straight to GONE when
+ * backward asks before the source was reaped.
+ */
+enum offload_where {
+	OFFLOAD_FWD = 1,
+	OFFLOAD_HOST,
+	OFFLOAD_BWD,
+	OFFLOAD_GONE
+};
+struct offload_entry {
+	uint64_t		id;
+	struct offload_key	key;
+	uint64_t		bytes;
+	uint64_t		host;		/* host address of the copy */
+	uint64_t		slab_off;	/* UINT64_MAX: own allocation */
+	uint32_t		ev_d2h;
+	uint32_t		ev_h2d;
+	uint32_t		refs;		/* handles not yet unpacked */
+	uint8_t			where;		/* enum offload_where */
+	uint8_t			has_key;	/* in the dedupe table */
+	uint8_t			requested;	/* an ALLOC is queued */
+};
+struct offload_stash {
+	struct offload_entry	*entries;
+	size_t			 n;
+	size_t			 alloc;
+	uint64_t		 base;		/* id of entries[0] */
+	uint64_t		 next_id;
+	size_t			 fwd_cursor;	/* no FWD entry before it */
+	size_t			 nfwd;
+	size_t			 nbwd;
+	size_t			 live;		/* not GONE */
+};
+void	 offload_stash_init(struct offload_stash *);
+void	 offload_stash_free(struct offload_stash *);
+struct offload_entry *offload_stash_add(struct offload_stash *);
+struct offload_entry *offload_stash_get(struct offload_stash *, uint64_t);
+void	 offload_stash_move(struct offload_stash *, struct offload_entry *,
+	     enum offload_where);
+struct offload_entry *offload_stash_oldest_fwd(struct offload_stash *);
+void	 offload_stash_reset(struct offload_stash *);
+
+/*
+ * offload-budget.c: which tensors to offload so that the bytes kept on the
+ * GPU fit a budget.  Learns the order and sizes of one step's candidates
+ * and offloads the earliest ones on the next.
+ */
+struct offload_budget {
+	int64_t		 budget;	/* -1: off, offload every candidate */
+	uint64_t	*seen;		/* this step's candidate sizes */
+	size_t		 nseen;
+	size_t		 aseen;
+	uint64_t	 fixed;		/* bytes kept whatever we decide */
+	size_t		 cutoff;	/* offload candidates before it */
+	size_t		 index;		/* this step's next candidate */
+};
+void	 offload_budget_init(struct offload_budget *, int64_t);
+void	 offload_budget_free(struct offload_budget *);
+void	 offload_budget_step(struct offload_budget *);
+void	 offload_budget_fixed(struct offload_budget *, uint64_t);
+int	 offload_budget_decide(struct offload_budget *, uint64_t);
+size_t	 offload_budget_select(const uint64_t *, size_t, uint64_t,
+	     uint64_t);
+
+/* offload.c */
+struct vramtrace_offload *offload_engine_create(const struct offload_ops *,
+	     const struct vramtrace_offload_config *, char *, size_t);
+
+#endif

@@ -1,0 +1,301 @@
+"""GPU tests of the offload engine: each invariant with it on (must pass)
+and switched off through the engine's test-only breaks (must fail), and
+gradients equal to no offload.  Prints a table; exit status 0 when every
+row came out as expected."""
+
+import copy
+import sys
+import traceback
+
+import torch
+import torch.nn.functional as F
+
+from vramtrace.torch import NoOpManager, OffloadActivations
+
+DEV = "cuda"
+
+
+class Toy(torch.nn.Module):
+    """Saves every kind of tensor the engine must handle: plain, views,
+    transposes, a narrow slice of a wide storage, broadcast (stride 0),
+    two views sharing one storage, the same tensor saved twice, small
+    tensors and parameters."""
+
+    def __init__(self, d=256):
+        super().__init__()
+        self.a = torch.nn.Linear(d, 2 * d)
+        self.b = torch.nn.Linear(d, d)
+        self.scale = torch.nn.Parameter(torch.randn(d))
+
+    def forward(self, x):
+        h = self.a(x)                          # saves x, weight (param)
+        u, v = h.chunk(2, dim=-1)              # views sharing h's storage
+        g = u * torch.sigmoid(v)               # saves u, v views
+        t = g.transpose(0, 1)                  # non-contiguous
+        m = torch.sin(t) * torch.cos(t)        # t saved twice: dedupe
+        m = m.transpose(0, 1)
+        s = (self.scale * 2).expand_as(m)      # broadcast, stride 0
+        m = m * s                              # saves s (stride 0) and m
+        narrow = h[:, :8]                      # span >> tensor: contiguous
+        m = m + (narrow * narrow).sum(-1, keepdim=True)
+        small = m[:2, :4] * m[:2, :4]          # small: kept
+        y = self.b(m * m)                      # m saved twice
+        return y.sum() + small.sum()
+
+
+def run_steps(model, ctx, steps=3, autocast=False, x_seed=0):
+    grads = []
+    for step in range(steps):
+        torch.manual_seed(x_seed + step)
+        x = torch.randn(512, 256, device=DEV)
+        model.zero_grad(set_to_none=True)
+        with ctx:
+            with torch.autocast("cuda", dtype=torch.bfloat16,
+                                enabled=autocast):
+                loss = model(x)
+            loss.backward()
+        grads.append([p.grad.detach().clone() for p in model.parameters()])
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= 1e-3 * p.grad
+    return grads
+
+
+def same(ga, gb, rel):
+    for sa, sb in zip(ga, gb):
+        for a, b in zip(sa, sb):
+            if rel == 0:
+                if not torch.equal(a, b):
+                    return False
+            else:
+                err = (a.float() - b.float()).norm() / b.float().norm()
+                if err > rel:
+                    return False
+    return True
+
+
+class NoCtx:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_gradients(breaks, autocast):
+    torch.manual_seed(1)
+    ref = Toy().to(DEV)
+    off = copy.deepcopy(ref)
+    ga = run_steps(ref, NoCtx(), autocast=autocast)
+    ctx = OffloadActivations(min_offload_size=1024, max_fwd_stash_size=2,
+                             breaks=breaks)
+    gb = run_steps(off, ctx, autocast=autocast)
+    s = ctx.stats()
+    assert same(gb, ga, 1e-2 if autocast else 0), "gradients differ"
+    assert s["offloads"] > 0 and s["dedupe_hits"] > 0 and s["kept"] > 0, s
+    return "offloads %d dedupe %d kept %d" % (
+        s["offloads"] // s["step"], s["dedupe_hits"] // s["step"],
+        s["kept"] // s["step"])
+
+
+def test_dedupe_generation(breaks):
+    """Invariant 1: an address the allocator reuses is never taken for
+    the dead tensor that had it (the offload is not skipped)."""
+    n = 1 << 20
+    torch.manual_seed(2)
+    x = torch.randn(n, device=DEV, requires_grad=True)
+
+    def body(ctx):
+        x.grad = None
+        reused = False
+        with ctx:
+            a = x * 2
+            pa = a.data_ptr()
+            ya = a.sin()                # pack a
+            z = x * 3
+            yz = z.cos()                # pack z: reaps a (stash 1)
+            del a                       # a's storage goes back
+            b = x * 4                   # the allocator reuses it
+            reused = b.data_ptr() == pa
+            yb = b.sin()                # same key as a, new generation
+            del b
+            (ya.sum() + yz.sum() + yb.sum()).backward()
+        return x.grad.clone(), reused
+
+    ref, _ = body(NoCtx())
+    ctx = OffloadActivations(max_fwd_stash_size=1, breaks=breaks)
+    got, reused = body(ctx)
+    s = ctx.stats()
+    assert reused, "the allocator did not reuse the address: inconclusive"
+    assert s["offloads"] == 3, "offloads %d of 3" % s["offloads"]
+    assert torch.equal(got, ref), "gradients differ"
+    return "address reused; 3 of 3 offloaded"
+
+
+def test_exit_raise(breaks):
+    """Invariant 2a: leaving the context empties every stash and syncs,
+    even when the body raised; the hooks are gone afterwards."""
+    torch.manual_seed(3)
+    model = Toy().to(DEV)
+    ctx = OffloadActivations(breaks=breaks)
+    x = torch.randn(512, 256, device=DEV)
+    try:
+        with ctx:
+            model(x)
+            raise KeyError("boom")
+    except KeyError:
+        pass
+    s = ctx.stats()
+    assert s["fwd_stash"] == 0 and s["bwd_stash"] == 0, \
+        "stash not empty: fwd %d bwd %d" % (s["fwd_stash"], s["bwd_stash"])
+    assert not ctx._held, "%d GPU tensors still held" % len(ctx._held)
+    packs = s["packs"]
+    model(x).backward()
+    assert ctx.stats()["packs"] == packs, "hooks still installed"
+    return "stashes empty, %d exit syncs" % s["exit_syncs"]
+
+
+def test_enter_drops(breaks):
+    """Invariant 2b: state left by a forward whose backward never ran is
+    dropped on the next enter; memory does not grow."""
+    torch.manual_seed(4)
+    model = Toy().to(DEV)
+    ctx = OffloadActivations(breaks=breaks)
+    x = torch.randn(512, 256, device=DEV)
+    mem = []
+    for _ in range(4):
+        with ctx:
+            live = ctx.stats()["live_entries"]
+            assert live == 0, "%d entries left from the last step" % live
+            y = model(x)
+        del y
+        torch.cuda.synchronize()
+        mem.append(torch.cuda.memory_allocated())
+    assert mem[-1] <= mem[0], "GPU memory grew: %s" % mem
+    return "0 entries at each enter; %d dropped" % \
+        ctx.stats()["dropped_entries"]
+
+
+def test_stream_wait(breaks):
+    """Invariant 3: the copy stream waits for the compute stream (a
+    tensor still being computed is not copied early), the compute stream
+    waits for the copy back, and no stream ever waits on itself."""
+    n = 1 << 22
+    torch.manual_seed(5)
+    x = torch.randn(n, device=DEV, requires_grad=True)
+
+    def body(ctx):
+        x.grad = None
+        with ctx:
+            junk = torch.full((n,), 7.0, device=DEV)
+            del junk                    # a's block holds 7s
+            torch.cuda._sleep(200_000_000)   # the compute stream is busy
+            a = x * 2                   # reuses junk's block
+            ya = a.sin()                # pack a while it is not yet written
+            del a
+            z = x * 3
+            yz = z.cos()                # reaps a
+            (ya.sum() + yz.sum()).backward()
+        return x.grad.clone()
+
+    ref = body(NoCtx())
+    ctx = OffloadActivations(max_fwd_stash_size=1, breaks=breaks)
+    got = body(ctx)
+    torch.manual_seed(6)
+    model = Toy().to(DEV)
+    run_steps(model, ctx)
+    s = ctx.stats()
+    assert s["self_waits"] == 0, "%d waits of a stream on itself" % \
+        s["self_waits"]
+    assert torch.equal(got, ref), "gradients differ"
+    return "0 self-waits over %d copies" % (s["offloads"] + s["prefetches"])
+
+
+def test_slab(breaks):
+    """Invariant 4: pinned memory is allocated once; no pinned allocation
+    after the first step, with a set slab and with an auto-sized one."""
+    torch.manual_seed(7)
+    model = Toy().to(DEV)
+    out = []
+    for slab in (64 << 20, None):
+        ctx = OffloadActivations(slab_bytes=slab, breaks=breaks)
+        run_steps(model, ctx, steps=1)
+        first = ctx.stats()["host_allocs"]
+        run_steps(model, ctx, steps=4)
+        s = ctx.stats()
+        extra = s["host_allocs"] - first
+        allowed = 0 if slab else 1      # auto: the slab, on step 2
+        assert extra <= allowed, \
+            "%d pinned allocations after step 1" % extra
+        if slab:
+            assert s["pool_fallbacks"] == 0, "slab fell back"
+        out.append("%s: %d" % ("set" if slab else "auto", s["host_allocs"]))
+    return "pinned allocations " + ", ".join(out)
+
+
+def test_noop(breaks):
+    """NoOpManager keeps a region on the GPU inside the context."""
+    torch.manual_seed(8)
+    model = Toy().to(DEV)
+    ctx = OffloadActivations(breaks=breaks)
+    x = torch.randn(512, 256, device=DEV)
+    with ctx:
+        with NoOpManager():
+            loss = model(x)
+        loss.backward()
+    s = ctx.stats()
+    assert s["packs"] == 0, "%d packs under NoOpManager" % s["packs"]
+    return "0 packs"
+
+
+TESTS = [
+    ("gradients fp32, 3 steps (bit-identical)", None,
+     lambda b: test_gradients(b, False)),
+    ("gradients bf16 autocast, 3 steps (1e-2)", None,
+     lambda b: test_gradients(b, True)),
+    ("1 reused address never skips an offload", "dedupe-generation",
+     test_dedupe_generation),
+    ("2 exit empties stashes when body raised", "exit-cleanup",
+     test_exit_raise),
+    ("2 enter drops a forward without backward", "exit-cleanup",
+     test_enter_drops),
+    ("3 copies ordered, no self-wait", "stream-wait", test_stream_wait),
+    ("4 no pinned allocation after step 1", "slab", test_slab),
+    ("NoOpManager keeps a region on the GPU", None, test_noop),
+]
+
+
+def attempt(fn, breaks):
+    try:
+        return True, fn(breaks)
+    except Exception as exc:   # noqa: BLE001 - the table reports it
+        if not isinstance(exc, AssertionError):
+            traceback.print_exc()
+        return False, "%s: %s" % (type(exc).__name__, exc)
+    finally:
+        torch.cuda.synchronize()
+
+
+def main():
+    print("device: %s, torch %s" % (torch.cuda.get_device_name(),
+                                     torch.__version__))
+    fmt = "%-44s %-6s %-6s %s"
+    print(fmt % ("test", "on", "off", "details (on / off)"))
+    bad = 0
+    for name, brk, fn in TESTS:
+        ok_on, why_on = attempt(fn, None)
+        off = "-"
+        why_off = ""
+        if brk is not None:
+            ok_off, why_off = attempt(fn, brk)
+            off = "FAIL" if not ok_off else "pass"
+            bad += ok_off
+        bad += not ok_on
+        print(fmt % (name, "pass" if ok_on else "FAIL", off,
+                     why_on + (" / " + why_off if why_off else "")))
+    print("%s: %d unexpected" % ("ok" if bad == 0 else "not ok", bad))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

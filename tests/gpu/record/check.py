@@ -1,0 +1,114 @@
+"""Checks of recorded databases for tests/gpu/record/run.
+
+usage: check.py pattern DB STDOUT | growth DB JSON | kill DB STEPSFILE KILL_NS |
+       events DB SECONDS
+Prints "PASS|FAIL name: details" lines; exits 1 if any check failed.
+"""
+import json
+import sqlite3
+import statistics
+import sys
+
+MiB = 1 << 20
+failed = False
+
+
+def report(ok, name, details):
+    global failed
+    failed |= not ok
+    print("%s %s: %s" % ("PASS" if ok else "FAIL", name, details))
+
+
+def pattern(db, stdout):
+    handles = dict(w.split("=") for w in open(stdout).read().split())
+    c = sqlite3.connect(db)
+    rows = sorted(c.execute("select layer, bytes / %d, free_ns is not null "
+                            "from allocations" % MiB))
+    want = sorted([(0, 1, 1), (0, 3, 1), (1, 2, 1), (1, 4, 1), (1, 5, 0),
+                   (3, 6, 1)])
+    report(rows == want, "pattern allocations",
+           "(layer, MiB, freed) %s" % rows)
+    ids = {}
+    for name in ("s1", "s2"):
+        r = c.execute("select stream, destroyed_ns from streams where "
+                      "handle = ?", (int(handles[name]),)).fetchall()
+        report(len(r) >= 1, "pattern stream " + name, "rows %s" % r)
+        if r:
+            ids[name] = r[-1]
+    if len(ids) == 2:
+        pool = dict(c.execute("select bytes / %d, stream from allocations "
+                              "where layer = 1" % MiB).fetchall())
+        report(pool.get(2) == ids["s1"][0] and pool.get(4) == ids["s2"][0]
+               and pool.get(5) == ids["s2"][0], "pattern alloc streams",
+               "MiB->stream %s, s1=%s s2=%s" % (pool, ids["s1"][0],
+                                                 ids["s2"][0]))
+        cp = dict(c.execute("select kind, stream from memcpys "
+                            "where bytes >= %d" % MiB).fetchall())
+        report(cp.get(1) == ids["s1"][0] and cp.get(2) == ids["s2"][0],
+               "pattern copy streams", "kind->stream %s" % cp)
+        live = c.execute("select a.alloc_ns < s.destroyed_ns from "
+                         "allocations a, streams s where a.bytes = ? and "
+                         "s.stream = a.stream and s.destroyed_ns is not "
+                         "null", (5 * MiB,)).fetchall()
+        report(live == [(1,)], "pattern destroyed stream",
+               "5 MiB block live when s2 was destroyed: %s" % live)
+    steps = c.execute("select count(*) from steps").fetchone()[0]
+    report(steps == 3, "pattern steps", "%d steps" % steps)
+
+
+def growth(db, js):
+    info = json.load(open(js))
+    c = sqlite3.connect(db)
+    side = c.execute("select stream from streams where handle = ?",
+                     (info["side"],)).fetchone()
+    ends = [r[0] for r in c.execute("select end_ns from steps order by step")]
+    live = []
+    for t in ends:
+        q = ("select coalesce(sum(bytes), 0) from allocations where layer = 1"
+             " and stream = ? and alloc_ns <= ? and (free_ns is null or "
+             "free_ns > ?)")
+        live.append(c.execute(q, (side[0] if side else -1, t, t)).fetchone()[0])
+    rec = [b - a for a, b in zip(live[1:], live[2:])]
+    alloc = info["allocated"]
+    tor = [b - a for a, b in zip(alloc[1:], alloc[2:])]
+    r = statistics.median(rec) if rec else 0
+    t = statistics.median(tor) if tor else 0
+    ok = (len(ends) == len(alloc) and
+          (abs(r - t) <= 0.05 * max(abs(t), 1) if t else abs(r) < 65536))
+    report(ok, "growth " + js.split("/")[-1],
+           "steps %d/%d, side-stream growth/step recorded %d B, "
+           "torch.cuda.memory_allocated delta %d B, leak %d B" %
+           (len(ends), len(alloc), r, t, info["leak_bytes"]))
+    return r, t
+
+
+def kill(db, stepsfile, kill_ns):
+    """Steps done 0.6 s (three flush periods) before the kill are stored."""
+    c = sqlite3.connect(db)
+    ok = c.execute("pragma integrity_check").fetchone()[0]
+    times = [int(l.split()[1]) for l in open(stepsfile)]
+    early = sum(t < int(kill_ns) - 600000000 for t in times)
+    steps = c.execute("select count(*) from steps").fetchone()[0]
+    allocs = c.execute("select count(*) from allocations").fetchone()[0]
+    report(ok == "ok" and early <= steps <= len(times) and allocs > 0,
+           "kill -9", "integrity %s, %d steps stored, %d finished, %d of "
+           "them 0.6 s before the kill; %d allocations" %
+           (ok, steps, len(times), early, allocs))
+
+
+def events(db, seconds):
+    c = sqlite3.connect(db)
+    n = sum(c.execute("select count(*) from " + t).fetchone()[0] for t in
+            ("allocations", "memcpys", "steps", "marks", "streams"))
+    frees = c.execute("select count(*) from allocations where free_ns is "
+                      "not null").fetchone()[0]
+    drops = c.execute("select coalesce(sum(count), 0) from "
+                      "dropped_records").fetchone()[0]
+    n += frees
+    print("EVENTS %d in %.1f s = %.0f/s, dropped %d" %
+          (n, float(seconds), n / float(seconds), drops))
+
+
+{"pattern": pattern, "growth": growth, "kill": kill,
+ "events": events}[sys.argv[1]](*sys.argv[2:])
+sys.exit(1 if failed else 0)

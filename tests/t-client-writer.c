@@ -1,0 +1,189 @@
+/*
+ * t-client-writer.c: a stand-in for a traced process, for the record tests.
+ *
+ * It sends a known set of events through client.c to wherever the
+ * environment says (VRAMTRACE_SOCKET or VRAMTRACE_OUTPUT):
+ *
+ *	t-client-writer send		the set once, then exit cleanly
+ *	t-client-writer fork N		N child processes send the set each
+ *	t-client-writer kill		send the set, flush, then SIGKILL itself
+ *	t-client-writer torn		write one whole frame and half of the
+ *					next straight to the socket, then die
+ *
+ * The set, per process: stream 13 created; ten pool allocations of 1, 2,
+ * ... 10 KiB on stream 13 at addresses 0x10000 * (i + 1), the even ones
+ * freed again; three step ends; one mark named "hello".
+ */
+
+#include "config.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "vramtrace.h"
+
+static uint64_t	writer_t = 1700000000000000000ull;
+
+static void
+writer_event(struct event *ev, int type)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->type = (uint8_t)type;
+	ev->time_ns = writer_t += 1000;
+}
+
+/* Fill ev with the n-th event of the set; returns 0 past the end. */
+static int
+writer_nth(struct event *ev, int n)
+{
+	int	i = n - 1;
+
+	if (n == 0) {
+		writer_event(ev, EVENT_STREAM_CREATE);
+		ev->u.stream.stream = 13;
+		ev->u.stream.handle = 0x5000;
+		ev->u.stream.context = 1;
+		ev->u.stream.flags = 2;
+		return (1);
+	}
+	if (i < 20) {
+		writer_event(ev, i % 2 == 0 ? EVENT_ALLOC : EVENT_FREE);
+		if (ev->type == EVENT_FREE && (i / 2) % 2 == 1) {
+			ev->type = EVENT_MARK;	/* odd blocks stay live */
+			ev->u.step.step = -1;
+			ev->u.step.name = client_string("kept");
+			return (1);
+		}
+		ev->u.alloc.address = 0x10000ull * (uint64_t)(i / 2 + 1);
+		ev->u.alloc.bytes = 1024ull * (uint64_t)(i / 2 + 1);
+		ev->u.alloc.requested = EVENT_NONE;
+		ev->u.alloc.stream = 13;
+		ev->u.alloc.correlation = (uint64_t)n;
+		ev->u.alloc.layer = EVENT_LAYER_POOL;
+		return (1);
+	}
+	if (i < 23) {
+		writer_event(ev, EVENT_STEP_END);
+		ev->u.step.step = -1;
+		return (1);
+	}
+	if (i == 23) {
+		writer_event(ev, EVENT_MARK);
+		ev->u.step.step = -1;
+		ev->u.step.name = client_string("hello");
+		return (1);
+	}
+	return (0);
+}
+
+static int
+writer_send(void)
+{
+	struct event	ev;
+	int		n;
+
+	if (!client_start("writer")) {
+		fprintf(stderr, "t-client-writer: the client is off\n");
+		return (1);
+	}
+	for (n = 0; writer_nth(&ev, n); n++)
+		client_emit(&ev);
+	client_flush();
+	return (0);
+}
+
+static int
+writer_fork(int count)
+{
+	pid_t	pid;
+	int	i, status, failed = 0;
+
+	for (i = 0; i < count; i++) {
+		if ((pid = fork()) == -1)
+			return (1);
+		if (pid == 0)
+			_exit(writer_send());
+	}
+	while (wait(&status) > 0) {
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			failed = 1;
+	}
+	return (failed);
+}
+
+/* One whole frame of the set and half of a second frame, then die. */
+static int
+writer_torn(void)
+{
+	struct sockaddr_un	 sa;
+	struct event_buffer	 eb;
+	struct event		 ev;
+	const char		*path = getenv("VRAMTRACE_SOCKET");
+	size_t			 whole;
+	int			 fd, n;
+
+	if (path == NULL || strlen(path) >= sizeof sa.sun_path)
+		return (1);
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	strcpy(sa.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+		return (1);
+	event_buffer_init(&eb);
+	event_buffer_header(&eb);
+	writer_event(&ev, EVENT_PROCESS_START);
+	ev.u.process.pid = (uint32_t)getpid();
+	ev.u.process.rank = ev.u.process.local_rank = -1;
+	event_buffer_add(&eb, &ev);
+	for (n = 0; n < 5; n++) {
+		writer_event(&ev, EVENT_ALLOC);
+		ev.u.alloc.address = 0x100000ull * (uint64_t)(n + 1);
+		ev.u.alloc.bytes = 4096;
+		ev.u.alloc.requested = ev.u.alloc.correlation = EVENT_NONE;
+		ev.u.alloc.stream = EVENT_NONE;
+		event_buffer_add(&eb, &ev);
+	}
+	event_buffer_close_frame(&eb);
+	whole = eb.size;
+	for (n = 5; n < 10; n++) {
+		writer_event(&ev, EVENT_ALLOC);
+		ev.u.alloc.address = 0x100000ull * (uint64_t)(n + 1);
+		ev.u.alloc.bytes = 4096;
+		ev.u.alloc.requested = ev.u.alloc.correlation = EVENT_NONE;
+		ev.u.alloc.stream = EVENT_NONE;
+		event_buffer_add(&eb, &ev);
+	}
+	event_buffer_close_frame(&eb);
+	if (write(fd, eb.data, whole + (eb.size - whole) / 2) == -1)
+		return (1);
+	raise(SIGKILL);
+	return (1);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc >= 2 && strcmp(argv[1], "send") == 0)
+		return (writer_send());
+	if (argc >= 3 && strcmp(argv[1], "fork") == 0)
+		return (writer_fork(atoi(argv[2])));
+	if (argc >= 2 && strcmp(argv[1], "kill") == 0) {
+		if (writer_send() != 0)
+			return (1);
+		raise(SIGKILL);
+	}
+	if (argc >= 2 && strcmp(argv[1], "torn") == 0)
+		return (writer_torn());
+	fprintf(stderr, "usage: t-client-writer send|fork N|kill|torn\n");
+	return (2);
+}

@@ -1,0 +1,75 @@
+#!/bin/sh
+# t-import.sh: every real snapshot, imported, holds what Python's pickle
+# module reads from it: segments, blocks, trace entries per action, active
+# bytes and blocks per stream (in the snapshot's blocks, and as allocations
+# live at the end of the trace), and one step per Optimizer.step END.
+. "${srcdir:-.}/tests/lib.sh"
+
+dir=${SHARED_DATA:-$srcdir/../shared/data}/snapshots
+[ -d "$dir" ] || dir=$srcdir/examples
+files=$(ls "$dir"/*.pickle 2>/dev/null)
+n=$(echo "$files" | wc -w)
+plan $((n * 3 + 4))
+export XDG_CACHE_HOME="$TMP/cache"
+
+ours() {	# what the database says, in the oracle's format
+	db=$1
+	"$VRAMTRACE" sql "$db" "SELECT 'segments', count(*) FROM segments
+	  UNION ALL SELECT 'blocks', count(*) FROM blocks
+	  UNION ALL SELECT 'trace_entries', sum(trace_entries) FROM snapshots" \
+	  --format csv | tail -n +2 | tr ',' ' '
+	"$VRAMTRACE" sql "$db" "SELECT 'action ' || device || ' ' || action,
+	  count FROM trace_actions ORDER BY device, action" --format csv |
+	  tail -n +2 | tr ',' ' '
+	"$VRAMTRACE" sql "$db" "SELECT s.stream, sum(b.size), count(*) FROM
+	  blocks b JOIN segments s ON s.id = b.segment_id WHERE b.state LIKE
+	  'active%' GROUP BY s.stream ORDER BY s.stream" --format csv |
+	  tail -n +2 | tr ',' ' ' | while read -r stream bytes blocks; do
+		echo "active_bytes $stream $bytes"
+		echo "active_blocks $stream $blocks"
+	done
+	"$VRAMTRACE" sql "$db" "SELECT 'steps', count(*) FROM steps" \
+	  --format csv | tail -n +2 | tr ',' ' '
+}
+
+for f in $files; do
+	name=$(basename "$f" .pickle)
+	run "$VRAMTRACE" import "$f" -o "$TMP/$name.db"
+	ok $rc "import $name"
+	"${PYTHON3:-python3}" "$srcdir/tests/snapshot-oracle.py" "$f" >"$TMP/$name.want"
+	ours "$TMP/$name.db" >"$TMP/$name.got"
+	diff "$TMP/$name.want" "$TMP/$name.got" >"$TMP/$name.diff"
+	st=$?
+	[ $st -eq 0 ] || sed 's/^/# /' "$TMP/$name.diff"
+	ok $st "$name: counts, actions, active bytes per stream and steps equal Python's"
+	# The trace, replayed, leaves live exactly the snapshot's active blocks.
+	"$VRAMTRACE" sql "$TMP/$name.db" "SELECT stream, count(*) FROM
+	  allocations WHERE layer = 2 AND free_ns IS NULL GROUP BY stream
+	  ORDER BY stream" --format csv | tail -n +2 | tr ',' ' ' >"$TMP/$name.live"
+	grep '^active_blocks' "$TMP/$name.want" | cut -d' ' -f2- >"$TMP/$name.wantlive"
+	cmp -s "$TMP/$name.live" "$TMP/$name.wantlive"
+	ok $? "$name: block allocations live at the end match the active blocks per stream"
+done
+
+f=$(echo "$files" | head -n 1)
+run "$VRAMTRACE" info "$f" --format json
+"${PYTHON3:-python3}" - "$TMP/out" "$f" "$srcdir/tests/snapshot-oracle.py" <<'PY'
+import json, subprocess, sys
+got = json.load(open(sys.argv[1]))
+want = dict(l.rsplit(" ", 1) for l in subprocess.run(
+    [sys.executable, sys.argv[3], sys.argv[2]], capture_output=True,
+    text=True).stdout.splitlines())
+keys = ("segments", "blocks", "trace_entries", "steps")
+sys.exit(0 if all(got[k] == int(want[k]) for k in keys) else 1)
+PY
+ok $? "info on a pickle imports it and reports Python's counts"
+[ -n "$(ls "$XDG_CACHE_HOME/vramtrace/" 2>/dev/null)" ] && [ ! -e "${f%.pickle}.db" ]
+ok $? "...into the cache, not next to the pickle"
+cp "$f" "$TMP/again.pickle"
+"$VRAMTRACE" import "$TMP/again.pickle" >/dev/null 2>&1
+run "$VRAMTRACE" import "$TMP/again.pickle"
+expect 1 'again.db: already exists' "import refuses to overwrite its default output"
+run "$VRAMTRACE" import "$TMP/again.pickle" -o "$TMP/again.db" --step-marker '^nothing' --step-every 50 --append
+grep -q 'steps are fixed windows' "$TMP/out" && [ "$("$VRAMTRACE" sql "$TMP/again.db" "select count(*) from runs")" = "$(printf 'count(*)\n2')" ]
+ok $? "--append adds a run; --step-every cuts windows when no annotation matches"
+done_testing

@@ -1,0 +1,236 @@
+/*
+ * t-offload.c: the offload engine's bookkeeping, without a GPU.
+ *
+ * A fake runtime stands in for CUDA: events are numbers whose completion
+ * the test decides.  Covers slab carving, alignment, reuse only after the
+ * last copy's event and the full-slab case; dedupe generations (a reused
+ * address with a new generation is not a hit) and release; the order in
+ * which the forward stash is reaped; the budget selection.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "offload.h"
+#include "tap.h"
+
+#define FAKE_EVENTS	64
+static int	fake_done[FAKE_EVENTS];
+static uint64_t	fake_next;
+
+static int
+fake_event_create(void *arg, uint64_t *ev)
+{
+	(void)arg;
+	*ev = fake_next++;
+	return (0);
+}
+
+static void
+fake_event_destroy(void *arg, uint64_t ev)
+{
+	(void)arg;
+	(void)ev;
+}
+
+static int
+fake_event_record(void *arg, uint64_t ev, uint64_t stream)
+{
+	(void)arg;
+	(void)stream;
+	fake_done[ev] = 0;
+	return (0);
+}
+
+static int
+fake_event_done(void *arg, uint64_t ev)
+{
+	(void)arg;
+	return (fake_done[ev]);
+}
+
+static const struct offload_ops fake_ops = {
+	.event_create = fake_event_create,
+	.event_destroy = fake_event_destroy,
+	.event_record = fake_event_record,
+	.event_done = fake_event_done,
+};
+
+static void
+test_slab(void)
+{
+	struct offload_event_pool	pool;
+	struct offload_slab		slab;
+	uint64_t			a, b, c, d;
+	uint32_t			ev;
+
+	offload_event_init(&pool, &fake_ops);
+	tap_eq(offload_slab_init(&slab, 0x10000, 4096), 0, "slab: init");
+	tap_ok(offload_slab_alloc(&slab, &pool, 100, &a) == 0 && a == 0,
+	    "slab: first block at 0");
+	tap_ok(offload_slab_alloc(&slab, &pool, 513, &b) == 0 && b == 512,
+	    "slab: next block aligned to %d", OFFLOAD_SLAB_ALIGN);
+	tap_ok(offload_slab_alloc(&slab, &pool, 1024, &c) == 0 &&
+	    c % OFFLOAD_SLAB_ALIGN == 0 && c >= b + 1024,
+	    "slab: blocks never overlap");
+	tap_eq(offload_slab_alloc(&slab, &pool, 4096, &d), -1,
+	    "slab: full slab refuses (the engine falls back)");
+
+	/* b's last copy is still running: its block is not reused. */
+	offload_event_take(&pool, &ev);
+	offload_event_record(&pool, ev, 1);
+	offload_slab_free(&slab, &pool, b, 513, ev);
+	offload_event_unref(&pool, ev);
+	tap_ok(offload_slab_alloc(&slab, &pool, 1024, &d) != 0 || d != b,
+	    "slab: block not reused before its copy's event completed");
+	if (d != b)
+		offload_slab_free(&slab, &pool, d, 1024, OFFLOAD_NO_EVENT);
+	fake_done[pool.slots[ev].handle] = 1;
+	tap_ok(offload_slab_alloc(&slab, &pool, 1024, &d) == 0 && d == b,
+	    "slab: reused once the event completed");
+	tap_eq(pool.slots[ev].refs, 0, "slab: event reference given back");
+
+	offload_slab_free(&slab, &pool, a, 100, OFFLOAD_NO_EVENT);
+	offload_slab_free(&slab, &pool, c, 1024, OFFLOAD_NO_EVENT);
+	offload_slab_free(&slab, &pool, d, 1024, OFFLOAD_NO_EVENT);
+	tap_ok(slab.used == 0 && slab.nfree == 1 && slab.free[0].len == 4096,
+	    "slab: freed blocks coalesce into one range");
+
+	offload_slab_alloc(&slab, &pool, 600, &a);
+	offload_event_take(&pool, &ev);
+	offload_event_record(&pool, ev, 1);
+	offload_slab_free(&slab, &pool, a, 600, ev);
+	offload_event_unref(&pool, ev);
+	offload_slab_reset(&slab, &pool);
+	tap_ok(slab.used == 0 && slab.npending == 0 &&
+	    pool.slots[ev].refs == 0, "slab: reset after a sync frees all");
+	offload_slab_clear(&slab, &pool);
+	offload_event_destroy(&pool);
+}
+
+static void
+key_init(struct offload_key *k, uint64_t storage, uint64_t generation)
+{
+	memset(k, 0, sizeof *k);
+	k->storage = storage;
+	k->generation = generation;
+	k->ndim = 2;
+	k->shape[0] = 4;
+	k->shape[1] = 8;
+	k->stride[0] = 8;
+	k->stride[1] = 1;
+}
+
+static void
+test_dedupe(void)
+{
+	struct offload_dedupe	d;
+	struct offload_key	k1, k2, view;
+	uint64_t		id = 0;
+	int			i;
+
+	offload_dedupe_init(&d);
+	key_init(&k1, 0x7000, 1);
+	key_init(&k2, 0x7000, 2);	/* the same address, reused */
+	view = k1;
+	view.stride[0] = 1;
+	view.stride[1] = 4;
+	tap_eq(offload_dedupe_insert(&d, &k1, 10), 1, "dedupe: insert");
+	tap_ok(offload_dedupe_find(&d, &k1, 1, &id) == 1 && id == 10,
+	    "dedupe: a live tensor's key hits");
+	tap_eq(offload_dedupe_find(&d, &k2, 1, &id), 0,
+	    "dedupe: a reused address with a new generation is not a hit");
+	tap_eq(offload_dedupe_find(&d, &k2, 0, &id), 1,
+	    "dedupe: ignoring generations (the bug) would hit");
+	tap_eq(offload_dedupe_find(&d, &view, 1, &id), 0,
+	    "dedupe: another stride is another key");
+	tap_eq(offload_dedupe_release(&d, &k1, 11), 0,
+	    "dedupe: release by another id leaves the key");
+	tap_eq(offload_dedupe_release(&d, &k1, 10), 1,
+	    "dedupe: release by its id removes it");
+	tap_eq(offload_dedupe_find(&d, &k1, 1, &id), 0,
+	    "dedupe: released key no longer hits");
+	for (i = 0; i < 1000; i++) {
+		key_init(&k1, 0x100000 + (uint64_t)i * 4096, 1);
+		offload_dedupe_insert(&d, &k1, (uint64_t)i);
+	}
+	key_init(&k1, 0x100000 + 777 * 4096, 1);
+	tap_ok(d.count == 1000 && offload_dedupe_find(&d, &k1, 1, &id) &&
+	    id == 777, "dedupe: table grows and still finds keys");
+	offload_dedupe_clear(&d);
+	tap_eq((int64_t)d.count, 0, "dedupe: clear");
+}
+
+static void
+test_stash(void)
+{
+	struct offload_stash	 st;
+	struct offload_entry	*e;
+	int			 i;
+
+	offload_stash_init(&st);
+	for (i = 0; i < 7; i++)
+		offload_stash_move(&st, offload_stash_add(&st), OFFLOAD_FWD);
+	tap_ok(st.nfwd == 7 && st.live == 7, "stash: 7 sources stashed");
+	e = offload_stash_oldest_fwd(&st);
+	tap_eq((int64_t)e->id, 1, "stash: the oldest is reaped first");
+	offload_stash_move(&st, e, OFFLOAD_HOST);
+	/* Backward took entry 2 straight from the stash. */
+	offload_stash_move(&st, offload_stash_get(&st, 2), OFFLOAD_GONE);
+	e = offload_stash_oldest_fwd(&st);
+	tap_eq((int64_t)e->id, 3, "stash: reaping skips what was unpacked");
+	tap_ok(st.nfwd == 5 && st.live == 6 && st.nbwd == 0,
+	    "stash: counters follow the states");
+	offload_stash_reset(&st);
+	tap_ok(st.nfwd == 0 && st.live == 0 &&
+	    offload_stash_get(&st, 3) == NULL,
+	    "stash: reset forgets the step, old ids find nothing");
+	tap_eq((int64_t)offload_stash_add(&st)->id, 8,
+	    "stash: ids keep growing across steps");
+	offload_stash_free(&st);
+}
+
+static void
+test_budget(void)
+{
+	struct offload_budget	b;
+	uint64_t		seq[] = { 40, 30, 20, 10 };
+	int			i, got[4];
+
+	tap_eq((int64_t)offload_budget_select(seq, 4, 5, 35), 2,
+	    "budget: offload the earliest until the rest fits");
+	tap_eq((int64_t)offload_budget_select(seq, 4, 5, 1000), 0,
+	    "budget: nothing offloaded when all fits");
+	tap_eq((int64_t)offload_budget_select(seq, 4, 50, 20), 4,
+	    "budget: everything offloaded when nothing fits");
+
+	offload_budget_init(&b, 35);
+	offload_budget_step(&b);
+	for (i = 0; i < 4; i++)
+		got[i] = offload_budget_decide(&b, seq[i]);
+	tap_ok(got[0] && got[1] && got[2] && got[3],
+	    "budget: the learning step offloads every candidate");
+	offload_budget_fixed(&b, 5);
+	offload_budget_step(&b);
+	for (i = 0; i < 4; i++)
+		got[i] = offload_budget_decide(&b, seq[i]);
+	tap_ok(got[0] && got[1] && !got[2] && !got[3],
+	    "budget: later steps keep the last layers' tensors");
+	offload_budget_free(&b);
+
+	offload_budget_init(&b, -1);
+	offload_budget_step(&b);
+	tap_eq(offload_budget_decide(&b, 1), 1, "budget: off offloads all");
+	offload_budget_free(&b);
+}
+
+int
+main(void)
+{
+	tap_plan(32);
+	test_slab();
+	test_dedupe();
+	test_stash();
+	test_budget();
+	return (tap_done());
+}

@@ -1,0 +1,86 @@
+#!/bin/sh
+# t-record.sh: vramtrace record and the client, without a GPU.
+#
+# tests/t-client-writer stands in for a traced process: it sends a known set
+# of events through client.c (10 pool allocations of 1..10 KiB on stream 13,
+# the odd-numbered half freed, 3 step ends, 6 marks).  TAP output.
+
+: "${VRAMTRACE:=./vramtrace}"
+: "${top_builddir:=.}"
+WRITER="$top_builddir/tests/t-client-writer"
+T=$(mktemp -d "${TMPDIR:-/tmp}/t-record.XXXXXX") || exit 99
+trap 'rm -rf "$T"' EXIT
+unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT
+
+echo 1..14
+n=0
+ok() {
+	n=$((n + 1))
+	if [ "$1" = "$2" ]; then
+		echo "ok $n - $3"
+	else
+		echo "not ok $n - $3"
+		echo "#   got '$1', wanted '$2'"
+	fi
+}
+q() {
+	"$VRAMTRACE" sql "$1" "$2" --format csv | sed 1d | tr '\n' ' ' |
+	    sed 's/ $//'
+}
+
+"$VRAMTRACE" record -o "$T/exit.db" -- sh -c 'exit 7'
+ok "$?" 7 "the command's exit status is ours"
+
+"$VRAMTRACE" record -o "$T/one.db" -- "$WRITER" send
+rc=$?
+ok "$rc $(q "$T/one.db" 'select count(*), sum(bytes),
+    sum(free_ns is null), sum(stream = 13) from allocations')" \
+    "0 10,56320,5,10" "one client: every allocation, bytes and free"
+ok "$(q "$T/one.db" 'select (select count(*) from steps) as s,
+    (select count(*) from marks) as m, (select handle from streams where
+    stream = 13) as h, (select exit_status from runs) as e')" "3,6,20480,0" \
+    "one client: steps, marks, the stream and the run's end"
+
+"$VRAMTRACE" record -o "$T/one.db" -- true 2>"$T/err"
+ok "$? $(wc -l <"$T/err")" "2 1" "an existing database is refused in one line"
+
+"$VRAMTRACE" record --append -o "$T/one.db" -- "$WRITER" send
+ok "$? $(q "$T/one.db" 'select count(*) from runs')" "0 2" \
+    "--append adds a run"
+
+"$VRAMTRACE" record -o "$T/fork.db" -- "$WRITER" fork 4
+ok "$? $(q "$T/fork.db" 'select count(distinct pid),
+    count(distinct a.process_id), count(*), sum(a.bytes)
+    from allocations a join processes p on p.id = a.process_id')" \
+    "0 4,4,40,225280" "four clients at once land in one run"
+
+"$VRAMTRACE" record -o "$T/torn.db" -- "$WRITER" torn 2>"$T/err"
+ok "$? $(q "$T/torn.db" 'select count(*) from allocations')" "137 5" \
+    "a client dying mid-frame: its complete frames are kept"
+ok "$(grep -c 'truncated' "$T/err")" 1 "the torn tail gives one warning"
+
+"$VRAMTRACE" record --flush-ms 50 -o "$T/kill.db" -- "$WRITER" kill
+ok "$? $(q "$T/kill.db" 'select count(*) from allocations')" "137 10" \
+    "SIGKILL after a flush: the flushed events are stored"
+ok "$(q "$T/kill.db" 'pragma integrity_check')" "ok" \
+    "SIGKILL: the database passes the integrity check"
+
+"$VRAMTRACE" record -o "$T/sig.db" -- sh -c 'kill -TERM $$'
+ok "$? $(q "$T/sig.db" 'select exit_status from runs')" "143 143" \
+    "a command killed by a signal: 128 + signal, and the run is finished"
+
+"$VRAMTRACE" record -o "$T/int.db" -- sleep 30 &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+ok "$? $(q "$T/int.db" 'select exit_status, complete from runs')" \
+    "130 130,1" "SIGINT is passed to the command; the run is finished"
+
+VRAMTRACE_OUTPUT="$T/spool-%p.vtr" "$WRITER" send
+"$VRAMTRACE" replay "$T"/spool-*.vtr -o "$T/replay.db"
+ok "$? $(q "$T/replay.db" 'select count(*), sum(bytes) from allocations')" \
+    "0 10,56320" "VRAMTRACE_OUTPUT writes a spool file that replay reads"
+
+"$WRITER" send 2>/dev/null
+ok "$?" 1 "with no destination the client is off"
