@@ -3,7 +3,7 @@
 # screen draws it; usage errors.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-plan 17
+plan 20
 
 make_leak_db "$TMP/leak.db"; ok $? "a leaking run"
 make_clean_db "$TMP/clean.db"; ok $? "a clean run"
@@ -38,6 +38,22 @@ run "$VRAMTRACE" tui --dump diff "$TMP/leak.db"
 grep -q '+4 blocks +61.0 MiB appeared, -1 blocks -1.0 MiB went away' \
     "$TMP/out"
 ok $? "diff: first to last step"
+SNAP=${SHARED_DATA:-}/snapshots
+export XDG_CACHE_HOME="$TMP/cache"
+if [ -f "$SNAP/fixture_garbage_stream.pickle" ]; then
+	run "$VRAMTRACE" tui --dump streams "$SNAP/fixture_garbage_stream.pickle"
+	grep -Eq '^ +0 0x[0-9a-f]+ .*GARBAGE growing' "$TMP/out"
+	ok $? "fixture_garbage_stream: the side stream is GARBAGE growing"
+	run "$VRAMTRACE" tui --dump steps "$SNAP/fixture_garbage_stream.pickle"
+	grep -Eq 'All streams, layer block: \+1[01][0-9]\.[0-9] MiB per step' \
+	    "$TMP/out"
+	ok $? "fixture_garbage_stream: the growth per step, about +110 MiB"
+	run "$VRAMTRACE" tui --dump streams "$SNAP/fixture_clean.pickle"
+	[ $rc -eq 0 ] && ! grep -q GARBAGE "$TMP/out"
+	ok $? "fixture_clean: no stream flagged"
+else
+	skip 3 "no snapshot fixtures in $SNAP"
+fi
 run "$VRAMTRACE" tui --dump nothing "$TMP/leak.db"
 expect 2 'unknown view nothing' "an unknown view, exit 2"
 run "$VRAMTRACE" tui "$TMP/leak.db"

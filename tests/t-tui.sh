@@ -4,7 +4,7 @@
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=14
+NTESTS=17
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -67,6 +67,25 @@ wait_for 'keys in every view'; ok $? "?: help"
 keys q q
 i=0; while [ $i -lt 50 ] && screen | grep -q 'help'; do sleep 0.1; i=$((i + 1)); done
 screen | grep -q 'q quit'; [ $? -ne 0 ]; ok $? "q quits"
+
+SNAP=${SHARED_DATA:-}/snapshots
+export XDG_CACHE_HOME="$TMP/cache"
+if [ -f "$SNAP/fixture_garbage_stream.pickle" ]; then
+	start "$SNAP/fixture_garbage_stream.pickle"
+	wait_for 'LEAK'
+	keys 2
+	wait_for '^ +0 0x[0-9a-f]+ .*GARBAGE growing'
+	ok $? "fixture_garbage_stream: the side stream is GARBAGE growing"
+	grep -E '^ +0 0 ' "$TMP/screen" | grep -q GARBAGE; [ $? -ne 0 ]
+	ok $? "fixture_garbage_stream: the default stream is not flagged"
+	start "$SNAP/fixture_clean.pickle"
+	wait_for 'CLEAN'
+	keys 2
+	wait_for '^ +0 0 .*default' && ! grep -q GARBAGE "$TMP/screen"
+	ok $? "fixture_clean: no stream flagged"
+else
+	skip 3 "no snapshot fixtures in $SNAP"
+fi
 
 start --live "$TMP/leak.db"
 wait_for 'Run +1 of 1'
