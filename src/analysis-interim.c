@@ -335,13 +335,14 @@ analysis_blocks(struct query *q, const struct block_filter *f,
 	xasprintf(&sql, "SELECT a.id, coalesce(a.device, -1), a.stream,"
 	    " a.layer, a.address, a.bytes, a.alloc_ns, a.free_ns,"
 	    " a.alloc_step, a.site_id, s.label FROM allocations a LEFT JOIN"
-	    " sites s ON s.id = a.site_id WHERE a.run_id = ?1"
-	    " AND (?2 = 0 OR a.free_ns IS NULL) AND (?3 < 0 OR a.layer = ?3)"
+	    " sites s ON s.id = a.site_id WHERE a.run_id = ?1%s"
+	    " AND (?3 < 0 OR a.layer = ?3)"
 	    " AND (?4 = 0 OR a.stream = ?5)"
 	    " AND (?6 = 0 OR coalesce(a.alloc_step, 1) >= ?6)"
 	    " AND (?7 = 0 OR coalesce(a.alloc_step, 1) <= ?7)"
 	    " AND (?8 IS NULL OR instr(s.label, ?8) > 0)"
 	    " ORDER BY %s %s, a.id LIMIT ?9 OFFSET ?10",
+	    f->live_only ? " AND a.free_ns IS NULL" : "",
 	    order[(unsigned)f->sort < 5 ? f->sort : 0],
 	    f->descending ? "DESC" : "ASC");
 	st = query_prepare(q, sql, cause);
@@ -350,7 +351,6 @@ analysis_blocks(struct query *q, const struct block_filter *f,
 		return (-1);
 	sqlite3_bind_int64(st, 1, f->run_id != 0 ? f->run_id :
 	    query_latest_run(q));
-	sqlite3_bind_int(st, 2, f->live_only);
 	sqlite3_bind_int(st, 3, f->layer);
 	sqlite3_bind_int(st, 4, f->has_stream);
 	sqlite3_bind_int64(st, 5, (int64_t)f->stream);

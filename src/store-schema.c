@@ -239,6 +239,8 @@ const char *store_schema_sql =
 const char *store_index_sql =
 "CREATE INDEX IF NOT EXISTS allocations_run_step"
 "  ON allocations(run_id, alloc_step, free_step);\n"
+"CREATE INDEX IF NOT EXISTS allocations_live ON allocations(run_id, bytes)"
+"  WHERE free_ns IS NULL;\n"	/* the TUI's first page of blocks */
 "CREATE INDEX IF NOT EXISTS memcpys_run ON memcpys(run_id, start_ns);\n"
 "CREATE INDEX IF NOT EXISTS offload_run ON offload_events(run_id, step);\n"
 "CREATE INDEX IF NOT EXISTS blocks_snapshot ON blocks(snapshot_id, segment_id);\n"

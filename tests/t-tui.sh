@@ -4,7 +4,7 @@
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=17
+NTESTS=18
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -62,6 +62,11 @@ ok $? "/: search by site"
 tm resize-window -t ui -x 80 -y 24
 wait_for '\? help +q quit *$' && [ "$(wc -l <"$TMP/screen")" -le 24 ]
 ok $? "80x24: the footer stays"
+keys 6 a a
+wait_for 'step 1 -> step 4' &&
+    grep -q '+4 blocks +61.0 MiB appeared, -1 blocks -1.0 MiB went away' \
+    "$TMP/screen"
+ok $? "diff: a moves step A"
 keys '?'
 wait_for 'keys in every view'; ok $? "?: help"
 keys q q

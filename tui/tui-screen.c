@@ -18,7 +18,7 @@
 
 #include "tui-curses.h"
 
-static int	tui_screen_on;
+static SCREEN	*tui_screen;
 static int	tui_screen_utf8;
 static attr_t	tui_screen_attrs[TUI_A_MAX];
 static short	tui_screen_pairs[TUI_A_MAX];
@@ -75,10 +75,9 @@ tui_screen_start(void)
 	const char	*codeset = nl_langinfo(CODESET);
 
 	tui_screen_utf8 = codeset != NULL && strcmp(codeset, "UTF-8") == 0;
-	if (newterm(NULL, stdout, stdin) == NULL)
+	if ((tui_screen = newterm(NULL, stdout, stdin)) == NULL)
 		fatal("cannot use the terminal (TERM=%s)",
 		    getenv("TERM") != NULL ? getenv("TERM") : "unset");
-	tui_screen_on = 1;
 	log_set_fatal_hook(tui_screen_end);
 	cbreak();
 	noecho();
@@ -93,10 +92,11 @@ tui_screen_start(void)
 void
 tui_screen_end(void)
 {
-	if (!tui_screen_on)
+	if (tui_screen == NULL)
 		return;
-	tui_screen_on = 0;
 	endwin();
+	delscreen(tui_screen);
+	tui_screen = NULL;
 	log_set_fatal_hook(NULL);
 }
 

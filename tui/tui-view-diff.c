@@ -2,7 +2,9 @@
  * tui-view-diff.c: view 6, the blocks live at the end of one step and
  * not of another: "+" blocks appeared between step A and step B, "-"
  * blocks went away; the largest first, paged from the database.  A and B
- * start at the first and last steps; a/A and b/B move them, p types them.
+ * start at the last two steps (what the last step left behind, and a
+ * narrow range of the allocations index); a/A and b/B move them, p types
+ * them.
  * The layer is the one the analysis chose (all until it is known), so
  * that segments and the blocks inside them are not counted twice.
  */
@@ -63,8 +65,10 @@ tui_view_diff_reload(struct tui *t, void *state)
 {
 	struct tui_view_diff	*v = state;
 
-	if (v->b == 0 || v->b > t->run.steps)
+	if (v->b == 0 || v->b > t->run.steps) {
 		v->b = t->run.steps;
+		v->a = v->b > 1 ? v->b - 1 : 1;
+	}
 	tui_view_diff_reset(t, v);
 }
 
@@ -74,7 +78,6 @@ tui_view_diff_create(struct tui *t)
 	struct tui_view_diff	*v;
 
 	v = xcalloc(1, sizeof *v);
-	v->a = 1;
 	tui_list_init(&v->list, sizeof(struct tui_diff_row),
 	    tui_view_diff_fetch, v);
 	tui_view_diff_reload(t, v);
