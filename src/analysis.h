@@ -54,6 +54,17 @@ struct leak_stream {
 	enum leak_garbage garbage;
 	int64_t		 garbage_bytes;
 	int64_t		 garbage_blocks;
+
+	/* Added for the classification (leak.c); filled by the query. */
+	int		 default_known;	/* is_default came from the data */
+	int64_t		 alloc_bytes;	/* allocated over the whole run */
+	int64_t		 last_alloc_step; /* 0: never allocated */
+	int64_t		 new_live_bytes; /* live at the end, made after */
+	int64_t		 new_live_blocks; /* ... the warm-up */
+	int64_t		 unfreed_bytes;	/* never freed in the recording */
+	int64_t		 unfreed_blocks;
+	int64_t		 segment_bytes;	/* segment layer, live at the end */
+	int64_t		 segment_blocks;
 };
 
 /* An allocation site holding live bytes allocated in the growing steps. */
@@ -90,7 +101,18 @@ struct leak_report {
 	size_t		 nstreams;
 	struct leak_suspect *suspects;
 	size_t		 nsuspects;
+
+	/* Added: for the verdict line and reports. */
+	int		 top_stream;	/* index of the fastest grower; -1 */
+	int64_t		 first_live;	/* live bytes at the warm-up's end */
 };
+
+/* Steps a side stream must be idle for its cache to count as stranded. */
+#define LEAK_STRANDED_STEPS	3
+/* Fewer steps than this after the warm-up: INCONCLUSIVE. */
+#define LEAK_MIN_STEPS		3
+/* The most suspects a report keeps. */
+#define LEAK_MAX_SUSPECTS	20
 
 /*
  * Analyse a run.  Returns 0 with *out set (free with leak_report_free),
@@ -98,9 +120,14 @@ struct leak_report {
  */
 int	 analysis_leaks(struct query *, const struct leak_options *,
 	     struct leak_report **, char **);
+
+/* leak.c: the pure parts. */
 void	 leak_report_free(struct leak_report *);
 const char *leak_verdict_name(enum leak_verdict);
 const char *leak_garbage_name(enum leak_garbage);
+double	 leak_slope(const int64_t *, size_t);
+double	 leak_grew_fraction(const int64_t *, size_t);
+void	 leak_analyse(struct leak_report *);
 
 /* Blocks (allocations) for browsing, paged. */
 enum analysis_sort {
@@ -153,5 +180,49 @@ struct frame_row {
 };
 int	 analysis_site_frames(struct query *, int64_t, struct frame_row *,
 	     int, char **);
+
+/*
+ * Differences between two points: a step end of a run, or the end of a run
+ * (a snapshot's state).  Blocks are matched by device, layer, address and
+ * size, so the two points may be in one run or in two runs or files.
+ */
+struct diff_point {
+	int64_t		 run_id;	/* 0: the newest */
+	int64_t		 step;		/* 0: the end of the run */
+};
+
+/* The blocks of one site on one stream that differ. */
+struct diff_group {
+	int64_t		 site_id;	/* of B for new blocks, A for gone */
+	char		*site;		/* label; NULL: no stack */
+	int32_t		 device;
+	uint64_t	 stream;	/* EVENT_NONE: unknown */
+	int64_t		 new_bytes;	/* live at B, not at A */
+	int64_t		 new_blocks;
+	int64_t		 gone_bytes;	/* live at A, not at B */
+	int64_t		 gone_blocks;
+};
+
+struct diff_report {
+	struct diff_point a, b;		/* resolved: run ids are set */
+	int		 layer;
+	int64_t		 a_bytes;	/* live at A */
+	int64_t		 b_bytes;	/* live at B */
+	int64_t		 new_bytes, new_blocks;
+	int64_t		 gone_bytes, gone_blocks;
+	struct diff_group *groups;	/* by net bytes, largest first */
+	size_t		 ngroups;
+};
+
+/*
+ * Compare point a of qa with point b of qb (qa and qb may be the same
+ * handle) in layer `layer` (-1: block, else pool, else segment, as B has).
+ * Returns 0 with *out set (free with diff_report_free), or -1 with *cause
+ * when a run or step does not exist.
+ */
+int	 analysis_diff(struct query *, const struct diff_point *,
+	     struct query *, const struct diff_point *, int,
+	     struct diff_report **, char **);
+void	 diff_report_free(struct diff_report *);
 
 #endif

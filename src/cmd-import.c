@@ -38,8 +38,8 @@ const struct cmd_entry cmd_import_entry = {
  * The default output for a snapshot: its name with the .pickle (or .pkl)
  * suffix replaced by .db, or .db appended.  The caller frees it.
  */
-char *
-cmd_import_default_output(const char *path)
+static char *
+default_output(const char *path)
 {
 	const char	*dot = strrchr(path, '.'), *slash = strrchr(path, '/');
 	char		*out;
@@ -98,7 +98,7 @@ cmd_import_exec(const struct cmd_entry *self, int argc, char **argv)
 		return (cmd_usage_error(self, optind >= argc ?
 		    "missing snapshot" : "too many arguments"));
 	if (output == NULL)
-		output = def = cmd_import_default_output(argv[optind]);
+		output = def = default_output(argv[optind]);
 	opt.progress = util_isatty_err() && stat(argv[optind], &sb) == 0 &&
 	    sb.st_size > PROGRESS_BYTES;
 	rc = import_snapshot(argv[optind], output, &opt, &sum, &cause);

@@ -304,7 +304,7 @@ cmd_record_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct collector	*c = NULL;
 	struct store		*store = NULL;
 	struct stat		 sb;
-	char			*cause = NULL, *command, cwd[PATH_MAX];
+	char			*cause = NULL, *command, *git, cwd[PATH_MAX];
 	int			 first, status = 0, rc;
 	pid_t			 pid;
 
@@ -326,8 +326,10 @@ cmd_record_exec(const struct cmd_entry *self, int argc, char **argv)
 	    &cause);
 	if (store == NULL)
 		goto fail;
-	if (store_run_begin(store, &info) == -1 ||
-	    store_commit(store, &cause) != 0)
+	info.git_commit = git = git_head(info.cwd);
+	rc = store_run_begin(store, &info) == -1 ? -1 : 0;
+	free(git);
+	if (rc != 0 || store_commit(store, &cause) != 0)
 		goto fail;
 	if ((c = collector_create(store, o.flush_ms, &cause)) == NULL)
 		goto fail;

@@ -8,10 +8,12 @@
 #include "vramtrace.h"
 
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "cmd.h"
 
 static const struct cmd_entry cmd_help_entry = {
@@ -21,10 +23,16 @@ static const struct cmd_entry cmd_help_entry = {
 
 static const struct cmd_entry *const cmd_table[] = {
 	&cmd_help_entry,
+	&cmd_attach_entry,
+	&cmd_diff_entry,
+	&cmd_export_entry,
 	&cmd_import_entry,
 	&cmd_info_entry,
+	&cmd_leaks_entry,
+	&cmd_merge_entry,
 	&cmd_record_entry,
 	&cmd_replay_entry,
+	&cmd_report_entry,
 	&cmd_sql_entry,
 	&cmd_tui_entry,
 	NULL
@@ -151,4 +159,91 @@ cmd_run_help(const struct cmd_entry *self, int argc, char **argv)
 	}
 	cmd_print_help(stdout, e);
 	return (EXIT_OK);
+}
+
+/* Fill *o with the defaults of the analysis options. */
+void
+cmd_leak_defaults(struct leak_options *o)
+{
+	o->run_id = 0;
+	o->warmup = 1;
+	o->threshold = 1024 * 1024;
+	o->layer = -1;
+}
+
+/* The number of a layer given by name or number, or -1. */
+int
+cmd_layer_number(const char *name)
+{
+	unsigned int	i;
+
+	for (i = 0; i < EVENT_LAYER_MAX; i++) {
+		if (strcmp(event_layer_name(i), name) == 0 ||
+		    (name[0] == (char)('0' + i) && name[1] == '\0'))
+			return ((int)i);
+	}
+	return (-1);
+}
+
+/*
+ * Take one of the analysis options (CMD_LEAK_SHORTOPTS) into *o.  Returns
+ * 0, 1 when c is not one of them, or -1 after printing a usage error.
+ */
+int
+cmd_leak_option(const struct cmd_entry *e, int c, const char *arg,
+    struct leak_options *o)
+{
+	uint64_t	v;
+
+	switch (c) {
+	case 'w':
+		if (util_parse_uint(arg, &v) != 0 || v > 1000000) {
+			cmd_usage_error(e, "bad warm-up %s", arg);
+			return (-1);
+		}
+		o->warmup = (int)v;
+		return (0);
+	case 't':
+		if (util_parse_bytes(arg, &o->threshold) != 0) {
+			cmd_usage_error(e, "bad threshold %s", arg);
+			return (-1);
+		}
+		return (0);
+	case 'r':
+		if (util_parse_uint(arg, &v) != 0 || v == 0 ||
+		    v > INT64_MAX) {
+			cmd_usage_error(e, "bad run id %s", arg);
+			return (-1);
+		}
+		o->run_id = (int64_t)v;
+		return (0);
+	case 'L':
+		if ((o->layer = cmd_layer_number(arg)) < 0) {
+			cmd_usage_error(e, "unknown layer %s", arg);
+			return (-1);
+		}
+		return (0);
+	}
+	return (1);
+}
+
+/* Write a stream as recorded, or "?" when unknown, into buf. */
+const char *
+cmd_format_stream(uint64_t stream, char *buf, size_t len)
+{
+	if (stream == EVENT_NONE)
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%" PRIu64, stream);
+	return (buf);
+}
+
+/* Write a byte count with its sign ("+10.0 MiB", "-4 B") into buf. */
+const char *
+cmd_format_signed(double v, char *buf, size_t len)
+{
+	buf[0] = '+';
+	util_format_bytes((int64_t)v, v >= 0 ? buf + 1 : buf,
+	    v >= 0 ? len - 1 : len);
+	return (buf);
 }

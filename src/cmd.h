@@ -24,11 +24,42 @@ int	 cmd_getopt(const struct cmd_entry *, int, char **, const char *,
 int	 cmd_parse_format(const struct cmd_entry *, const char *,
 	     const char *const *);
 int	 cmd_run_help(const struct cmd_entry *, int, char **);
+struct leak_options;
+void	 cmd_leak_defaults(struct leak_options *);
+int	 cmd_leak_option(const struct cmd_entry *, int, const char *,
+	     struct leak_options *);
+int	 cmd_layer_number(const char *);
+const char *cmd_format_stream(uint64_t, char *, size_t);
+const char *cmd_format_signed(double, char *, size_t);
+#define CMD_LEAK_SHORTOPTS	"w:t:r:L:"
+#define CMD_LEAK_LONGOPTS \
+	{ "warmup", required_argument, NULL, 'w' }, \
+	{ "threshold", required_argument, NULL, 't' }, \
+	{ "run", required_argument, NULL, 'r' }, \
+	{ "layer", required_argument, NULL, 'L' }
+#define CMD_LEAK_HELP \
+	"  -w, --warmup N       steps left out at the start (1)\n" \
+	"  -t, --threshold B    growth per step that is a leak (1MiB)\n" \
+	"  -r, --run ID         the run to analyse (the newest)\n" \
+	"  -L, --layer NAME     segment, pool, block or host (block, else\n" \
+	"                       pool, else segment)\n"
 
+extern const struct cmd_entry cmd_attach_entry;
+extern const struct cmd_entry cmd_export_entry;
 extern const struct cmd_entry cmd_import_entry;
+/* leak-print.c */
+struct leak_report;
+void	 leak_print_verdict(FILE *, const char *, const struct leak_report *);
+void	 leak_print_streams(FILE *, const struct leak_report *, size_t);
+void	 leak_print_suspects(FILE *, const struct leak_report *, size_t);
+
+extern const struct cmd_entry cmd_diff_entry;
 extern const struct cmd_entry cmd_info_entry;
+extern const struct cmd_entry cmd_leaks_entry;
+extern const struct cmd_entry cmd_merge_entry;
 extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_replay_entry;
+extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_sql_entry;
 extern const struct cmd_entry cmd_tui_entry;
 

@@ -92,6 +92,7 @@ finish_snapshot(struct import_state *st, char **cause)
 {
 	sqlite3		*db = store_db(st->store);
 	sqlite3_stmt	*ins;
+	struct event_stream es;
 	size_t		 i;
 	int		 rc = SQLITE_DONE;
 
@@ -112,8 +113,11 @@ finish_snapshot(struct import_state *st, char **cause)
 	if (rc != SQLITE_DONE)
 		goto fail;
 	for (i = 0; i < st->nstreams; i++) {
-		if (store_add_stream(st->store, 0, st->streams[i].device,
-		    st->streams[i].stream, EVENT_NONE, EVENT_NONE) != 0)
+		memset(&es, 0, sizeof es);
+		es.device = st->streams[i].device;
+		es.stream = es.handle = st->streams[i].stream;
+		es.context = EVENT_NONE;
+		if (store_add_stream(st->store, 0, &es, 0, EVENT_NONE) != 0)
 			goto fail;
 	}
 	if (sqlite3_prepare_v2(db, "UPDATE snapshots SET trace_entries = ?,"

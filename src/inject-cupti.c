@@ -434,13 +434,8 @@ inject_cupti_start(const struct inject_config *config, char **cause)
 		CUPTI_CBID_RESOURCE_STREAM_CREATED,
 		CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING
 	};
-	static const CUpti_ActivityKind kinds[] = {
-		CUPTI_ACTIVITY_KIND_MEMORY2,
-		CUPTI_ACTIVITY_KIND_MEMORY_POOL,
-		CUPTI_ACTIVITY_KIND_MEMCPY,
-		CUPTI_ACTIVITY_KIND_MARKER
-	};
-	size_t		i, nkinds = sizeof kinds / sizeof kinds[0];
+	CUpti_ActivityKind kinds[4];
+	size_t		i, nkinds = 0;
 	CUptiResult	rc;
 
 	if (inject_cupti_subscribe(cause) != 0)
@@ -460,8 +455,14 @@ inject_cupti_start(const struct inject_config *config, char **cause)
 	if (rc != CUPTI_SUCCESS)
 		goto fail_callback;
 	inject_cupti_name = client_string("cupti");
-	if (!config->nvtx)
-		nkinds--;	/* MARKER is last */
+	if (config->records & INJECT_RECORD_MEMORY)
+		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MEMORY2;
+	if (config->records & INJECT_RECORD_POOL)
+		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+	if (config->records & INJECT_RECORD_MEMCPY)
+		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MEMCPY;
+	if (config->nvtx)
+		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MARKER;
 	for (i = 0; i < nkinds; i++) {
 		if ((rc = cuptiActivityEnable(kinds[i])) != CUPTI_SUCCESS) {
 			while (i-- > 0)

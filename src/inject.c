@@ -32,7 +32,7 @@
 static pthread_mutex_t	inject_lock = PTHREAD_MUTEX_INITIALIZER;
 static int		inject_done;
 static int		inject_on;
-static struct inject_config inject_config = { 200, 1 };
+static struct inject_config inject_config = { 200, 1, INJECT_RECORD_ALL };
 static regex_t		inject_step_re;
 static int		inject_have_step_re;
 
@@ -52,6 +52,41 @@ inject_step_match(const char *name)
 	return (regexec(&inject_step_re, name, 0, NULL, 0) == 0);
 }
 
+/* "memory,pool,memcpy" (any subset, any order) into INJECT_RECORD_*. */
+static unsigned
+inject_parse_records(const char *list)
+{
+	static const struct {
+		const char	*name;
+		unsigned	 bit;
+	} names[] = {
+		{ "memory", INJECT_RECORD_MEMORY },
+		{ "pool", INJECT_RECORD_POOL },
+		{ "memcpy", INJECT_RECORD_MEMCPY },
+	};
+	unsigned	records = 0;
+	size_t		i, len;
+
+	while (*list != '\0') {
+		len = strcspn(list, ",");
+		for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+			if (strlen(names[i].name) == len &&
+			    strncmp(names[i].name, list, len) == 0)
+				break;
+		}
+		if (i == sizeof names / sizeof names[0])
+			client_warn("VRAMTRACE_RECORDS: unknown record kind "
+			    "%.*s (known: memory, pool, memcpy)", (int)len,
+			    list);
+		else
+			records |= names[i].bit;
+		list += len;
+		if (*list == ',')
+			list++;
+	}
+	return (records);
+}
+
 static void
 inject_read_config(void)
 {
@@ -62,6 +97,8 @@ inject_read_config(void)
 		inject_config.flush_ms = (unsigned)atoi(s);
 	if ((s = getenv("VRAMTRACE_NVTX")) != NULL)
 		inject_config.nvtx = strcmp(s, "0") != 0;
+	if ((s = getenv("VRAMTRACE_RECORDS")) != NULL)
+		inject_config.records = inject_parse_records(s);
 	if ((s = getenv("VRAMTRACE_STEP_MARKER")) == NULL || *s == '\0')
 		s = "step";
 	error = regcomp(&inject_step_re, s, REG_EXTENDED | REG_NOSUB);

@@ -14,7 +14,14 @@
 struct inject_config {
 	unsigned	flush_ms;	/* VRAMTRACE_FLUSH_MS */
 	int		nvtx;		/* VRAMTRACE_NVTX: capture markers */
+	unsigned	records;	/* VRAMTRACE_RECORDS: INJECT_RECORD_* */
 };
+
+/* The CUPTI activity records to enable (VRAMTRACE_RECORDS). */
+#define INJECT_RECORD_MEMORY	0x1	/* allocations and frees (MEMORY2) */
+#define INJECT_RECORD_POOL	0x2	/* pool create, trim (MEMORY_POOL) */
+#define INJECT_RECORD_MEMCPY	0x4	/* copies (MEMCPY) */
+#define INJECT_RECORD_ALL	0x7
 
 /* inject.c */
 int	 inject_step_match(const char *);

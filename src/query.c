@@ -147,6 +147,118 @@ query_int(struct query *q, const char *sql)
 	return (v);
 }
 
+/* query_int with ?1 bound to arg; NULL or an error give -1. */
+int64_t
+query_int_arg(struct query *q, const char *sql, int64_t arg)
+{
+	sqlite3_stmt	*st;
+	int64_t		 v = -1;
+
+	if ((st = query_prepare(q, sql, NULL)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, arg);
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_type(st, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return (v);
+}
+
+/* Set *cause to "PATH: SQLite's last message" and return -1. */
+int
+query_fail(struct query *q, char **cause)
+{
+	return (query_error(q, cause, sqlite3_errmsg(q->db)));
+}
+
+/*
+ * Set *source to run run_id's source ("record", "import", ...; the caller
+ * frees it).  0, or -1 with *cause "PATH: no run N" when there is none.
+ */
+int
+query_run_source(struct query *q, int64_t run_id, char **source,
+    char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if ((st = query_prepare(q, "SELECT source FROM runs WHERE id = ?1",
+	    cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, run_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*source = xstrdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return (0);
+	if (rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	if (run_id == 0)
+		return (query_error(q, cause, "holds no run"));
+	xasprintf(cause, "%s: no run %lld", q->path, (long long)run_id);
+	return (-1);
+}
+
+/*
+ * Set *label to the label of site site_id (the caller frees it), or to NULL
+ * when there is no such site.  0, or -1 with *cause.
+ */
+int
+query_site_label(struct query *q, int64_t site_id, char **label,
+    char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	*label = NULL;
+	if ((st = query_prepare(q, "SELECT label FROM sites WHERE id = ?1",
+	    cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, site_id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*label = xstrdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	return (0);
+}
+
+/*
+ * Does run run_id have its allocation_groups (it finished, written by a
+ * vramtrace that keeps them)?
+ */
+int
+query_has_groups(struct query *q, int64_t run_id)
+{
+	return (query_int_arg(q, "SELECT complete AND EXISTS (SELECT 1 FROM"
+	    " sqlite_master WHERE name = 'allocation_groups') FROM runs WHERE"
+	    " id = ?1", run_id) == 1);
+}
+
+/*
+ * The layer a run is analysed in when none is asked for: block if it has
+ * blocks, else pool, else segment.
+ */
+int
+query_run_layer(struct query *q, int64_t run_id)
+{
+	int64_t	layer;
+
+	/* A finished run has its few allocation groups to look at. */
+	if (query_has_groups(q, run_id))
+		layer = query_int_arg(q, "SELECT max(layer) FROM"
+		    " allocation_groups WHERE run_id = ?1 AND layer IN (1, 2)",
+		    run_id);
+	else
+		layer = query_int_arg(q, "SELECT CASE WHEN EXISTS (SELECT 1"
+		    " FROM allocations WHERE run_id = ?1 AND layer = 2) THEN 2"
+		    " WHEN EXISTS (SELECT 1 FROM allocations WHERE run_id = ?1"
+		    " AND layer = 1) THEN 1 END", run_id);
+	return (layer < 0 ? EVENT_LAYER_SEGMENT : (int)layer);
+}
+
 /* The id of the newest run, or 0 if there is none. */
 int64_t
 query_latest_run(struct query *q)
@@ -171,6 +283,71 @@ query_has_import(struct query *q, const char *path)
 	found = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	return (found);
+}
+
+static char *
+column_strdup(sqlite3_stmt *st, int i)
+{
+	const unsigned char	*v = sqlite3_column_text(st, i);
+
+	return (v != NULL ? xstrdup((const char *)v) : NULL);
+}
+
+/*
+ * Fill *r with run run_id (0: the newest): what it was and its counts.
+ * Free the strings with query_run_free.  0, or -1 with *cause when there is
+ * no such run.
+ */
+int
+query_run(struct query *q, int64_t run_id, struct query_run *r, char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	memset(r, 0, sizeof *r);
+	r->id = run_id != 0 ? run_id : query_latest_run(q);
+	if ((st = query_prepare(q, "SELECT source, input, command, host,"
+	    " allocator, step_source, start_ns, end_ns, complete,"
+	    " (SELECT count(*) FROM processes WHERE run_id = ?1),"
+	    " (SELECT count(DISTINCT device) FROM allocations WHERE"
+	    " run_id = ?1 AND device >= 0),"
+	    " (SELECT count(*) FROM allocations WHERE run_id = ?1)"
+	    " FROM runs WHERE id = ?1", cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, r->id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r->source = column_strdup(st, 0);
+		r->input = column_strdup(st, 1);
+		r->command = column_strdup(st, 2);
+		r->host = column_strdup(st, 3);
+		r->allocator = column_strdup(st, 4);
+		r->step_source = column_strdup(st, 5);
+		r->start_ns = (uint64_t)sqlite3_column_int64(st, 6);
+		r->end_ns = (uint64_t)sqlite3_column_int64(st, 7);
+		r->complete = sqlite3_column_int(st, 8);
+		r->processes = sqlite3_column_int64(st, 9);
+		r->devices = sqlite3_column_int64(st, 10);
+		r->allocations = sqlite3_column_int64(st, 11);
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return (0);
+	if (rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	xasprintf(cause, "%s: no run %lld", q->path, (long long)r->id);
+	return (-1);
+}
+
+/* Free the strings of *r. */
+void
+query_run_free(struct query_run *r)
+{
+	free(r->source);
+	free(r->input);
+	free(r->command);
+	free(r->host);
+	free(r->allocator);
+	free(r->step_source);
 }
 
 /* Fill *info with the database's counts.  0, or -1 with *cause. */

@@ -29,6 +29,7 @@ enum store_stmt {
 	STMT_SITE_INSERT,
 	STMT_SITE_FIND,
 	STMT_SITE_FRAME,
+	STMT_USAGE,
 	STMT_MAX
 };
 
@@ -38,6 +39,28 @@ struct store_idmap {
 	int64_t		*ids;
 	size_t		 mask;
 	size_t		 count;
+};
+
+/* One (layer, device, stream, alloc step, free step, site) and its sums. */
+struct store_group {
+	int		 layer;
+	int32_t		 device;
+	uint64_t	 stream;
+	int64_t		 alloc_step;	/* 0: NULL */
+	int64_t		 free_step;	/* 0: NULL */
+	int64_t		 site_id;	/* 0: NULL */
+	int64_t		 bytes;
+	int64_t		 blocks;	/* 0 marks an empty slot */
+};
+
+/* The run's allocation groups (store-groups.c). */
+struct store_groups {
+	struct store_group	*slots;
+	size_t			 mask;
+	size_t			 count;
+	struct store_allocation	*pending;	/* final before any step */
+	size_t			 npending;
+	int			 valid;		/* 0: rebuild from the rows */
 };
 
 struct store {
@@ -56,10 +79,12 @@ struct store {
 	size_t		 step_alloc;
 	uint64_t	 max_assigned_ns;	/* latest time given a step */
 	int		 steps_dirty;	/* a boundary arrived late */
+	int		 unstepped;	/* rows written before any boundary */
 
 	struct store_idmap sites;	/* stack hash -> sites.id */
 	struct store_idmap frames;	/* frame hash -> frames.id */
 	uint64_t	 writes;	/* statements since the last commit */
+	struct store_groups groups;
 };
 
 /* store.c */
@@ -67,11 +92,16 @@ int	 store_error(struct store *, char **, const char *, ...)
 	     printflike(3, 4);
 int	 store_begin(struct store *, char **);
 int64_t	 store_step_of(struct store *, uint64_t);
-int	 store_note_step_end(struct store *, int64_t, uint64_t, uint64_t,
-	     const char *);
 void	 store_bind_opt(sqlite3_stmt *, int, uint64_t);
 void	 store_bind_text(sqlite3_stmt *, int, const char *);
+void	 store_bind_id(sqlite3_stmt *, int, int64_t);
 int	 store_step_stmt(struct store *, sqlite3_stmt *);
+
+/* store-groups.c */
+void	 store_groups_reset(struct store_groups *);
+void	 store_groups_note(struct store *, const struct store_allocation *);
+void	 store_groups_flush_pending(struct store *);
+int	 store_groups_write(struct store *, char **);
 
 /* store-site.c */
 void	 store_idmap_free(struct store_idmap *);

@@ -227,8 +227,7 @@ source_memcpy(struct store_source *src, const struct event *ev)
 
 	device = m->kind == EVENT_COPY_HTOD ? m->dst_device : m->src_device;
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, src->process_id == 0 ? EVENT_NONE :
-	    (uint64_t)src->process_id);
+	store_bind_id(st, 2, src->process_id);
 	sqlite3_bind_int(st, 3, device);
 	store_bind_opt(st, 4, m->stream);
 	sqlite3_bind_int(st, 5, m->kind);
@@ -244,44 +243,11 @@ source_memcpy(struct store_source *src, const struct event *ev)
 static int
 source_stream(struct store_source *src, const struct event *ev)
 {
-	struct store		*s = src->store;
-	const struct event_stream *es = &ev->u.stream;
-	sqlite3_stmt		*st;
-	uint64_t		 pid = src->process_id == 0 ? EVENT_NONE :
-				    (uint64_t)src->process_id;
-
-	if (ev->type == EVENT_STREAM_CREATE) {
-		st = s->stmt[STMT_STREAM_CREATE];
-		sqlite3_bind_int64(st, 1, s->run_id);
-		store_bind_opt(st, 2, pid);
-		sqlite3_bind_int(st, 3, es->device);
-		sqlite3_bind_int64(st, 4, (int64_t)es->stream);
-		store_bind_opt(st, 5, es->handle);
-		store_bind_opt(st, 6, es->context);
-		sqlite3_bind_int(st, 7, es->priority);
-		sqlite3_bind_int64(st, 8, es->flags);
-		store_bind_opt(st, 9, ev->time_ns);
-		return (store_step_stmt(s, st));
-	}
-	st = s->stmt[STMT_STREAM_DESTROY];
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, pid);
-	sqlite3_bind_int64(st, 3, (int64_t)es->stream);
-	sqlite3_bind_int64(st, 4, (int64_t)ev->time_ns);
-	if (store_step_stmt(s, st) != 0)
-		return (-1);
-	if (sqlite3_changes(s->db) > 0)
-		return (0);
-	/* Destroyed, but created before tracing began. */
-	st = s->stmt[STMT_STREAM_DESTROY_INSERT];
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, pid);
-	sqlite3_bind_int(st, 3, es->device);
-	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
-	store_bind_opt(st, 5, es->handle);
-	store_bind_opt(st, 6, es->context);
-	sqlite3_bind_int64(st, 7, (int64_t)ev->time_ns);
-	return (store_step_stmt(s, st));
+	if (ev->type == EVENT_STREAM_CREATE)
+		return (store_add_stream(src->store, src->process_id,
+		    &ev->u.stream, 1, ev->time_ns));
+	return (store_end_stream(src->store, src->process_id, &ev->u.stream,
+	    ev->time_ns));
 }
 
 static int
@@ -292,13 +258,14 @@ source_offload(struct store_source *src, const struct event *ev)
 	const struct event_offload *o = &ev->u.offload;
 
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, src->process_id == 0 ? EVENT_NONE :
-	    (uint64_t)src->process_id);
+	store_bind_id(st, 2, src->process_id);
 	sqlite3_bind_int(st, 3, o->device);
 	store_bind_opt(st, 4, o->stream);
 	sqlite3_bind_int64(st, 5, (int64_t)ev->time_ns);
 	if (s->nsteps > 0)
 		sqlite3_bind_int64(st, 6, store_step_of(s, ev->time_ns));
+	else
+		s->unstepped = 1;
 	sqlite3_bind_text(st, 7, event_offload_kind_name(o->kind), -1,
 	    SQLITE_STATIC);
 	store_bind_opt(st, 8, o->tensor);
@@ -313,14 +280,12 @@ source_misc(struct store_source *src, const struct event *ev)
 {
 	struct store	*s = src->store;
 	sqlite3_stmt	*st;
-	uint64_t	 pid = src->process_id == 0 ? EVENT_NONE :
-			    (uint64_t)src->process_id;
 
 	switch (ev->type) {
 	case EVENT_DROPPED:
 		st = s->stmt[STMT_DROPPED];
 		sqlite3_bind_int64(st, 1, s->run_id);
-		store_bind_opt(st, 2, pid);
+		store_bind_id(st, 2, src->process_id);
 		store_bind_opt(st, 3, ev->time_ns);
 		store_bind_text(st, 4, source_string(src,
 		    ev->u.dropped.source));
@@ -329,7 +294,7 @@ source_misc(struct store_source *src, const struct event *ev)
 	case EVENT_DEVICE:
 		st = s->stmt[STMT_DEVICE];
 		sqlite3_bind_int64(st, 1, s->run_id);
-		store_bind_opt(st, 2, pid);
+		store_bind_id(st, 2, src->process_id);
 		sqlite3_bind_int(st, 3, ev->u.device.device);
 		store_bind_text(st, 4, source_string(src,
 		    ev->u.device.name));
@@ -347,7 +312,7 @@ source_misc(struct store_source *src, const struct event *ev)
 		src->step_begin = (int64_t)ev->time_ns;
 		return (0);
 	case EVENT_STEP_END:
-		if (store_note_step_end(s, ev->u.step.step,
+		if (store_add_step(s, ev->u.step.step,
 		    (uint64_t)src->step_begin, ev->time_ns,
 		    source_string(src, ev->u.step.name)) != 0)
 			return (-1);

@@ -29,6 +29,8 @@
 /* Commit on our own after this many statements, to bound the WAL. */
 #define STORE_AUTOCOMMIT	(1u << 21)
 
+static int	assign_unstepped(struct store *);
+
 static const char *stmt_sql[STMT_MAX] = {
 	[STMT_ALLOC] = "INSERT INTO allocations(run_id, process_id, device,"
 	    " stream, layer, address, bytes, requested_bytes, alloc_ns,"
@@ -75,6 +77,8 @@ static const char *stmt_sql[STMT_MAX] = {
 	[STMT_SITE_FIND] = "SELECT id FROM sites WHERE hash = ?1",
 	[STMT_SITE_FRAME] = "INSERT INTO site_frames(site_id, depth, frame_id)"
 	    " VALUES (?1, ?2, ?3)",
+	[STMT_USAGE] = "INSERT INTO usage_samples(run_id, device, time_ns,"
+	    " used_bytes) VALUES (?1, ?2, ?3, ?4)",
 };
 
 /*
@@ -111,6 +115,16 @@ store_bind_opt(sqlite3_stmt *st, int i, uint64_t v)
 		sqlite3_bind_null(st, i);
 	else
 		sqlite3_bind_int64(st, i, (int64_t)v);
+}
+
+/* Bind a row id: 0 (none) becomes NULL. */
+void
+store_bind_id(sqlite3_stmt *st, int i, int64_t id)
+{
+	if (id == 0)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, id);
 }
 
 /* Bind an optional string (copied): NULL stays NULL. */
@@ -253,6 +267,7 @@ store_free(struct store *s)
 	if (s->db != NULL)
 		sqlite3_close(s->db);
 	store_live_free(&s->live);
+	store_groups_reset(&s->groups);
 	store_idmap_free(&s->sites);
 	store_idmap_free(&s->frames);
 	free(s->step_ends);
@@ -384,7 +399,9 @@ store_run_begin(struct store *s, const struct store_run_info *info)
 	s->run_id = sqlite3_last_insert_rowid(s->db);
 	s->nsteps = 0;
 	s->steps_dirty = 0;
+	s->unstepped = 0;
 	s->max_assigned_ns = 0;
+	store_groups_reset(&s->groups);
 	return (s->run_id);
 }
 
@@ -413,12 +430,14 @@ store_step_of(struct store *s, uint64_t t)
 }
 
 /*
- * Record the end of step `step` (-1: the next) at end_ns, starting at
- * start_ns (0: the previous end).  Steps must arrive in order; a late one
+ * Record the end of step `step` (-1: the next) of the current run at end_ns,
+ * starting at start_ns (0: the previous end), with an optional name.  Steps
+ * must arrive in order: a repeat (another rank's marker for the same step)
+ * or a gap is ignored; a boundary earlier than a time already given a step
  * marks the run's step numbers for recomputation at finish.  0, or -1.
  */
 int
-store_note_step_end(struct store *s, int64_t step, uint64_t start_ns,
+store_add_step(struct store *s, int64_t step, uint64_t start_ns,
     uint64_t end_ns, const char *name)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_STEP];
@@ -446,18 +465,9 @@ store_note_step_end(struct store *s, int64_t step, uint64_t start_ns,
 	store_bind_opt(st, 3, start_ns == 0 ? EVENT_NONE : start_ns);
 	sqlite3_bind_int64(st, 4, (int64_t)end_ns);
 	store_bind_text(st, 5, name);
-	return (store_step_stmt(s, st));
-}
-
-/*
- * Add a step of the current run directly (importers): step number, start
- * (0: unknown) and end in ns, optional name.  0, or -1.
- */
-int
-store_add_step(struct store *s, int64_t step, uint64_t start_ns,
-    uint64_t end_ns, const char *name)
-{
-	return (store_note_step_end(s, step, start_ns, end_ns, name));
+	if (store_step_stmt(s, st) != 0)
+		return (-1);
+	return (s->unstepped ? assign_unstepped(s) : 0);
 }
 
 /* Add a named instant or annotation (stage "START", "END" or NULL). */
@@ -470,8 +480,7 @@ store_add_mark(struct store *s, int64_t process_id, int32_t device,
 	if (store_begin(s, NULL) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, process_id == 0 ? EVENT_NONE :
-	    (uint64_t)process_id);
+	store_bind_id(st, 2, process_id);
 	sqlite3_bind_int(st, 3, device);
 	store_bind_opt(st, 4, time_ns);
 	store_bind_text(st, 5, stage);
@@ -479,35 +488,81 @@ store_add_mark(struct store *s, int64_t process_id, int32_t device,
 	return (store_step_stmt(s, st));
 }
 
-/* Add a stream of the current run seen by an importer (no lifetime). */
+/*
+ * Add a stream of the current run, created at created_ns (EVENT_NONE:
+ * unknown).  Its priority and flags are stored only when `detailed` (an
+ * importer knows neither).  0, or -1.
+ */
 int
-store_add_stream(struct store *s, int64_t process_id, int32_t device,
-    uint64_t stream, uint64_t created_ns, uint64_t destroyed_ns)
+store_add_stream(struct store *s, int64_t process_id,
+    const struct event_stream *es, int detailed, uint64_t created_ns)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_STREAM_CREATE];
 
 	if (store_begin(s, NULL) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, process_id == 0 ? EVENT_NONE :
-	    (uint64_t)process_id);
-	sqlite3_bind_int(st, 3, device);
-	sqlite3_bind_int64(st, 4, (int64_t)stream);
-	store_bind_opt(st, 5, stream);
-	sqlite3_bind_null(st, 6);
-	sqlite3_bind_null(st, 7);
-	sqlite3_bind_null(st, 8);
+	store_bind_id(st, 2, process_id);
+	sqlite3_bind_int(st, 3, es->device);
+	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
+	store_bind_opt(st, 5, es->handle);
+	store_bind_opt(st, 6, es->context);
+	if (detailed) {
+		sqlite3_bind_int(st, 7, es->priority);
+		sqlite3_bind_int64(st, 8, es->flags);
+	}
 	store_bind_opt(st, 9, created_ns);
+	return (store_step_stmt(s, st));
+}
+
+/*
+ * The stream es of the current run was destroyed at destroyed_ns: its
+ * newest open lifetime ends, or, if it was created before tracing began, a
+ * lifetime with only an end is added.  0, or -1.
+ */
+int
+store_end_stream(struct store *s, int64_t process_id,
+    const struct event_stream *es, uint64_t destroyed_ns)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_STREAM_DESTROY];
+
+	if (store_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_bind_id(st, 2, process_id);
+	sqlite3_bind_int64(st, 3, (int64_t)es->stream);
+	sqlite3_bind_int64(st, 4, (int64_t)destroyed_ns);
 	if (store_step_stmt(s, st) != 0)
 		return (-1);
-	if (destroyed_ns == EVENT_NONE)
+	if (sqlite3_changes(s->db) > 0)
 		return (0);
-	st = s->stmt[STMT_STREAM_DESTROY];
+	st = s->stmt[STMT_STREAM_DESTROY_INSERT];
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, process_id == 0 ? EVENT_NONE :
-	    (uint64_t)process_id);
-	sqlite3_bind_int64(st, 3, (int64_t)stream);
-	sqlite3_bind_int64(st, 4, (int64_t)destroyed_ns);
+	store_bind_id(st, 2, process_id);
+	sqlite3_bind_int(st, 3, es->device);
+	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
+	store_bind_opt(st, 5, es->handle);
+	store_bind_opt(st, 6, es->context);
+	sqlite3_bind_int64(st, 7, (int64_t)destroyed_ns);
+	return (store_step_stmt(s, st));
+}
+
+/*
+ * Add a sample of the device memory the run's process used on device at
+ * time_ns (attach, which sees totals only).  0, or -1.
+ */
+int
+store_add_usage(struct store *s, int32_t device, uint64_t time_ns,
+    uint64_t used_bytes)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_USAGE];
+
+	if (store_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	sqlite3_bind_int(st, 2, device);
+	sqlite3_bind_int64(st, 3, (int64_t)time_ns);
+	sqlite3_bind_int64(st, 4, (int64_t)used_bytes);
 	return (store_step_stmt(s, st));
 }
 
@@ -518,8 +573,7 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 	sqlite3_stmt	*st = s->stmt[STMT_ALLOC];
 
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_opt(st, 2, a->process_id == 0 ? EVENT_NONE :
-	    (uint64_t)a->process_id);
+	store_bind_id(st, 2, a->process_id);
 	sqlite3_bind_int(st, 3, a->device);
 	store_bind_opt(st, 4, a->stream);
 	sqlite3_bind_int(st, 5, a->layer);
@@ -534,7 +588,8 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 		if (a->free_ns != EVENT_NONE)
 			sqlite3_bind_int64(st, 13,
 			    store_step_of(s, a->free_ns));
-	}
+	} else
+		s->unstepped = 1;
 	if (a->site_id != 0)
 		sqlite3_bind_int64(st, 14, a->site_id);
 	store_bind_opt(st, 15, a->correlation);
@@ -542,6 +597,8 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 		return (-1);
 	if (rowid != NULL)
 		*rowid = sqlite3_last_insert_rowid(s->db);
+	if (a->free_ns != EVENT_NONE)
+		store_groups_note(s, a);
 	return (0);
 }
 
@@ -580,7 +637,10 @@ live_end(struct store *s, struct store_live_entry *e,
 		store_bind_opt(st, 3, free_ns);
 		if (s->nsteps > 0)
 			sqlite3_bind_int64(st, 4, store_step_of(s, free_ns));
+		else
+			s->unstepped = 1;
 		rc = store_step_stmt(s, st);
+		store_groups_note(s, &e->a);
 	}
 	store_live_remove(&s->live, e);
 	return (rc);
@@ -705,15 +765,13 @@ step_of_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	    (uint64_t)sqlite3_value_int64(argv[0])));
 }
 
-/*
- * Give every allocation of the current run its alloc and free step from the
- * steps known now (importers call this once all markers are in; the writer
- * calls it when a marker came late).  0, or -1 with *cause.
- */
-int
-store_assign_steps(struct store *s, char **cause)
+static int
+assign_steps(struct store *s, const char *alloc_sql, const char *offload_sql,
+    char **cause)
 {
+	const char	*sql[2] = { alloc_sql, offload_sql };
 	sqlite3_stmt	*st;
+	size_t		 i;
 	int		 rc;
 
 	if (s->nsteps == 0)
@@ -722,26 +780,64 @@ store_assign_steps(struct store *s, char **cause)
 		return (-1);
 	sqlite3_create_function(s->db, "vt_step_of", 1, SQLITE_UTF8, s,
 	    step_of_fn, NULL, NULL);
-	if (sqlite3_prepare_v2(s->db, "UPDATE allocations SET"
+	for (i = 0; i < 2; i++) {
+		if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) !=
+		    SQLITE_OK)
+			return (store_error(s, cause, "cannot assign steps:"));
+		sqlite3_bind_int64(st, 1, s->run_id);
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return (store_error(s, cause, "cannot assign steps:"));
+	}
+	return (0);
+}
+
+/*
+ * Give every allocation of the current run its alloc and free step from the
+ * steps known now (importers call this once all markers are in; the writer
+ * calls it when a marker came late).  0, or -1 with *cause.
+ */
+int
+store_assign_steps(struct store *s, char **cause)
+{
+	if (assign_steps(s, "UPDATE allocations SET"
 	    " alloc_step = vt_step_of(alloc_ns), free_step = CASE WHEN"
 	    " free_ns IS NULL THEN NULL ELSE vt_step_of(free_ns) END"
-	    " WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK)
-		return (store_error(s, cause, "cannot assign steps:"));
-	sqlite3_bind_int64(st, 1, s->run_id);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return (store_error(s, cause, "cannot assign steps:"));
-	if (sqlite3_prepare_v2(s->db, "UPDATE offload_events SET"
-	    " step = vt_step_of(time_ns) WHERE run_id = ?", -1, &st, NULL)
-	    != SQLITE_OK)
-		return (store_error(s, cause, "cannot assign steps:"));
-	sqlite3_bind_int64(st, 1, s->run_id);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return (store_error(s, cause, "cannot assign steps:"));
+	    " WHERE run_id = ?", "UPDATE offload_events SET"
+	    " step = vt_step_of(time_ns) WHERE run_id = ?", cause) != 0)
+		return (-1);
 	s->steps_dirty = 0;
+	s->unstepped = 0;
+	s->groups.valid = 0;	/* steps changed: regroup at finish */
+	return (0);
+}
+
+/*
+ * At the first step boundary: give their steps to the rows written before
+ * it (one step's worth at most, so this is cheap).  0, or -1.
+ */
+static int
+assign_unstepped(struct store *s)
+{
+	if (assign_steps(s, "UPDATE allocations SET"
+	    " alloc_step = vt_step_of(alloc_ns), free_step = CASE WHEN"
+	    " free_ns IS NULL THEN NULL ELSE vt_step_of(free_ns) END"
+	    " WHERE run_id = ?1 AND (alloc_step IS NULL OR (free_step IS NULL"
+	    " AND free_ns IS NOT NULL))", "UPDATE offload_events SET"
+	    " step = vt_step_of(time_ns) WHERE run_id = ?1 AND step IS NULL",
+	    NULL) != 0)
+		return (-1);
+	s->unstepped = 0;
+	store_groups_flush_pending(s);
+	return (0);
+}
+
+/* A live entry at the end of the run is final: count it in its group. */
+static int
+note_live_one(struct store_live_entry *e, void *arg)
+{
+	store_groups_note(arg, &e->a);
 	return (0);
 }
 
@@ -760,11 +856,14 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 
 	if (store_begin(s, cause) != 0)
 		return (-1);
+	store_live_each(&s->live, note_live_one, s);
 	if (store_live_each(&s->live, flush_live_one, s) != 0)
 		return (store_error(s, cause, "cannot write allocations:"));
 	store_live_free(&s->live);
 	store_live_init(&s->live);
 	if (s->steps_dirty && store_assign_steps(s, cause) != 0)
+		return (-1);
+	if (store_groups_write(s, cause) != 0)
 		return (-1);
 	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET end_ns = ?,"
 	    " exit_status = ?, complete = 1 WHERE id = ?", -1, &st, NULL)

@@ -51,6 +51,17 @@ int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
 int	 util_isatty_err(void);
 
+/* nvml.c */
+struct nvml;
+struct nvml	*nvml_open(char **);
+void	 nvml_close(struct nvml *);
+unsigned int nvml_devices(struct nvml *);
+int	 nvml_process_usage(struct nvml *, unsigned int, unsigned int,
+	     uint64_t *, char **);
+
+/* git.c */
+char	*git_head(const char *);
+
 /* event.c */
 void	 event_buffer_init(struct event_buffer *);
 void	 event_buffer_free(struct event_buffer *);
@@ -130,8 +141,11 @@ int	 store_add_step(struct store *, int64_t, uint64_t, uint64_t,
 	     const char *);
 int	 store_add_mark(struct store *, int64_t, int32_t, uint64_t,
 	     const char *, const char *);
-int	 store_add_stream(struct store *, int64_t, int32_t, uint64_t,
-	     uint64_t, uint64_t);
+int	 store_add_stream(struct store *, int64_t, const struct event_stream *,
+	     int, uint64_t);
+int	 store_end_stream(struct store *, int64_t, const struct event_stream *,
+	     uint64_t);
+int	 store_add_usage(struct store *, int32_t, uint64_t, uint64_t);
 int	 store_assign_steps(struct store *, char **);
 int	 store_exec(struct store *, const char *, char **);
 void	*store_db(struct store *);
@@ -142,6 +156,9 @@ struct collector *collector_create(struct store *, unsigned, char **);
 const char *collector_path(struct collector *);
 int	 collector_run(struct collector *, pid_t, int *, char **);
 void	 collector_free(struct collector *);
+
+/* store-merge.c */
+int	 store_merge(struct store *, const char *, int, char **);
 
 /* store-schema.c */
 #define STORE_SCHEMA_VERSION 1
@@ -172,18 +189,67 @@ struct query_info {
 #define QUERY_NULL	0
 #define QUERY_NUMBER	1
 #define QUERY_TEXT	2
+struct query_run {
+	int64_t		id;
+	char		*source;	/* the strings: NULL when unknown */
+	char		*input;
+	char		*command;
+	char		*host;
+	char		*allocator;
+	char		*step_source;
+	uint64_t	start_ns;	/* 0: unknown */
+	uint64_t	end_ns;		/* 0: unknown or not finished */
+	int		complete;
+	int64_t		processes;
+	int64_t		devices;
+	int64_t		allocations;
+};
 typedef void (*query_row_fn)(void *, int, const char **, const int *, int);
 struct query	*query_open(const char *, char **);
 void	 query_close(struct query *);
 void	*query_db(struct query *);
 int64_t	 query_latest_run(struct query *);
 int	 query_info(struct query *, struct query_info *, char **);
+int	 query_run(struct query *, int64_t, struct query_run *, char **);
+void	 query_run_free(struct query_run *);
 int	 query_has_import(struct query *, const char *);
 int	 query_sql(struct query *, const char *, query_row_fn, void *,
 	     char **);
 
-/* cmd-import.c */
-char	*cmd_import_default_output(const char *);
+/* query-timeline.c */
+enum query_item_kind {
+	QUERY_ITEM_PROCESS,	/* name: "pid P rank R on HOST"; number: rank */
+	QUERY_ITEM_STREAM,	/* a (process, device, stream) in use */
+	QUERY_ITEM_CHANGE,	/* live bytes of a track change by bytes */
+	QUERY_ITEM_MEMCPY,	/* start..end, bytes; number: copy kind */
+	QUERY_ITEM_STEP,	/* start..end; number: the step; name */
+	QUERY_ITEM_OFFLOAD,	/* at start; bytes; number: step; name: kind */
+	QUERY_ITEM_MAX
+};
+struct query_item {
+	enum query_item_kind kind;
+	int64_t		 process_id;	/* processes.id; 0: none */
+	int32_t		 device;	/* -1: unknown or host */
+	uint64_t	 stream;	/* EVENT_NONE: unknown */
+	int		 layer;		/* -1: not an allocation */
+	uint64_t	 start_ns;	/* EVENT_NONE: unknown */
+	uint64_t	 end_ns;	/* EVENT_NONE: unknown */
+	int64_t		 bytes;
+	int64_t		 number;	/* -1: unknown */
+	const char	*name;		/* NULL: none */
+};
+typedef void (*query_item_fn)(void *, const struct query_item *);
+int	 query_timeline(struct query *, int64_t, enum query_item_kind,
+	     query_item_fn, void *, char **);
+struct query_bounds {
+	int64_t		 run_id;
+	uint64_t	 first_ns;	/* EVENT_NONE: no timed item */
+	uint64_t	 last_ns;
+	int64_t		 changes;	/* QUERY_ITEM_CHANGE items */
+	int64_t		 tracks;	/* their (process, device, stream, layer) */
+};
+int	 query_timeline_bounds(struct query *, int64_t, struct query_bounds *,
+	     char **);
 
 /* input.c */
 struct query	*input_open(const char *, char **);

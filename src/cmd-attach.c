@@ -1,0 +1,305 @@
+/*
+ * cmd-attach.c: vramtrace attach PID: sample the device memory of a process
+ * that was started without vramtrace, through NVML, into a run of its own.
+ *
+ * NVML tells how much memory a process holds on each device and nothing
+ * else, so such a run has usage_samples and time-cut steps but no
+ * allocations, streams or stacks; the leak analysis reads the samples.
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+static int	cmd_attach_exec(const struct cmd_entry *, int, char **);
+
+const struct cmd_entry cmd_attach_entry = {
+	"attach", "PID [-o DB] [--append] [--interval MS] [--step-ms MS]"
+	" [--duration S]",
+	"sample a running process's GPU memory through NVML",
+	"  -o, --output DB      the database (default attach-PID.db)\n"
+	"  -a, --append         add a run to an existing database\n"
+	"  -i, --interval MS    sample every MS ms (100)\n"
+	"  -s, --step-ms MS     a step is MS ms (1000)\n"
+	"  -d, --duration S     stop after S seconds (default: when the"
+	" process ends)\n"
+	"                       SIGINT stops it too; the run is kept\n",
+	cmd_attach_exec
+};
+
+struct attach_options {
+	const char	*output;
+	int		 append;
+	uint64_t	 interval_ms;
+	uint64_t	 step_ms;
+	uint64_t	 duration_s;
+};
+
+static volatile sig_atomic_t attach_stop;
+
+static void
+attach_signal(int sig)
+{
+	(void)sig;
+	attach_stop = 1;
+}
+
+/* The command line of pid from /proc, spaces for NULs, or NULL. */
+static char *
+attach_command(pid_t pid)
+{
+	char	 path[64], buf[4096];
+	ssize_t	 n, i;
+	int	 fd;
+
+	snprintf(path, sizeof path, "/proc/%ld/cmdline", (long)pid);
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return (NULL);
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return (NULL);
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (i = 0; i < n; i++) {
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	}
+	return (xstrndup(buf, (size_t)n));
+}
+
+/* The working directory of pid, or NULL. */
+static char *
+attach_cwd(pid_t pid)
+{
+	char	 path[64], buf[PATH_MAX];
+	ssize_t	 n;
+
+	snprintf(path, sizeof path, "/proc/%ld/cwd", (long)pid);
+	if ((n = readlink(path, buf, sizeof buf - 1)) <= 0)
+		return (NULL);
+	return (xstrndup(buf, (size_t)n));
+}
+
+/* Set *cause to "DB: cannot write" and return -1 (the store says no more). */
+static int
+attach_write_error(const char *path, char **cause)
+{
+	xasprintf(cause, "%s: cannot write", path);
+	return (-1);
+}
+
+/* Start the run and its process row.  0, or -1. */
+static int
+attach_begin(struct store *s, pid_t pid, uint64_t t0)
+{
+	struct store_run_info	 info;
+	struct event_process	 p;
+	char			*command, *cwd, *git;
+	int			 rc = -1;
+
+	command = attach_command(pid);
+	cwd = attach_cwd(pid);
+	git = git_head(cwd);
+	memset(&info, 0, sizeof info);
+	info.source = "attach";
+	info.command = command;
+	info.cwd = cwd;
+	info.git_commit = git;
+	info.step_source = "time";
+	info.start_ns = t0;
+	memset(&p, 0, sizeof p);
+	p.pid = (uint32_t)pid;
+	p.rank = p.local_rank = -1;
+	if (store_run_begin(s, &info) > 0 &&
+	    store_process(s, &p, NULL, command, t0) > 0)
+		rc = 0;
+	free(command);
+	free(cwd);
+	free(git);
+	return (rc);
+}
+
+/*
+ * Sample every device until the process ends, the duration passes or a
+ * signal comes; cut a step every step_ms.  Sets *samples.  0, or -1 with
+ * *cause.
+ */
+static int
+attach_loop(struct store *s, struct nvml *n, pid_t pid,
+    const struct attach_options *o, uint64_t t0, int64_t *samples,
+    char **cause)
+{
+	struct timespec	 ts;
+	unsigned int	 d, ndev = nvml_devices(n);
+	unsigned char	*seen = xcalloc(ndev + 1, 1);
+	uint64_t	 now, bytes, step_ns = o->step_ms * 1000000;
+	uint64_t	 end = o->duration_s ? t0 + o->duration_s * 1000000000 : 0;
+	int64_t		 steps = 0;
+	int		 r, rc = 0;
+
+	*samples = 0;
+	ts.tv_sec = (time_t)(o->interval_ms / 1000);
+	ts.tv_nsec = (long)(o->interval_ms % 1000) * 1000000;
+	while (!attach_stop && rc == 0) {
+		now = util_now_ns();
+		if (end != 0 && now >= end)
+			break;
+		if (kill(pid, 0) == -1 && errno == ESRCH)
+			break;
+		while (now >= t0 + (uint64_t)(steps + 1) * step_ns) {
+			steps++;
+			if (store_add_step(s, steps, 0, t0 + (uint64_t)steps *
+			    step_ns, NULL) != 0)
+				rc = attach_write_error(o->output, cause);
+			else
+				rc = store_commit(s, cause);
+		}
+		for (d = 0; d < ndev && rc == 0; d++) {
+			if ((r = nvml_process_usage(n, d, (unsigned int)pid,
+			    &bytes, cause)) < 0) {
+				rc = -1;
+				break;
+			}
+			/* Gone from a device it used: it holds nothing. */
+			if (r == 0 && !seen[d])
+				continue;
+			seen[d] = 1;
+			if (store_add_usage(s, (int32_t)d, now, r ? bytes : 0)
+			    != 0)
+				rc = attach_write_error(o->output, cause);
+			else
+				(*samples)++;
+		}
+		nanosleep(&ts, NULL);
+	}
+	free(seen);
+	return (rc);
+}
+
+static int
+attach_parse(const struct cmd_entry *self, int argc, char **argv,
+    struct attach_options *o)
+{
+	static const struct option	 longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "append", no_argument, NULL, 'a' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "step-ms", required_argument, NULL, 's' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char			*arg;
+	uint64_t			*v;
+	int				 c;
+
+	while ((c = cmd_getopt(self, argc, argv, "o:ai:s:d:", longopts, NULL,
+	    &arg)) != -1) {
+		switch (c) {
+		case 'o':
+			o->output = arg;
+			continue;
+		case 'a':
+			o->append = 1;
+			continue;
+		case 'i':
+			v = &o->interval_ms;
+			break;
+		case 's':
+			v = &o->step_ms;
+			break;
+		case 'd':
+			v = &o->duration_s;
+			break;
+		default:
+			return (-1);
+		}
+		if (util_parse_uint(arg, v) != 0 || *v == 0 || *v > 86400000) {
+			cmd_usage_error(self, "%s needs a positive number, not "
+			    "%s", argv[optind - 1], arg);
+			return (-1);
+		}
+	}
+	if (optind != argc - 1) {
+		cmd_usage_error(self, optind >= argc ? "missing PID" :
+		    "too many arguments");
+		return (-1);
+	}
+	return (optind);
+}
+
+static int
+cmd_attach_exec(const struct cmd_entry *self, int argc, char **argv)
+{
+	struct attach_options	 o = { NULL, 0, 100, 1000, 0 };
+	struct sigaction	 sa;
+	struct store		*s = NULL;
+	struct nvml		*n = NULL;
+	char			*cause = NULL, *def = NULL;
+	uint64_t		 v, t0;
+	int64_t			 samples;
+	int			 first;
+	pid_t			 pid;
+
+	if ((first = attach_parse(self, argc, argv, &o)) < 0)
+		return (EXIT_USAGE);
+	if (util_parse_uint(argv[first], &v) != 0 || v == 0 || v > INT_MAX)
+		return (cmd_usage_error(self, "bad PID %s", argv[first]));
+	pid = (pid_t)v;
+	if (kill(pid, 0) == -1 && errno == ESRCH) {
+		log_warn("no process %ld", (long)pid);
+		return (EXIT_FOUND);
+	}
+	if ((n = nvml_open(&cause)) == NULL)
+		goto fail;
+	if (o.output == NULL) {
+		xasprintf(&def, "attach-%ld.db", (long)pid);
+		o.output = def;
+	}
+	if ((s = store_open(o.output, o.append ?
+	    STORE_APPEND : STORE_CREATE, &cause)) == NULL)
+		goto fail;
+	t0 = util_now_ns();
+	if (attach_begin(s, pid, t0) != 0) {
+		attach_write_error(o.output, &cause);
+		goto fail;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = attach_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (attach_loop(s, n, pid, &o, t0, &samples, &cause) != 0 ||
+	    store_run_finish(s, -1, 0, &cause) != 0)
+		goto fail;
+	if (store_close(s, &cause) != 0) {
+		s = NULL;
+		goto fail;
+	}
+	printf("attach: %" PRId64 " samples of pid %ld on %u devices -> %s\n"
+	    "attach saw total usage per device only; streams and blocks are "
+	    "not visible\n", samples, (long)pid, nvml_devices(n), o.output);
+	nvml_close(n);
+	free(def);
+	return (EXIT_OK);
+
+fail:
+	log_warn("%s", cause);
+	free(cause);
+	if (s != NULL)
+		store_abort(s);
+	nvml_close(n);
+	free(def);
+	return (EXIT_FOUND);
+}

@@ -1,0 +1,212 @@
+/*
+ * cmd-diff.c: vramtrace diff A B: the blocks live at B and not at A, and
+ * the other way round, by site and stream.  A and B are DB|PICKLE with an
+ * optional #RUN and @STEP: run.db@3 run.db@5 compares two step ends of a
+ * run; a.db b.db, or run.db#1 run.db#2, the ends of two runs.
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cmd.h"
+
+static int	cmd_diff_exec(const struct cmd_entry *, int, char **);
+
+const struct cmd_entry cmd_diff_entry = {
+	"diff", "A B [--layer NAME] [--format text|json]",
+	"compare the live blocks of two steps, runs or snapshots",
+	"  A and B are DB|PICKLE[#RUN][@STEP]: no step is the end of the run\n"
+	"  -L, --layer NAME     segment, pool, block or host\n"
+	"  -f, --format FMT     text (default) or json\n",
+	cmd_diff_exec
+};
+
+enum { FORMAT_TEXT, FORMAT_JSON };
+static const char *const formats[] = { "text", "json", NULL };
+
+struct diff_arg {
+	char			*path;
+	struct diff_point	 p;
+};
+
+/*
+ * Take a trailing "<mark>N" (N > 0, decimal) off s into *v.  Anything else
+ * stays part of the file name.
+ */
+static void
+split_suffix(char *s, int mark, int64_t *v)
+{
+	char		*at = strrchr(s, mark);
+	uint64_t	 n;
+
+	if (at == NULL || at == s || util_parse_uint(at + 1, &n) != 0 ||
+	    n == 0 || n > INT64_MAX)
+		return;
+	*v = (int64_t)n;
+	*at = '\0';
+}
+
+static void
+parse_arg(const char *s, struct diff_arg *d)
+{
+	d->path = xstrdup(s);
+	d->p.run_id = d->p.step = 0;
+	split_suffix(d->path, '@', &d->p.step);
+	split_suffix(d->path, '#', &d->p.run_id);
+}
+
+static void
+print_point(const char *name, const struct diff_arg *d,
+    const struct diff_point *p, int64_t live)
+{
+	char	b[32];
+
+	printf("%s: %s run %" PRId64 " ", name, d->path, p->run_id);
+	if (p->step != 0)
+		printf("step %" PRId64, p->step);
+	else
+		printf("end");
+	printf(", %s live\n", util_format_bytes(live, b, sizeof b));
+}
+
+static void
+print_text(const struct diff_report *r, const struct diff_arg *a,
+    const struct diff_arg *b)
+{
+	const struct diff_group	*g;
+	char			 x[32], y[32], z[32];
+	size_t			 i;
+
+	printf("layer %s\n", event_layer_name((unsigned int)r->layer));
+	print_point("A", a, &r->a, r->a_bytes);
+	print_point("B", b, &r->b, r->b_bytes);
+	printf("new %s in %" PRId64 " blocks, gone %s in %" PRId64
+	    " blocks, net %s\n", util_format_bytes(r->new_bytes, x, sizeof x),
+	    r->new_blocks, util_format_bytes(r->gone_bytes, y, sizeof y),
+	    r->gone_blocks, cmd_format_signed((double)(r->new_bytes -
+	    r->gone_bytes), z, sizeof z));
+	if (r->ngroups == 0)
+		return;
+	printf("\n%12s %7s %12s %7s %6s  %-12s %s\n", "new", "blocks",
+	    "gone", "blocks", "device", "stream", "site");
+	for (i = 0; i < r->ngroups; i++) {
+		g = &r->groups[i];
+		printf("%12s %7" PRId64 " %12s %7" PRId64 " %6d  %-12s %s\n",
+		    util_format_bytes(g->new_bytes, x, sizeof x),
+		    g->new_blocks,
+		    util_format_bytes(g->gone_bytes, y, sizeof y),
+		    g->gone_blocks, (int)g->device,
+		    cmd_format_stream(g->stream, z, sizeof z),
+		    g->site != NULL ? g->site : "(no stack)");
+	}
+}
+
+static void
+print_json_point(const struct diff_arg *d, const struct diff_point *p,
+    int64_t live)
+{
+	printf("{\"file\": ");
+	json_string(stdout, d->path);
+	printf(", \"run_id\": %" PRId64 ", \"step\": ", p->run_id);
+	json_int_or_null(stdout, p->step, p->step != 0);
+	printf(", \"live_bytes\": %" PRId64 "}", live);
+}
+
+static void
+print_json(const struct diff_report *r, const struct diff_arg *a,
+    const struct diff_arg *b)
+{
+	const struct diff_group	*g;
+	size_t			 i;
+
+	printf("{\"layer\": \"%s\", \"a\": ",
+	    event_layer_name((unsigned int)r->layer));
+	print_json_point(a, &r->a, r->a_bytes);
+	printf(", \"b\": ");
+	print_json_point(b, &r->b, r->b_bytes);
+	printf(", \"new_bytes\": %" PRId64 ", \"new_blocks\": %" PRId64
+	    ", \"gone_bytes\": %" PRId64 ", \"gone_blocks\": %" PRId64
+	    ", \"net_bytes\": %" PRId64 ",\n \"groups\": [", r->new_bytes,
+	    r->new_blocks, r->gone_bytes, r->gone_blocks,
+	    r->new_bytes - r->gone_bytes);
+	for (i = 0; i < r->ngroups; i++) {
+		g = &r->groups[i];
+		printf("%s\n  {\"site\": ", i ? "," : "");
+		json_string(stdout, g->site);
+		printf(", \"device\": %d, \"stream\": ", (int)g->device);
+		json_int_or_null(stdout, (int64_t)g->stream,
+		    g->stream != EVENT_NONE);
+		printf(", \"new_bytes\": %" PRId64 ", \"new_blocks\": %" PRId64
+		    ", \"gone_bytes\": %" PRId64 ", \"gone_blocks\": %" PRId64
+		    ", \"net_bytes\": %" PRId64 "}", g->new_bytes,
+		    g->new_blocks, g->gone_bytes, g->gone_blocks,
+		    g->new_bytes - g->gone_bytes);
+	}
+	printf("]}\n");
+}
+
+static int
+cmd_diff_exec(const struct cmd_entry *self, int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		{ "layer", required_argument, NULL, 'L' },
+		{ "format", required_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct diff_arg			 a = { NULL, { 0, 0 } };
+	struct diff_arg			 b = { NULL, { 0, 0 } };
+	struct diff_report		*r = NULL;
+	struct query			*qa = NULL, *qb = NULL;
+	const char			*arg;
+	char				*cause = NULL;
+	int				 c, format = FORMAT_TEXT, layer = -1;
+	int				 rc = EXIT_FOUND;
+
+	while ((c = cmd_getopt(self, argc, argv, "L:f:", longopts, NULL,
+	    &arg)) != -1) {
+		switch (c) {
+		case 'L':
+			if ((layer = cmd_layer_number(arg)) < 0)
+				return (cmd_usage_error(self,
+				    "unknown layer %s", arg));
+			break;
+		case 'f':
+			if ((format = cmd_parse_format(self, arg, formats)) < 0)
+				return (EXIT_USAGE);
+			break;
+		default:
+			return (EXIT_USAGE);
+		}
+	}
+	if (argc - optind != 2)
+		return (cmd_usage_error(self, argc - optind < 2 ?
+		    "needs two points to compare" : "too many arguments"));
+	parse_arg(argv[optind], &a);
+	parse_arg(argv[optind + 1], &b);
+	if ((qa = input_open(a.path, &cause)) == NULL ||
+	    (qb = input_open(b.path, &cause)) == NULL ||
+	    analysis_diff(qa, &a.p, qb, &b.p, layer, &r, &cause) != 0) {
+		log_warn("%s", cause);
+		free(cause);
+		goto out;
+	}
+	if (format == FORMAT_JSON)
+		print_json(r, &a, &b);
+	else
+		print_text(r, &a, &b);
+	rc = EXIT_OK;
+
+out:
+	diff_report_free(r);
+	query_close(qa);
+	query_close(qb);
+	free(a.path);
+	free(b.path);
+	return (rc);
+}

@@ -1,0 +1,405 @@
+/*
+ * cmd-export.c: vramtrace export DB --perfetto OUT.json: a run as a Chrome
+ * trace-event file that ui.perfetto.dev (and chrome://tracing) opens.
+ *
+ * Each traced process is a trace process (pid = processes.id; 0 holds the
+ * steps and what has no process) and each (device, stream) of it a thread.
+ * Live bytes are counter tracks ("ph": "C"), one per process, device,
+ * stream and layer, with the running total at each change; when a run has
+ * more changes than --max-points, time is cut into buckets and each bucket
+ * gives its highest value and its last, so the peak and the final value
+ * stay exact.  Copies and steps are complete slices ("ph": "X"), offload
+ * decisions instants ("ph": "i").  Times are microseconds from the run's
+ * first instant, which otherData.t0_ns gives.
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+static int	cmd_export_exec(const struct cmd_entry *, int, char **);
+
+const struct cmd_entry cmd_export_entry = {
+	"export", "DB|PICKLE --perfetto OUT.json [--run ID] [--max-points N]",
+	"write a run as a trace that ui.perfetto.dev opens",
+	"  -p, --perfetto FILE   Chrome trace-event JSON to write\n"
+	"  -r, --run ID          the run to export (the newest)\n"
+	"  -n, --max-points N    bucket live-byte counters beyond N points"
+	" (100000)\n",
+	cmd_export_exec
+};
+
+#define EXPORT_MAX_POINTS	100000
+
+/* A (process, device, stream): a thread of the trace. */
+struct export_thread {
+	int64_t		 pid;
+	int32_t		 device;
+	uint64_t	 stream;
+};
+
+struct export {
+	FILE			*f;
+	uint64_t		 t0;
+	uint64_t		 width;	/* counter bucket, ns; 0: none */
+	int			 first;	/* no event written yet */
+	struct export_thread	*threads;
+	size_t			 nthreads;
+
+	/* The counter track being written. */
+	struct query_item	 track;
+	int			 have_track;
+	int64_t			 value;
+	uint64_t		 bucket;
+	int			 pending;	/* a bucket not written yet */
+	int64_t			 max_value;
+	uint64_t		 max_ns;
+	int64_t			 last_value;
+	uint64_t		 last_ns;
+};
+
+/* Start the next event object: the separator and the common keys. */
+static void
+event_begin(struct export *x, const char *ph, int64_t pid, size_t tid)
+{
+	fprintf(x->f, "%s\n{\"ph\": \"%s\", \"pid\": %" PRId64 ", \"tid\": "
+	    "%zu", x->first ? "" : ",", ph, pid, tid);
+	x->first = 0;
+}
+
+/* Write ", \"KEY\": T" with T in microseconds from t0, ns precision. */
+static void
+event_time(struct export *x, const char *key, uint64_t t, uint64_t base)
+{
+	uint64_t	d = t > base ? t - base : 0;
+
+	fprintf(x->f, ", \"%s\": %" PRIu64 ".%03u", key, d / 1000,
+	    (unsigned int)(d % 1000));
+}
+
+/* The trace thread of (pid, device, stream): its index + 1; 0: none. */
+static size_t
+thread_of(struct export *x, int64_t pid, int32_t device, uint64_t stream)
+{
+	size_t	i;
+
+	for (i = 0; i < x->nthreads; i++) {
+		if (x->threads[i].pid == pid && x->threads[i].device ==
+		    device && x->threads[i].stream == stream)
+			return (i + 1);
+	}
+	return (0);
+}
+
+static void
+stream_label(char *buf, size_t len, int32_t device, uint64_t stream)
+{
+	if (stream == EVENT_NONE)
+		snprintf(buf, len, "dev %d stream ?", (int)device);
+	else
+		snprintf(buf, len, "dev %d stream %" PRIu64, (int)device,
+		    stream);
+}
+
+static void
+on_process(void *arg, const struct query_item *it)
+{
+	struct export	*x = arg;
+
+	event_begin(x, "M", it->process_id, 0);
+	fputs(", \"name\": \"process_name\", \"args\": {\"name\": ", x->f);
+	json_string(x->f, it->name);
+	fprintf(x->f, "}}");
+	if (it->number >= 0) {
+		event_begin(x, "M", it->process_id, 0);
+		fprintf(x->f, ", \"name\": \"process_sort_index\", \"args\": "
+		    "{\"sort_index\": %" PRId64 "}}", it->number);
+	}
+}
+
+static void
+on_stream(void *arg, const struct query_item *it)
+{
+	struct export		*x = arg;
+	struct export_thread	*t;
+	char			 label[64];
+
+	x->threads = xreallocarray(x->threads, x->nthreads + 1,
+	    sizeof *x->threads);
+	t = &x->threads[x->nthreads++];
+	t->pid = it->process_id;
+	t->device = it->device;
+	t->stream = it->stream;
+	stream_label(label, sizeof label, it->device, it->stream);
+	event_begin(x, "M", it->process_id, x->nthreads);
+	fputs(", \"name\": \"thread_name\", \"args\": {\"name\": ", x->f);
+	json_string(x->f, label);
+	fputs("}}", x->f);
+}
+
+static void
+counter_point(struct export *x, uint64_t t, int64_t value)
+{
+	const struct query_item	*k = &x->track;
+	const char		*layer;
+	char			 label[64];
+
+	stream_label(label, sizeof label, k->device, k->stream);
+	layer = k->layer >= 0 ? event_layer_name((unsigned int)k->layer) :
+	    NULL;
+	event_begin(x, "C", k->process_id, 0);
+	fprintf(x->f, ", \"name\": \"live bytes %s %s\"", label,
+	    layer != NULL ? layer : "?");
+	event_time(x, "ts", t, x->t0);
+	fprintf(x->f, ", \"args\": {\"bytes\": %" PRId64 "}}", value);
+}
+
+/* Write the bucket in progress: its highest value, then its last. */
+static void
+counter_flush(struct export *x)
+{
+	if (!x->pending)
+		return;
+	counter_point(x, x->max_ns, x->max_value);
+	if (x->last_ns != x->max_ns)
+		counter_point(x, x->last_ns, x->last_value);
+	x->pending = 0;
+}
+
+static void
+on_change(void *arg, const struct query_item *it)
+{
+	struct export	*x = arg;
+	uint64_t	 t = it->start_ns, b;
+
+	if (!x->have_track || it->process_id != x->track.process_id ||
+	    it->device != x->track.device || it->stream != x->track.stream ||
+	    it->layer != x->track.layer) {
+		counter_flush(x);
+		x->track = *it;
+		x->track.name = NULL;
+		x->have_track = 1;
+		x->value = 0;
+	}
+	x->value += it->bytes;
+	if (x->width == 0) {
+		counter_point(x, t, x->value);
+		return;
+	}
+	b = (t > x->t0 ? t - x->t0 : 0) / x->width;
+	if (!x->pending || b != x->bucket) {
+		counter_flush(x);
+		x->bucket = b;
+		x->pending = 1;
+		x->max_value = x->value;
+		x->max_ns = t;
+	} else if (x->value > x->max_value) {
+		x->max_value = x->value;
+		x->max_ns = t;
+	}
+	x->last_value = x->value;
+	x->last_ns = t;
+}
+
+static const char *
+copy_kind_name(int64_t kind)
+{
+	switch (kind) {
+	case EVENT_COPY_HTOD:
+		return ("HtoD");
+	case EVENT_COPY_DTOH:
+		return ("DtoH");
+	case EVENT_COPY_DTOD:
+		return ("DtoD");
+	case EVENT_COPY_PEER:
+		return ("peer");
+	}
+	return ("copy");
+}
+
+static void
+on_memcpy(void *arg, const struct query_item *it)
+{
+	struct export	*x = arg;
+	uint64_t	 end = it->end_ns != EVENT_NONE ? it->end_ns :
+			     it->start_ns;
+
+	event_begin(x, "X", it->process_id, thread_of(x, it->process_id,
+	    it->device, it->stream));
+	fprintf(x->f, ", \"name\": \"memcpy %s\"", copy_kind_name(it->number));
+	event_time(x, "ts", it->start_ns, x->t0);
+	event_time(x, "dur", end, it->start_ns);
+	fprintf(x->f, ", \"args\": {\"bytes\": %" PRId64 "}}", it->bytes);
+}
+
+static void
+on_step(void *arg, const struct query_item *it)
+{
+	struct export	*x = arg;
+	uint64_t	 start = it->start_ns != EVENT_NONE ? it->start_ns :
+			     it->end_ns;
+
+	event_begin(x, "X", 0, 0);
+	fprintf(x->f, ", \"name\": \"step %" PRId64 "\"", it->number);
+	event_time(x, "ts", start, x->t0);
+	event_time(x, "dur", it->end_ns, start);
+	fputs(", \"args\": {\"name\": ", x->f);
+	json_string(x->f, it->name);
+	fputs("}}", x->f);
+}
+
+static void
+on_offload(void *arg, const struct query_item *it)
+{
+	struct export	*x = arg;
+
+	event_begin(x, "i", it->process_id, thread_of(x, it->process_id,
+	    it->device, it->stream));
+	fputs(", \"s\": \"t\", \"name\": ", x->f);
+	json_string(x->f, it->name);
+	event_time(x, "ts", it->start_ns, x->t0);
+	fprintf(x->f, ", \"args\": {\"bytes\": %" PRId64 ", \"step\": %"
+	    PRId64 "}}", it->bytes, it->number);
+}
+
+/* Write the whole trace of run b->run_id to x->f.  0, or -1 with *cause. */
+static int
+export_write(struct query *q, struct export *x, const struct query_bounds *b,
+    char **cause)
+{
+	static const query_item_fn	 fns[QUERY_ITEM_MAX] = {
+		[QUERY_ITEM_PROCESS] = on_process,
+		[QUERY_ITEM_STREAM] = on_stream,
+		[QUERY_ITEM_CHANGE] = on_change,
+		[QUERY_ITEM_MEMCPY] = on_memcpy,
+		[QUERY_ITEM_STEP] = on_step,
+		[QUERY_ITEM_OFFLOAD] = on_offload,
+	};
+	int				 k;
+	char				 name[64];
+
+	fprintf(x->f, "{\"displayTimeUnit\": \"ns\", \"otherData\": "
+	    "{\"generator\": \"vramtrace %s\", \"run\": %" PRId64 ", \"t0_ns\": "
+	    "%" PRIu64 "},\n\"traceEvents\": [", PACKAGE_VERSION, b->run_id,
+	    x->t0);
+	snprintf(name, sizeof name, "run %" PRId64 " (steps)", b->run_id);
+	event_begin(x, "M", 0, 0);
+	fputs(", \"name\": \"process_name\", \"args\": {\"name\": ", x->f);
+	json_string(x->f, name);
+	fputs("}}", x->f);
+	for (k = 0; k < QUERY_ITEM_MAX; k++) {
+		if (query_timeline(q, b->run_id, k, fns[k], x, cause) != 0)
+			return (-1);
+	}
+	counter_flush(x);
+	fputs("\n]}\n", x->f);
+	return (0);
+}
+
+/* Write the trace to a temporary file and rename it to path. */
+static int
+export_file(struct query *q, const char *path, int64_t run_id,
+    uint64_t max_points, char **cause)
+{
+	struct query_bounds	 b;
+	struct export		 x;
+	char			*tmp;
+	int			 fd, rc = -1;
+
+	if (query_timeline_bounds(q, run_id, &b, cause) != 0)
+		return (-1);
+	memset(&x, 0, sizeof x);
+	x.first = 1;
+	x.t0 = b.first_ns != EVENT_NONE ? b.first_ns : 0;
+	if ((uint64_t)b.changes > max_points && b.last_ns > b.first_ns)
+		x.width = (b.last_ns - b.first_ns) / (max_points / 2 /
+		    (uint64_t)b.tracks + 1) + 1;
+	xasprintf(&tmp, "%s.tmp-XXXXXX", path);
+	if ((fd = mkstemp(tmp)) == -1 || (x.f = fdopen(fd, "w")) == NULL) {
+		*cause = xstrerror_cause("%s: cannot create", path);
+		if (fd != -1)
+			close(fd);
+		goto out;
+	}
+	rc = export_write(q, &x, &b, cause);
+	if (fclose(x.f) != 0 && rc == 0) {
+		*cause = xstrerror_cause("%s: cannot write", path);
+		rc = -1;
+	}
+	if (rc == 0 && rename(tmp, path) != 0) {
+		*cause = xstrerror_cause("%s: cannot rename %s", path, tmp);
+		rc = -1;
+	}
+out:
+	if (rc != 0)
+		unlink(tmp);
+	free(tmp);
+	free(x.threads);
+	return (rc);
+}
+
+static int
+cmd_export_exec(const struct cmd_entry *self, int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		{ "perfetto", required_argument, NULL, 'p' },
+		{ "run", required_argument, NULL, 'r' },
+		{ "max-points", required_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct query			*q;
+	const char			*arg, *output = NULL;
+	char				*cause = NULL;
+	uint64_t			 run = 0, max_points = EXPORT_MAX_POINTS;
+	int				 c, rc;
+
+	while ((c = cmd_getopt(self, argc, argv, "p:r:n:", longopts, NULL,
+	    &arg)) != -1) {
+		switch (c) {
+		case 'p':
+			output = arg;
+			break;
+		case 'r':
+			if (util_parse_uint(arg, &run) != 0 || run == 0 ||
+			    run > INT64_MAX)
+				return (cmd_usage_error(self, "bad run id %s",
+				    arg));
+			break;
+		case 'n':
+			if (util_parse_uint(arg, &max_points) != 0 ||
+			    max_points < 16)
+				return (cmd_usage_error(self, "--max-points "
+				    "needs a number of at least 16, not %s",
+				    arg));
+			break;
+		default:
+			return (EXIT_USAGE);
+		}
+	}
+	if (optind != argc - 1)
+		return (cmd_usage_error(self, optind >= argc ?
+		    "missing database" : "too many arguments"));
+	if (output == NULL)
+		return (cmd_usage_error(self, "missing --perfetto OUT.json"));
+	if ((q = input_open(argv[optind], &cause)) == NULL) {
+		log_warn("%s", cause);
+		free(cause);
+		return (EXIT_FOUND);
+	}
+	rc = export_file(q, output, (int64_t)run, max_points, &cause);
+	query_close(q);
+	if (rc != 0) {
+		log_warn("%s", cause);
+		free(cause);
+		return (EXIT_FOUND);
+	}
+	return (EXIT_OK);
+}

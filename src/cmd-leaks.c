@@ -1,0 +1,223 @@
+/*
+ * cmd-leaks.c: vramtrace leaks DB|PICKLE: the leak verdict, the growth per
+ * step, the garbage streams and the sites that hold the memory.
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "analysis.h"
+#include "cmd.h"
+
+static int	cmd_leaks_exec(const struct cmd_entry *, int, char **);
+
+const struct cmd_entry cmd_leaks_entry = {
+	"leaks", "DB|PICKLE [--warmup N] [--threshold BYTES] [--run ID] "
+	"[--layer NAME] [--format text|json|csv] [--fail-on-leak]",
+	"say LEAK, CLEAN or INCONCLUSIVE, with growth, garbage streams, sites",
+	CMD_LEAK_HELP
+	"  -f, --format FMT     text (default), json or csv (live bytes per\n"
+	"                       step and stream)\n"
+	"  -F, --fail-on-leak   exit 1 on a LEAK verdict\n",
+	cmd_leaks_exec
+};
+
+enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
+static const char *const formats[] = { "text", "json", "csv", NULL };
+
+static void
+print_text(const struct leak_report *r)
+{
+	char	a[32], b[32];
+	size_t	i;
+
+	printf("run %" PRId64 ": %zu steps, warm-up %d, threshold %s per "
+	    "step, layer %s\n", r->run_id, r->nsteps, r->warmup,
+	    util_format_bytes((int64_t)r->threshold, a, sizeof a),
+	    event_layer_name((unsigned int)r->layer));
+	leak_print_verdict(stdout, "verdict: ", r);
+	printf("\n%6s  %12s  %12s\n", "step", "live", "change");
+	for (i = 0; i < r->nsteps; i++)
+		printf("%6" PRId64 "  %12s  %12s%s\n", r->steps[i].step,
+		    util_format_bytes(r->steps[i].live_bytes, a, sizeof a),
+		    i == 0 ? "" : cmd_format_signed(
+		    (double)r->steps[i].delta_bytes, b, sizeof b),
+		    (int)i < r->warmup ? "  (warm-up)" : "");
+	printf("\n");
+	leak_print_streams(stdout, r, r->nstreams);
+	if (r->nsuspects == 0)
+		return;
+	printf("\nsites holding memory allocated after the warm-up, live at "
+	    "the last step:\n");
+	leak_print_suspects(stdout, r, r->nsuspects);
+}
+
+static void
+json_stream_value(uint64_t stream)
+{
+	json_int_or_null(stdout, (int64_t)stream, stream != EVENT_NONE);
+}
+
+static void
+print_json_streams(const struct leak_report *r)
+{
+	const struct leak_stream	*s;
+	size_t				 i, k;
+
+	printf(",\n \"streams\": [");
+	for (i = 0; i < r->nstreams; i++) {
+		s = &r->streams[i];
+		printf("%s\n  {\"device\": %d, \"stream\": ", i ? "," : "",
+		    (int)s->device);
+		json_stream_value(s->stream);
+		printf(", \"default\": %s, \"created_ns\": ",
+		    s->is_default ? "true" : "false");
+		json_int_or_null(stdout, (int64_t)s->created_ns,
+		    s->created_ns != 0);
+		printf(", \"destroyed_ns\": ");
+		json_int_or_null(stdout, (int64_t)s->destroyed_ns,
+		    s->destroyed_ns != 0);
+		printf(", \"live_bytes\": %" PRId64 ", \"live_blocks\": %"
+		    PRId64 ", \"growth_bytes_per_step\": %.1f, "
+		    "\"grew_fraction\": %.3f, \"garbage\": ", s->live_bytes,
+		    s->live_blocks, s->growth_bytes_per_step,
+		    s->grew_fraction);
+		json_string(stdout, leak_garbage_name(s->garbage));
+		printf(", \"garbage_bytes\": %" PRId64 ", \"garbage_blocks\": %"
+		    PRId64 ", \"live_per_step\": [", s->garbage_bytes,
+		    s->garbage_blocks);
+		for (k = 0; k < r->nsteps; k++)
+			printf("%s%" PRId64, k ? ", " : "",
+			    s->live_per_step[k]);
+		printf("]}");
+	}
+	printf("]");
+}
+
+static void
+print_json(const struct leak_report *r)
+{
+	const struct leak_suspect	*x;
+	size_t				 i;
+
+	printf("{\"run_id\": %" PRId64 ", \"verdict\": \"%s\", \"reason\": ",
+	    r->run_id, leak_verdict_name(r->verdict));
+	json_string(stdout, r->reason);
+	printf(", \"layer\": \"%s\", \"steps\": %" PRId64 ", \"total_steps\": "
+	    "%zu, \"warmup\": %d, \"threshold\": %" PRIu64
+	    ", \"growth_bytes_per_step\": %.1f, \"grew_fraction\": %.3f, "
+	    "\"peak_bytes\": %" PRId64 ",\n \"per_step\": [",
+	    event_layer_name((unsigned int)r->layer), r->steps_analysed,
+	    r->nsteps, r->warmup, r->threshold, r->growth_bytes_per_step,
+	    r->grew_fraction, r->peak_bytes);
+	for (i = 0; i < r->nsteps; i++)
+		printf("%s\n  {\"step\": %" PRId64 ", \"end_ns\": %" PRIu64
+		    ", \"live_bytes\": %" PRId64 ", \"delta_bytes\": %" PRId64
+		    "}", i ? "," : "", r->steps[i].step, r->steps[i].end_ns,
+		    r->steps[i].live_bytes, r->steps[i].delta_bytes);
+	printf("]");
+	print_json_streams(r);
+	printf(",\n \"suspects\": [");
+	for (i = 0; i < r->nsuspects; i++) {
+		x = &r->suspects[i];
+		printf("%s\n  {\"site\": ", i ? "," : "");
+		json_string(stdout, x->site);
+		printf(", \"site_id\": %" PRId64 ", \"bytes\": %" PRId64
+		    ", \"blocks\": %" PRId64 ", \"device\": %d, \"stream\": ",
+		    x->site_id, x->bytes, x->blocks, (int)x->device);
+		json_stream_value(x->stream);
+		printf("}");
+	}
+	printf("]}\n");
+}
+
+/* One row per step for the total, then per step for each stream. */
+static void
+print_csv(const struct leak_report *r)
+{
+	const struct leak_stream	*s;
+	const char			*layer;
+	char				 b[32];
+	size_t				 i, k;
+	int64_t				 prev;
+
+	layer = event_layer_name((unsigned int)r->layer);
+	printf("step,end_ns,device,stream,layer,live_bytes,delta_bytes\n");
+	for (k = 0; k < r->nsteps; k++)
+		printf("%" PRId64 ",%" PRIu64 ",,,%s,%" PRId64 ",%" PRId64 "\n",
+		    r->steps[k].step, r->steps[k].end_ns, layer,
+		    r->steps[k].live_bytes, r->steps[k].delta_bytes);
+	for (i = 0; i < r->nstreams; i++) {
+		s = &r->streams[i];
+		for (k = 0, prev = 0; k < r->nsteps; k++) {
+			printf("%" PRId64 ",%" PRIu64 ",%d,%s,%s,%" PRId64 ",%"
+			    PRId64 "\n", r->steps[k].step, r->steps[k].end_ns,
+			    (int)s->device, s->stream == EVENT_NONE ? "" :
+			    cmd_format_stream(s->stream, b, sizeof b), layer,
+			    s->live_per_step[k], k == 0 ? 0 :
+			    s->live_per_step[k] - prev);
+			prev = s->live_per_step[k];
+		}
+	}
+}
+
+static int
+cmd_leaks_exec(const struct cmd_entry *self, int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		CMD_LEAK_LONGOPTS,
+		{ "format", required_argument, NULL, 'f' },
+		{ "fail-on-leak", no_argument, NULL, 'F' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct leak_options		 opts;
+	struct leak_report		*r;
+	struct query			*q;
+	const char			*arg;
+	char				*cause = NULL;
+	int				 c, format = FORMAT_TEXT, fail = 0, rc;
+
+	cmd_leak_defaults(&opts);
+	while ((c = cmd_getopt(self, argc, argv, CMD_LEAK_SHORTOPTS "f:F",
+	    longopts, NULL, &arg)) != -1) {
+		if ((rc = cmd_leak_option(self, c, arg, &opts)) < 0)
+			return (EXIT_USAGE);
+		if (rc == 0)
+			continue;
+		switch (c) {
+		case 'f':
+			if ((format = cmd_parse_format(self, arg, formats)) < 0)
+				return (EXIT_USAGE);
+			break;
+		case 'F':
+			fail = 1;
+			break;
+		default:
+			return (EXIT_USAGE);
+		}
+	}
+	if (optind != argc - 1)
+		return (cmd_usage_error(self, optind >= argc ?
+		    "missing database" : "too many arguments"));
+	if ((q = input_open(argv[optind], &cause)) == NULL ||
+	    analysis_leaks(q, &opts, &r, &cause) != 0) {
+		log_warn("%s", cause);
+		free(cause);
+		query_close(q);
+		return (EXIT_FOUND);
+	}
+	query_close(q);
+	if (format == FORMAT_JSON)
+		print_json(r);
+	else if (format == FORMAT_CSV)
+		print_csv(r);
+	else
+		print_text(r);
+	rc = fail && r->verdict == LEAK_LEAK ? EXIT_FOUND : EXIT_OK;
+	leak_report_free(r);
+	return (rc);
+}

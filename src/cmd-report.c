@@ -1,0 +1,178 @@
+/*
+ * cmd-report.c: vramtrace report DB|PICKLE: one screen about a run: what it
+ * was, its devices, steps and peak, the leak verdict, the top streams and
+ * the top sites.
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "analysis.h"
+#include "cmd.h"
+
+static int	cmd_report_exec(const struct cmd_entry *, int, char **);
+
+const struct cmd_entry cmd_report_entry = {
+	"report", "DB|PICKLE [--warmup N] [--threshold BYTES] [--run ID] "
+	"[--layer NAME] [--format text|json]",
+	"summarise a run on one screen: devices, steps, peak, verdict, top "
+	"streams and sites",
+	CMD_LEAK_HELP
+	"  -f, --format FMT     text (default) or json\n",
+	cmd_report_exec
+};
+
+enum { FORMAT_TEXT, FORMAT_JSON };
+static const char *const formats[] = { "text", "json", NULL };
+
+/* How many streams and sites one screen shows. */
+#define REPORT_TOP	5
+
+static const char *
+or_unknown(const char *s)
+{
+	return (s != NULL ? s : "n/a");
+}
+
+static void
+print_text(const struct query_run *run, const struct leak_report *r)
+{
+	char	b[32];
+
+	printf("run %" PRId64 "      %s of %s%s\n", run->id,
+	    or_unknown(run->source), or_unknown(run->input != NULL ?
+	    run->input : run->command), run->complete ? "" :
+	    " (not finished)");
+	printf("host       %s", or_unknown(run->host));
+	if (run->start_ns != 0 && run->end_ns > run->start_ns)
+		printf(", %.1f s", (double)(run->end_ns - run->start_ns) / 1e9);
+	printf("\n");
+	printf("devices    %" PRId64 ", %" PRId64 " processes, %" PRId64
+	    " allocations, allocator %s\n", run->devices, run->processes,
+	    run->allocations, or_unknown(run->allocator));
+	printf("steps      %zu (from %s), warm-up %d\n", r->nsteps,
+	    or_unknown(run->step_source), r->warmup);
+	printf("peak       %s live at a step end, layer %s\n",
+	    util_format_bytes(r->peak_bytes, b, sizeof b),
+	    event_layer_name((unsigned int)r->layer));
+	leak_print_verdict(stdout, "verdict    ", r);
+	printf("\ntop streams, live at the last step:\n");
+	leak_print_streams(stdout, r, REPORT_TOP);
+	if (r->nsuspects == 0)
+		return;
+	printf("\ntop sites, live at the last step, allocated after the "
+	    "warm-up:\n");
+	leak_print_suspects(stdout, r, REPORT_TOP);
+}
+
+static void
+print_json(const struct query_run *run, const struct leak_report *r)
+{
+	const struct leak_stream	*s;
+	const struct leak_suspect	*x;
+	size_t				 i;
+
+	printf("{\"run_id\": %" PRId64 ", \"source\": ", run->id);
+	json_string(stdout, run->source);
+	printf(", \"input\": ");
+	json_string(stdout, run->input);
+	printf(", \"command\": ");
+	json_string(stdout, run->command);
+	printf(", \"host\": ");
+	json_string(stdout, run->host);
+	printf(", \"complete\": %s, \"start_ns\": ", run->complete ? "true" :
+	    "false");
+	json_int_or_null(stdout, (int64_t)run->start_ns, run->start_ns != 0);
+	printf(", \"end_ns\": ");
+	json_int_or_null(stdout, (int64_t)run->end_ns, run->end_ns != 0);
+	printf(", \"devices\": %" PRId64 ", \"processes\": %" PRId64
+	    ", \"allocations\": %" PRId64 ", \"total_steps\": %zu, "
+	    "\"layer\": \"%s\", \"peak_bytes\": %" PRId64 ", \"verdict\": "
+	    "\"%s\", \"reason\": ", run->devices, run->processes,
+	    run->allocations, r->nsteps,
+	    event_layer_name((unsigned int)r->layer), r->peak_bytes,
+	    leak_verdict_name(r->verdict));
+	json_string(stdout, r->reason);
+	printf(", \"steps\": %" PRId64 ", \"warmup\": %d, "
+	    "\"growth_bytes_per_step\": %.1f, \"grew_fraction\": %.3f,\n"
+	    " \"streams\": [", r->steps_analysed, r->warmup,
+	    r->growth_bytes_per_step, r->grew_fraction);
+	for (i = 0; i < r->nstreams; i++) {
+		s = &r->streams[i];
+		printf("%s\n  {\"device\": %d, \"stream\": ", i ? "," : "",
+		    (int)s->device);
+		json_int_or_null(stdout, (int64_t)s->stream,
+		    s->stream != EVENT_NONE);
+		printf(", \"live_bytes\": %" PRId64 ", \"growth_bytes_per_step\":"
+		    " %.1f, \"garbage\": ", s->live_bytes,
+		    s->growth_bytes_per_step);
+		json_string(stdout, leak_garbage_name(s->garbage));
+		printf("}");
+	}
+	printf("],\n \"sites\": [");
+	for (i = 0; i < r->nsuspects && i < REPORT_TOP; i++) {
+		x = &r->suspects[i];
+		printf("%s\n  {\"site\": ", i ? "," : "");
+		json_string(stdout, x->site);
+		printf(", \"bytes\": %" PRId64 ", \"blocks\": %" PRId64
+		    ", \"stream\": ", x->bytes, x->blocks);
+		json_int_or_null(stdout, (int64_t)x->stream,
+		    x->stream != EVENT_NONE);
+		printf("}");
+	}
+	printf("]}\n");
+}
+
+static int
+cmd_report_exec(const struct cmd_entry *self, int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		CMD_LEAK_LONGOPTS,
+		{ "format", required_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct leak_options		 opts;
+	struct leak_report		*r = NULL;
+	struct query_run		 run = { 0 };
+	struct query			*q;
+	const char			*arg;
+	char				*cause = NULL;
+	int				 c, format = FORMAT_TEXT, rc;
+
+	cmd_leak_defaults(&opts);
+	while ((c = cmd_getopt(self, argc, argv, CMD_LEAK_SHORTOPTS "f:",
+	    longopts, NULL, &arg)) != -1) {
+		if ((rc = cmd_leak_option(self, c, arg, &opts)) < 0)
+			return (EXIT_USAGE);
+		if (rc == 0)
+			continue;
+		if (c != 'f')
+			return (EXIT_USAGE);
+		if ((format = cmd_parse_format(self, arg, formats)) < 0)
+			return (EXIT_USAGE);
+	}
+	if (optind != argc - 1)
+		return (cmd_usage_error(self, optind >= argc ?
+		    "missing database" : "too many arguments"));
+	if ((q = input_open(argv[optind], &cause)) == NULL ||
+	    query_run(q, opts.run_id, &run, &cause) != 0 ||
+	    analysis_leaks(q, &opts, &r, &cause) != 0) {
+		log_warn("%s", cause);
+		free(cause);
+		query_run_free(&run);
+		query_close(q);
+		return (EXIT_FOUND);
+	}
+	query_close(q);
+	if (format == FORMAT_JSON)
+		print_json(&run, r);
+	else
+		print_text(&run, r);
+	query_run_free(&run);
+	leak_report_free(r);
+	return (EXIT_OK);
+}

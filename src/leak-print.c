@@ -1,0 +1,112 @@
+/*
+ * leak-print.c: the parts of a leak report that vramtrace leaks and
+ * vramtrace report both print as text: the verdict line, the streams and
+ * the suspect sites.
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "analysis.h"
+#include "cmd.h"
+
+/*
+ * Print the verdict in one line after prefix: the verdict, the growth per
+ * step, how many steps grew and, for a leak, the stream that grows most;
+ * for INCONCLUSIVE, why.
+ */
+void
+leak_print_verdict(FILE *f, const char *prefix, const struct leak_report *r)
+{
+	const struct leak_stream	*top;
+	char				 b[32], s[32];
+
+	fprintf(f, "%s%s", prefix, leak_verdict_name(r->verdict));
+	if (r->verdict == LEAK_INCONCLUSIVE) {
+		fprintf(f, " (%s)\n", r->reason);
+		return;
+	}
+	fprintf(f, ", %s per step, %d%% of %" PRId64 " steps grew",
+	    cmd_format_signed(r->growth_bytes_per_step, b, sizeof b),
+	    (int)(r->grew_fraction * 100 + 0.5), r->steps_analysed);
+	if (r->verdict == LEAK_LEAK && r->top_stream >= 0) {
+		top = &r->streams[r->top_stream];
+		fprintf(f, ", mostly on stream %s (device %d, %s)",
+		    cmd_format_stream(top->stream, s, sizeof s),
+		    (int)top->device, cmd_format_signed(
+		    top->growth_bytes_per_step, b, sizeof b));
+	}
+	fprintf(f, ", layer %s\n", event_layer_name((unsigned int)r->layer));
+}
+
+static const struct leak_report *sort_report;
+
+static int
+cmp_live(const void *x, const void *y)
+{
+	const struct leak_stream	*a, *b;
+
+	a = &sort_report->streams[*(const size_t *)x];
+	b = &sort_report->streams[*(const size_t *)y];
+	return ((a->live_bytes < b->live_bytes) -
+	    (a->live_bytes > b->live_bytes));
+}
+
+/*
+ * Print a table of at most max streams, most live bytes first: live bytes
+ * at the last step, growth per step and the garbage kind.
+ */
+void
+leak_print_streams(FILE *f, const struct leak_report *r, size_t max)
+{
+	const struct leak_stream	*s;
+	const char			*g;
+	char				 a[32], b[32], c[32];
+	size_t				*order, i;
+
+	order = xreallocarray(NULL, r->nstreams + 1, sizeof *order);
+	for (i = 0; i < r->nstreams; i++)
+		order[i] = i;
+	sort_report = r;
+	qsort(order, r->nstreams, sizeof *order, cmp_live);
+	fprintf(f, "%6s  %-18s  %12s  %12s  %s\n", "device", "stream", "live",
+	    "growth/step", "garbage");
+	for (i = 0; i < r->nstreams && i < max; i++) {
+		s = &r->streams[order[i]];
+		fprintf(f, "%6d  %-18s  %12s  %12s  ", (int)s->device,
+		    cmd_format_stream(s->stream, c, sizeof c),
+		    util_format_bytes(s->live_bytes, a, sizeof a),
+		    cmd_format_signed(s->growth_bytes_per_step, b, sizeof b));
+		if ((g = leak_garbage_name(s->garbage)) != NULL)
+			fprintf(f, "%s: %s in %" PRId64 " blocks", g,
+			    util_format_bytes(s->garbage_bytes, a, sizeof a),
+			    s->garbage_blocks);
+		else if (s->is_default)
+			fprintf(f, "(default stream)");
+		fputc('\n', f);
+	}
+	free(order);
+}
+
+/* Print a table of at most max suspect sites, largest first. */
+void
+leak_print_suspects(FILE *f, const struct leak_report *r, size_t max)
+{
+	const struct leak_suspect	*x;
+	char				 a[32], c[32];
+	size_t				 i;
+
+	fprintf(f, "%12s  %8s  %-18s  %s\n", "bytes", "blocks", "stream",
+	    "site");
+	for (i = 0; i < r->nsuspects && i < max; i++) {
+		x = &r->suspects[i];
+		fprintf(f, "%12s  %8" PRId64 "  %-18s  %s\n",
+		    util_format_bytes(x->bytes, a, sizeof a), x->blocks,
+		    cmd_format_stream(x->stream, c, sizeof c),
+		    x->site != NULL ? x->site : "(no stack)");
+	}
+}

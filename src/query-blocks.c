@@ -1,0 +1,131 @@
+/*
+ * query-blocks.c: blocks (allocation rows) for browsing, a page at a time,
+ * and the frames of an allocation site.
+ */
+#include "config.h"
+
+#include "query-int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "analysis.h"
+
+static const char *
+sort_column(enum analysis_sort sort)
+{
+	switch (sort) {
+	case SORT_AGE:
+		return ("a.alloc_ns");
+	case SORT_STEP:
+		return ("a.alloc_step");
+	case SORT_STREAM:
+		return ("a.stream");
+	case SORT_SITE:
+		return ("s.label");
+	default:
+		return ("a.bytes");
+	}
+}
+
+static void
+copy_text(char *dst, size_t len, const unsigned char *src)
+{
+	snprintf(dst, len, "%s", src != NULL ? (const char *)src : "");
+}
+
+/*
+ * Fill rows[0..max) with the blocks of run f->run_id (0: the newest) that
+ * match f, in f's order, after skipping `offset` of them.  Returns the
+ * number of rows filled (0 past the end), or -1 with *cause.  Site labels
+ * longer than the row's buffer are cut.
+ */
+int
+analysis_blocks(struct query *q, const struct block_filter *f,
+    int64_t offset, struct block_row *rows, int max, char **cause)
+{
+	sqlite3_stmt	*st;
+	char		*sql;
+	struct block_row *r;
+	int		 n = 0, rc = SQLITE_DONE;
+
+	xasprintf(&sql, "SELECT a.id, a.device, a.stream, a.layer, a.address,"
+	    " a.bytes, a.alloc_ns, a.free_ns, a.alloc_step, a.site_id, s.label"
+	    " FROM allocations a LEFT JOIN sites s ON s.id = a.site_id"
+	    " WHERE a.run_id = ?1%s%s%s%s%s%s ORDER BY %s %s, a.id"
+	    " LIMIT ?7 OFFSET ?8",
+	    f->live_only ? " AND a.free_ns IS NULL" : "",
+	    f->layer >= 0 ? " AND a.layer = ?2" : "",
+	    f->has_stream ? " AND a.stream = ?3" : "",
+	    f->step_min > 0 ? " AND a.alloc_step >= ?4" : "",
+	    f->step_max > 0 ? " AND a.alloc_step <= ?5" : "",
+	    f->search != NULL ? " AND instr(s.label, ?6) > 0" : "",
+	    sort_column(f->sort), f->descending ? "DESC" : "ASC");
+	st = query_prepare(q, sql, cause);
+	free(sql);
+	if (st == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, f->run_id != 0 ? f->run_id :
+	    query_latest_run(q));
+	sqlite3_bind_int(st, 2, f->layer);
+	sqlite3_bind_int64(st, 3, (int64_t)f->stream);
+	sqlite3_bind_int64(st, 4, f->step_min);
+	sqlite3_bind_int64(st, 5, f->step_max);
+	if (f->search != NULL)
+		sqlite3_bind_text(st, 6, f->search, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 7, max);
+	sqlite3_bind_int64(st, 8, offset);
+	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = &rows[n++];
+		r->id = sqlite3_column_int64(st, 0);
+		r->device = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 :
+		    sqlite3_column_int(st, 1);
+		r->stream = sqlite3_column_type(st, 2) == SQLITE_NULL ?
+		    EVENT_NONE : (uint64_t)sqlite3_column_int64(st, 2);
+		r->layer = sqlite3_column_int(st, 3);
+		r->address = (uint64_t)sqlite3_column_int64(st, 4);
+		r->bytes = sqlite3_column_int64(st, 5);
+		r->alloc_ns = (uint64_t)sqlite3_column_int64(st, 6);
+		r->free_ns = (uint64_t)sqlite3_column_int64(st, 7);
+		r->alloc_step = sqlite3_column_int64(st, 8);
+		r->site_id = sqlite3_column_int64(st, 9);
+		copy_text(r->site, sizeof r->site, sqlite3_column_text(st, 10));
+	}
+	if (n < max && rc != SQLITE_DONE) {
+		sqlite3_finalize(st);
+		return (query_fail(q, cause));
+	}
+	sqlite3_finalize(st);
+	return (n);
+}
+
+/*
+ * Fill frames[0..max) with the frames of site site_id, innermost first.
+ * Returns their number (0 for an unknown site), or -1 with *cause.
+ */
+int
+analysis_site_frames(struct query *q, int64_t site_id,
+    struct frame_row *frames, int max, char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 n = 0, rc = SQLITE_DONE;
+
+	st = query_prepare(q, "SELECT f.name, f.filename, f.line FROM"
+	    " site_frames sf JOIN frames f ON f.id = sf.frame_id WHERE"
+	    " sf.site_id = ?1 ORDER BY sf.depth", cause);
+	if (st == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, site_id);
+	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		copy_text(frames[n].name, sizeof frames[n].name,
+		    sqlite3_column_text(st, 0));
+		copy_text(frames[n].filename, sizeof frames[n].filename,
+		    sqlite3_column_text(st, 1));
+		frames[n].line = sqlite3_column_int64(st, 2);
+		n++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	return (n);
+}

@@ -1,0 +1,213 @@
+/*
+ * store-groups.c: the allocation_groups summary of a run, kept while the
+ * run is written.
+ *
+ * Every allocation row, once final (freed, or live when the run finishes),
+ * adds its bytes to the group of (layer, device, stream, alloc step, free
+ * step, site), the same columns the rows hold.  The leak analysis reads
+ * these few groups instead of grouping millions of rows (query-leaks.c), so
+ * neither it nor the writer pays for a wide index.  The groups live in an
+ * open-addressing hash table; a step of 0 stands for NULL.
+ *
+ * Rows made final before the first step marker wait in a small list and
+ * join the groups when the marker comes.  When step numbers are recomputed
+ * (late markers, importers), the groups are rebuilt from the rows with one
+ * GROUP BY when the run finishes.
+ */
+#include "config.h"
+
+#include "store-int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t
+group_hash(const struct store_group *g)
+{
+	uint64_t	h = 0x9e3779b97f4a7c15ULL;
+
+	h = (h ^ (uint64_t)g->layer) * 0x100000001b3ULL;
+	h = (h ^ (uint64_t)(uint32_t)g->device) * 0x100000001b3ULL;
+	h = (h ^ g->stream) * 0x100000001b3ULL;
+	h = (h ^ (uint64_t)g->alloc_step) * 0x100000001b3ULL;
+	h = (h ^ (uint64_t)g->free_step) * 0x100000001b3ULL;
+	h = (h ^ (uint64_t)g->site_id) * 0x100000001b3ULL;
+	return (h ^ (h >> 29));
+}
+
+static int
+group_same(const struct store_group *a, const struct store_group *b)
+{
+	return (a->layer == b->layer && a->device == b->device &&
+	    a->stream == b->stream && a->alloc_step == b->alloc_step &&
+	    a->free_step == b->free_step && a->site_id == b->site_id);
+}
+
+static void
+groups_put(struct store_groups *gs, const struct store_group *g)
+{
+	struct store_group	*old, *slot;
+	size_t			 i, n;
+
+	if (2 * (gs->count + 1) > gs->mask + 1) {
+		old = gs->slots;
+		n = gs->mask + 1;
+		gs->mask = n == 1 ? 1023 : 2 * n - 1;
+		gs->slots = xcalloc(gs->mask + 1, sizeof *gs->slots);
+		gs->count = 0;
+		for (i = 0; old != NULL && i < n; i++) {
+			if (old[i].blocks != 0)
+				groups_put(gs, &old[i]);
+		}
+		free(old);
+	}
+	for (i = group_hash(g) & gs->mask;; i = (i + 1) & gs->mask) {
+		slot = &gs->slots[i];
+		if (slot->blocks == 0) {
+			*slot = *g;
+			gs->count++;
+			return;
+		}
+		if (group_same(slot, g)) {
+			slot->bytes += g->bytes;
+			slot->blocks += g->blocks;
+			return;
+		}
+	}
+}
+
+/* Forget all groups and pending rows (a new run). */
+void
+store_groups_reset(struct store_groups *gs)
+{
+	free(gs->slots);
+	free(gs->pending);
+	memset(gs, 0, sizeof *gs);
+	gs->valid = 1;
+}
+
+/*
+ * Add final allocation a (free_ns EVENT_NONE: live at the end) to its group,
+ * or keep it for later when no step boundary is known yet.
+ */
+void
+store_groups_note(struct store *s, const struct store_allocation *a)
+{
+	struct store_groups	*gs = &s->groups;
+	struct store_group	 g;
+
+	if (s->nsteps == 0) {
+		gs->pending = xreallocarray(gs->pending, gs->npending + 1,
+		    sizeof *gs->pending);
+		gs->pending[gs->npending++] = *a;
+		return;
+	}
+	g.layer = a->layer;
+	g.device = a->device;
+	g.stream = a->stream;
+	g.alloc_step = store_step_of(s, a->alloc_ns);
+	g.free_step = a->free_ns == EVENT_NONE ? 0 :
+	    store_step_of(s, a->free_ns);
+	g.site_id = a->site_id;
+	g.bytes = (int64_t)a->bytes;
+	g.blocks = 1;
+	groups_put(gs, &g);
+}
+
+/* Add the pending rows, now that steps are known (or will never be). */
+void
+store_groups_flush_pending(struct store *s)
+{
+	struct store_groups	*gs = &s->groups;
+	struct store_group	 g;
+	size_t			 i, n = gs->npending;
+
+	gs->npending = 0;
+	for (i = 0; i < n; i++) {
+		if (s->nsteps > 0) {
+			store_groups_note(s, &gs->pending[i]);
+			continue;
+		}
+		/* No steps at all: the rows' steps stay NULL. */
+		memset(&g, 0, sizeof g);
+		g.layer = gs->pending[i].layer;
+		g.device = gs->pending[i].device;
+		g.stream = gs->pending[i].stream;
+		g.site_id = gs->pending[i].site_id;
+		g.bytes = (int64_t)gs->pending[i].bytes;
+		g.blocks = 1;
+		groups_put(gs, &g);
+	}
+	free(gs->pending);
+	gs->pending = NULL;
+}
+
+static void
+bind_step(sqlite3_stmt *st, int i, int64_t step)
+{
+	if (step > 0)
+		sqlite3_bind_int64(st, i, step);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+/*
+ * Write the run's groups into allocation_groups: from the table kept while
+ * writing, or, when step numbers were recomputed, with one GROUP BY over
+ * the rows.  0, or -1 with *cause.
+ */
+int
+store_groups_write(struct store *s, char **cause)
+{
+	struct store_groups	*gs = &s->groups;
+	struct store_group	*g;
+	sqlite3_stmt		*st;
+	size_t			 i;
+	const char		*sql;
+
+	if (!gs->valid) {
+		sql = "INSERT INTO allocation_groups SELECT run_id, layer,"
+		    " device, stream, alloc_step, free_step, site_id,"
+		    " sum(bytes), count(*) FROM allocations WHERE run_id = ?1"
+		    " GROUP BY layer, device, stream, alloc_step, free_step,"
+		    " site_id";
+		if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+			return (store_error(s, cause, "cannot group:"));
+		sqlite3_bind_int64(st, 1, s->run_id);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			sqlite3_finalize(st);
+			return (store_error(s, cause, "cannot group:"));
+		}
+		sqlite3_finalize(st);
+		return (0);
+	}
+	store_groups_flush_pending(s);
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO allocation_groups VALUES"
+	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return (store_error(s, cause, "cannot group:"));
+	for (i = 0; gs->slots != NULL && i <= gs->mask; i++) {
+		g = &gs->slots[i];
+		if (g->blocks == 0)
+			continue;
+		sqlite3_bind_int64(st, 1, s->run_id);
+		sqlite3_bind_int(st, 2, g->layer);
+		sqlite3_bind_int(st, 3, g->device);
+		store_bind_opt(st, 4, g->stream);
+		bind_step(st, 5, g->alloc_step);
+		bind_step(st, 6, g->free_step);
+		if (g->site_id != 0)
+			sqlite3_bind_int64(st, 7, g->site_id);
+		else
+			sqlite3_bind_null(st, 7);
+		sqlite3_bind_int64(st, 8, g->bytes);
+		sqlite3_bind_int64(st, 9, g->blocks);
+		if (sqlite3_step(st) != SQLITE_DONE) {
+			sqlite3_finalize(st);
+			return (store_error(s, cause, "cannot group:"));
+		}
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return (0);
+}

@@ -1,0 +1,417 @@
+/*
+ * store-merge.c: copy every run of another vramtrace database into the
+ * store, with ids remapped, so that the files written on the nodes of one
+ * multi-node job become one database.
+ *
+ * The other file is ATTACHed and each table is copied with one INSERT ...
+ * SELECT.  Tables with an integer id get the output's largest id as an
+ * offset (computed for all tables before anything is copied, so that a
+ * reference such as allocations.process_id can add the offset of the table
+ * it names).  Sites are added again through store_add_site(), which
+ * deduplicates them by content, and the temp table site_map turns the
+ * other file's site ids into ours.  Runs go through run_map:
+ * with joining on, a run of the other file whose source and command equal
+ * those of a run already in the output and whose time spans overlap is the
+ * same job seen from another machine, and becomes that run (the command
+ * of a run without one is that of its processes); its processes,
+ * streams and allocations join it, its steps are taken where the run has
+ * none of that number yet.  The span of a run is that of its processes
+ * when they have times, else the run's own start and end.
+ *
+ * The tables and their columns come from the output's schema
+ * (sqlite_master, pragma_table_info), so a table added to the schema, or a
+ * column added to a table, is copied without a change here.
+ */
+#include "config.h"
+
+#include "store-int.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Tables copied by hand (runs, sites) or not at all (meta, layers); every
+ * other table of the schema is copied with the generic rule, in the order
+ * the schema creates them, which respects their references.
+ */
+static const char *const merge_special =
+    "'meta', 'layers', 'runs', 'frames', 'sites', 'site_frames'";
+
+/* Tables whose id other tables refer to: their offsets. */
+enum merge_off {
+	OFF_RUNS, OFF_PROCESSES, OFF_SNAPSHOTS, OFF_SEGMENTS, OFF_MAX
+};
+static const char *const off_tables[OFF_MAX] = {
+	"runs", "processes", "snapshots", "segments"
+};
+
+/* The run spans of a database (schema "main" or "src") as a subquery. */
+#define MERGE_SPANS(db) \
+	"SELECT r.id, r.source, coalesce(r.command, min(p.command))" \
+	" AS command, coalesce(min(p.start_ns)," \
+	" r.start_ns) AS t0, max(coalesce(max(p.end_ns), r.end_ns)," \
+	" coalesce(min(p.start_ns), r.start_ns)) AS t1 FROM " db ".runs r" \
+	" LEFT JOIN " db ".processes p ON p.run_id = r.id GROUP BY r.id"
+
+static int
+merge_exec(struct store *s, char **cause, const char *fmt, ...)
+    printflike(3, 4);
+
+/* Format and run SQL with no results.  0, or -1 with *cause. */
+static int
+merge_exec(struct store *s, char **cause, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*sql;
+	int	 rc;
+
+	va_start(ap, fmt);
+	xvasprintf(&sql, fmt, ap);
+	va_end(ap);
+	rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		return (store_error(s, cause, "cannot merge:"));
+	return (0);
+}
+
+/* The offset of table t, its largest id in the output (0 when empty). */
+static int64_t
+merge_max_id(struct store *s, const char *t)
+{
+	sqlite3_stmt	*st;
+	char		*sql;
+	int64_t		 v = 0;
+
+	xasprintf(&sql, "SELECT coalesce(max(id), 0) FROM main.%s", t);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	free(sql);
+	return (v);
+}
+
+/* The index in off_tables of table t, or -1. */
+static int
+merge_off_index(const char *t)
+{
+	int	i;
+
+	for (i = 0; i < OFF_MAX; i++) {
+		if (strcmp(off_tables[i], t) == 0)
+			return (i);
+	}
+	return (-1);
+}
+
+/*
+ * The SELECT expression for column c of table t: ids get their table's
+ * offset (its largest id now, or the one taken before anything was copied
+ * for the tables others refer to), run, site and frame references go through the maps, a process
+ * without a host gets its run's host (so the hosts of a job stay apart).
+ * The caller frees it.
+ */
+static char *
+merge_column(struct store *s, const char *t, const char *c,
+    const int64_t *off)
+{
+	static const struct {
+		const char	*column;
+		int		 table;
+	} refs[] = {
+		{ "process_id", OFF_PROCESSES },
+		{ "snapshot_id", OFF_SNAPSHOTS },
+		{ "segment_id", OFF_SEGMENTS },
+	};
+	char	*e;
+	size_t	 i;
+	int	 ti;
+
+	if (strcmp(t, "runs") == 0 && strcmp(c, "id") == 0)
+		return (xstrdup("(SELECT new FROM temp.run_map WHERE"
+		    " old = id)"));
+	if (strcmp(c, "id") == 0) {
+		ti = merge_off_index(t);
+		xasprintf(&e, "id + %lld", (long long)(ti >= 0 ? off[ti] :
+		    merge_max_id(s, t)));
+		return (e);
+	}
+	for (i = 0; i < sizeof refs / sizeof refs[0]; i++) {
+		if (strcmp(c, refs[i].column) == 0) {
+			xasprintf(&e, "%s + %lld", c,
+			    (long long)off[refs[i].table]);
+			return (e);
+		}
+	}
+	if (strcmp(c, "run_id") == 0)
+		return (xstrdup("(SELECT new FROM temp.run_map WHERE"
+		    " old = run_id)"));
+	if (strcmp(c, "site_id") == 0)
+		return (xstrdup("(SELECT new FROM temp.site_map WHERE"
+		    " old = site_id)"));
+	if (strcmp(t, "processes") == 0 && strcmp(c, "host") == 0)
+		return (xstrdup("coalesce(host, (SELECT host FROM src.runs"
+		    " WHERE src.runs.id = run_id))"));
+	return (xstrdup(c));
+}
+
+/*
+ * Copy the rows of table t from src that match where (SQL, "" for all)
+ * with every column remapped; steps of a joined run that already has them
+ * are kept as they are.  0, or -1 with *cause.
+ */
+static int
+merge_table(struct store *s, const char *t, const char *where,
+    const int64_t *off, char **cause)
+{
+	sqlite3_stmt	*st;
+	char		*cols = xstrdup(""), *exprs = xstrdup(""), *e, *next;
+	const char	*c;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT name FROM"
+	    " pragma_table_info(?1, 'main') ORDER BY cid", -1, &st, NULL) !=
+	    SQLITE_OK) {
+		free(cols);
+		free(exprs);
+		return (store_error(s, cause, "cannot merge:"));
+	}
+	sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		c = (const char *)sqlite3_column_text(st, 0);
+		e = merge_column(s, t, c, off);
+		xasprintf(&next, "%s%s%s", cols, *cols ? ", " : "", c);
+		free(cols);
+		cols = next;
+		xasprintf(&next, "%s%s%s", exprs, *exprs ? ", " : "", e);
+		free(exprs);
+		exprs = next;
+		free(e);
+	}
+	sqlite3_finalize(st);
+	rc = merge_exec(s, cause, "INSERT %sINTO main.%s(%s) SELECT %s"
+	    " FROM src.%s %s", strcmp(t, "steps") == 0 ? "OR IGNORE " : "",
+	    t, cols, exprs, t, where);
+	free(cols);
+	free(exprs);
+	return (rc);
+}
+
+/*
+ * Map the other file's runs to ours: join those that are the same job
+ * (when join is set), give the others fresh ids, then copy the new ones
+ * and widen the joined ones.  0, or -1 with *cause.
+ */
+static int
+merge_runs(struct store *s, const int64_t *off, int join, char **cause)
+{
+	if (merge_exec(s, cause, "CREATE TEMP TABLE run_map(old INTEGER"
+	    " PRIMARY KEY, new INTEGER NOT NULL, joined INTEGER NOT NULL);"
+	    "CREATE TEMP TABLE main_spans AS " MERGE_SPANS("main") ";"
+	    "INSERT INTO temp.run_map SELECT r.id, coalesce(m.id, r.id + %lld),"
+	    " m.id IS NOT NULL FROM (" MERGE_SPANS("src") ") r"
+	    " LEFT JOIN temp.main_spans m ON m.id = (SELECT x.id FROM"
+	    " temp.main_spans x WHERE %d AND x.source = r.source AND"
+	    " x.command IS r.command AND x.t0 <= r.t1 AND r.t0 <= x.t1"
+	    " ORDER BY x.id LIMIT 1);"
+	    "DROP TABLE temp.main_spans;",
+	    (long long)off[OFF_RUNS], join) != 0)
+		return (-1);
+	if (merge_table(s, "runs", "WHERE id IN (SELECT old FROM"
+	    " temp.run_map WHERE NOT joined)", off, cause) != 0)
+		return (-1);
+	/* A joined run spans both; a failure anywhere is its status. */
+	return (merge_exec(s, cause, "UPDATE main.runs AS o SET"
+	    " start_ns = coalesce(min(o.start_ns, r.start_ns), r.start_ns),"
+	    " end_ns = coalesce(max(o.end_ns, r.end_ns), o.end_ns),"
+	    " exit_status = coalesce(max(o.exit_status, r.exit_status),"
+	    " o.exit_status, r.exit_status),"
+	    " complete = min(o.complete, r.complete)"
+	    " FROM src.runs r JOIN temp.run_map m ON m.old = r.id"
+	    " WHERE m.joined AND o.id = m.new"));
+}
+
+/*
+ * Add the site whose frames (name, filename, line; depth order) the
+ * statement returns, and map old to it.  0, or -1.
+ */
+static int
+merge_site(struct store *s, sqlite3_stmt *fr, sqlite3_stmt *map, int64_t old)
+{
+	struct store_frame	*f = NULL;
+	size_t			 n = 0, i;
+	int64_t			 id;
+
+	sqlite3_bind_int64(fr, 1, old);
+	while (sqlite3_step(fr) == SQLITE_ROW) {
+		f = xreallocarray(f, n + 1, sizeof *f);
+		f[n].name = xstrdup((const char *)sqlite3_column_text(fr, 0));
+		f[n].filename = xstrdup((const char *)sqlite3_column_text(fr,
+		    1));
+		f[n++].line = sqlite3_column_int64(fr, 2);
+	}
+	sqlite3_reset(fr);
+	id = store_add_site(s, f, n);
+	for (i = 0; i < n; i++) {
+		free((char *)f[i].name);
+		free((char *)f[i].filename);
+	}
+	free(f);
+	if (id <= 0)
+		return (-1);
+	sqlite3_bind_int64(map, 1, old);
+	sqlite3_bind_int64(map, 2, id);
+	return (store_step_stmt(s, map));
+}
+
+/*
+ * Copy the sites through store_add_site(), which deduplicates by content
+ * (a site's hash is over frame ids, which differ between files), and fill
+ * temp.site_map.  0, or -1 with *cause.
+ */
+static int
+merge_sites(struct store *s, char **cause)
+{
+	sqlite3_stmt	*sites = NULL, *fr = NULL, *map = NULL;
+	int		 rc = -1;
+
+	if (merge_exec(s, cause, "CREATE TEMP TABLE site_map(old INTEGER"
+	    " PRIMARY KEY, new INTEGER NOT NULL)") != 0)
+		return (-1);
+	if (sqlite3_prepare_v2(s->db, "SELECT id FROM src.sites", -1, &sites,
+	    NULL) != SQLITE_OK || sqlite3_prepare_v2(s->db, "SELECT f.name,"
+	    " f.filename, f.line FROM src.site_frames sf JOIN src.frames f"
+	    " ON f.id = sf.frame_id WHERE sf.site_id = ?1 ORDER BY sf.depth",
+	    -1, &fr, NULL) != SQLITE_OK || sqlite3_prepare_v2(s->db,
+	    "INSERT INTO temp.site_map VALUES (?1, ?2)", -1, &map, NULL) !=
+	    SQLITE_OK)
+		goto out;
+	while (sqlite3_step(sites) == SQLITE_ROW) {
+		if (merge_site(s, fr, map, sqlite3_column_int64(sites, 0)) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	sqlite3_finalize(sites);
+	sqlite3_finalize(fr);
+	sqlite3_finalize(map);
+	if (rc != 0)
+		store_error(s, cause, "cannot merge the sites:");
+	return (rc);
+}
+
+/* Copy every table that is not special, in schema order.  0, or -1. */
+static int
+merge_rest(struct store *s, const int64_t *off, char **cause)
+{
+	sqlite3_stmt	*st;
+	char		*sql, **names = NULL;
+	size_t		 n = 0, i;
+	int		 rc = 0;
+
+	xasprintf(&sql, "SELECT name FROM main.sqlite_master WHERE type ="
+	    " 'table' AND name NOT IN (%s) AND name NOT LIKE 'sqlite_%%'"
+	    " ORDER BY rowid", merge_special);
+	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		free(sql);
+		return (store_error(s, cause, "cannot merge:"));
+	}
+	free(sql);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		names = xreallocarray(names, n + 1, sizeof *names);
+		names[n++] = xstrdup((const char *)sqlite3_column_text(st, 0));
+	}
+	sqlite3_finalize(st);
+	for (i = 0; i < n; i++) {
+		if (rc == 0)
+			rc = merge_table(s, names[i], "", off, cause);
+		free(names[i]);
+	}
+	free(names);
+	return (rc);
+}
+
+/* Check that the attached file is a vramtrace database we understand. */
+static int
+merge_check(struct store *s, const char *path, char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 version = -1;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT value FROM src.meta WHERE"
+	    " key = 'schema_version'", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version == STORE_SCHEMA_VERSION)
+		return (0);
+	if (cause != NULL) {
+		if (version < 1)
+			xasprintf(cause, "%s: not a vramtrace database", path);
+		else
+			xasprintf(cause, "%s: schema version %d, this vramtrace"
+			    " merges version %d", path, version,
+			    STORE_SCHEMA_VERSION);
+	}
+	return (-1);
+}
+
+/*
+ * Copy every run of the vramtrace database at path into the store, with
+ * new ids; with join set, a run that is the same job as one already in the
+ * store (same source and command, overlapping time) becomes part of it.
+ * The file is only read.  Commits any open transaction first and leaves
+ * none open.  Returns the number of runs of the file that were joined to
+ * an existing run (>= 0), or -1 with *cause; nothing of the file is kept
+ * on error.
+ */
+int
+store_merge(struct store *s, const char *path, int join, char **cause)
+{
+	sqlite3_stmt	*st;
+	int64_t		 off[OFF_MAX];
+	int		 i, rc = -1, joined = 0;
+
+	if (store_commit(s, cause) != 0)
+		return (-1);
+	if (sqlite3_prepare_v2(s->db, "ATTACH ?1 AS src", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return (store_error(s, cause, "cannot merge:"));
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	i = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (i != SQLITE_DONE) {
+		if (cause != NULL)
+			xasprintf(cause, "%s: cannot open: %s", path,
+			    sqlite3_errmsg(s->db));
+		return (-1);
+	}
+	if (merge_check(s, path, cause) != 0 || store_begin(s, cause) != 0)
+		goto out;
+	for (i = 0; i < OFF_MAX; i++)
+		off[i] = merge_max_id(s, off_tables[i]);
+	if (merge_runs(s, off, join, cause) != 0 ||
+	    merge_sites(s, cause) != 0)
+		goto out;
+	if (merge_rest(s, off, cause) != 0)
+		goto out;
+	if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM temp.run_map"
+	    " WHERE joined", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		joined = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (merge_exec(s, cause, "DROP TABLE temp.run_map;"
+	    " DROP TABLE temp.site_map;") != 0)
+		goto out;
+	if (store_commit(s, cause) == 0)
+		rc = joined;
+out:
+	if (s->in_txn) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		s->in_txn = 0;
+	}
+	sqlite3_exec(s->db, "DETACH src", NULL, NULL, NULL);
+	return (rc);
+}

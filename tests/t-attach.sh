@@ -1,0 +1,56 @@
+#!/bin/sh
+# t-attach.sh: vramtrace attach through a fake libnvidia-ml that reports a
+# growing usage for one pid on device 1, a constant one on device 0, and
+# 1 GiB for another pid: the same dlopen and NVML calls as on a GPU.
+. "${srcdir:-.}/tests/lib.sh"
+plan 10
+FAKE="${top_builddir:-.}/tests/libfake-nvml.so"
+q() { "$VRAMTRACE" sql "$1" "$2" --format csv | tail -n +2; }
+
+VRAMTRACE_NVML_LIB="$TMP/no-such-libnvidia-ml.so" run "$VRAMTRACE" attach $$ -o "$TMP/none.db"
+expect 1 '^vramtrace: cannot load NVML' "without NVML: one line, exit 1"
+[ "$(wc -l <"$TMP/err")" -eq 1 ] && [ ! -e "$TMP/none.db" ]
+ok $? "...one line only, and no database"
+run "$VRAMTRACE" attach 4194305 -o "$TMP/none.db"
+expect 1 "no process 4194305" "no such process: exit 1"
+
+export VRAMTRACE_NVML_LIB="$FAKE"
+sleep 1.5 &
+pid=$!
+export FAKE_NVML_PID=$pid FAKE_NVML_PERIOD_MS=100 FAKE_NVML_GROWTH=4194304
+t0=$(date +%s)
+run "$VRAMTRACE" attach $pid -o "$TMP/a.db" --interval 20 --step-ms 200
+t1=$(date +%s)
+wait $pid
+[ $rc -eq 0 ] && [ $((t1 - t0)) -le 4 ] && grep -q 'streams and blocks are not visible' "$TMP/out"
+ok $? "stops when the process ends, and says what it cannot see"
+[ "$(q "$TMP/a.db" "select source, complete, step_source from runs")" = "attach,1,time" ] &&
+    [ "$(q "$TMP/a.db" "select pid from processes")" = "$pid" ]
+ok $? "an attach run with the process's pid"
+[ "$(q "$TMP/a.db" "select count(*), min(used_bytes), max(used_bytes) from usage_samples where device = 0")" = "$(q "$TMP/a.db" "select count(*), 104857600, 104857600 from usage_samples where device = 0")" ] &&
+    [ "$(q "$TMP/a.db" "select count(*) > 20 from usage_samples where device = 0")" = 1 ]
+ok $? "device 0: the pid's constant usage, sampled every interval"
+# Device 1 grows: never down, up by 4 MiB per 100 ms overall, and the other
+# pid's 1 GiB is never taken.
+[ "$(q "$TMP/a.db" "select count(*) from usage_samples a join usage_samples b on b.device = a.device and b.time_ns > a.time_ns where a.device = 1 and b.used_bytes < a.used_bytes")" = 0 ] &&
+    [ "$(q "$TMP/a.db" "select max(used_bytes) - min(used_bytes) >= 40 * 1048576 and max(used_bytes) < 1073741824 from usage_samples where device = 1")" = 1 ]
+ok $? "device 1: the growth, in order, and only this pid's"
+[ "$(q "$TMP/a.db" "select count(*) between 5 and 8, max(end_ns) - min(end_ns) = (count(*) - 1) * 200000000 from steps")" = "1,1" ]
+ok $? "steps cut every --step-ms"
+
+sleep 30 &
+pid=$!
+export FAKE_NVML_PID=$pid
+run "$VRAMTRACE" attach $pid -o "$TMP/d.db" --interval 50 --duration 1
+[ $rc -eq 0 ] && kill -0 $pid && [ "$(q "$TMP/d.db" "select complete from runs")" = 1 ]
+ok $? "--duration stops sampling and leaves the process alone"
+"$VRAMTRACE" attach $pid -o "$TMP/i.db" --interval 50 >/dev/null 2>&1 &
+apid=$!
+sleep 1
+kill -INT $apid
+wait $apid
+st=$?
+kill $pid
+[ $st -eq 0 ] && [ "$(q "$TMP/i.db" "select complete, (select count(*) > 5 from usage_samples) from runs")" = "1,1" ]
+ok $? "SIGINT stops it and keeps the run"
+done_testing

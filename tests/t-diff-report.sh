@@ -1,0 +1,74 @@
+#!/bin/sh
+# t-diff-report.sh: vramtrace diff between two steps of a run and between
+# two snapshots; vramtrace report on a run and on a snapshot.
+. "${srcdir:-.}/tests/lib.sh"
+plan 14
+PY=${PYTHON3:-python3}
+XDG_CACHE_HOME=$TMP/cache
+export XDG_CACHE_HOME
+
+jq_py() {
+	"$PY" - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+
+# Step 1 makes the model (A, B); step 2 frees B and stashes C on stream 13;
+# step 3 stashes D; E is made and freed within step 3.
+cat >"$TMP/run.txt" <<'SPOOL'
+alloc 100 address=0x1000 bytes=1000 stream=7 site="model@train.py:10"
+alloc 110 address=0x2000 bytes=2000 stream=7 site="tmp@train.py:20"
+step-end 200
+free 210 address=0x2000 bytes=2000 stream=7
+alloc 220 address=0x3000 bytes=300 stream=13 site="stash@offload.py:42"
+step-end 300
+alloc 310 address=0x4000 bytes=400 stream=13 site="stash@offload.py:42"
+alloc 320 address=0x5000 bytes=500 stream=7
+free 330 address=0x5000 bytes=500 stream=7
+step-end 400
+SPOOL
+"$MKSPOOL" "$TMP/run.txt" "$TMP/run.vtr"
+"$VRAMTRACE" replay "$TMP/run.vtr" -o "$TMP/run.db" >/dev/null
+run "$VRAMTRACE" diff "$TMP/run.db@1" "$TMP/run.db@3" --format json
+ok $rc "diff run.db@1 run.db@3"
+jq_py "$TMP/out" 'd["a"]["live_bytes"] == 3000 and d["b"]["live_bytes"] == 1700 and d["a"]["step"] == 1 and d["b"]["step"] == 3'
+ok $? "live bytes at both points"
+jq_py "$TMP/out" '(d["new_bytes"], d["new_blocks"], d["gone_bytes"], d["gone_blocks"], d["net_bytes"]) == (700, 2, 2000, 1, -1300)'
+ok $? "new, gone and net bytes and blocks"
+jq_py "$TMP/out" 'sorted((g["site"], g["stream"], g["new_bytes"], g["new_blocks"], g["gone_bytes"]) for g in d["groups"]) == [("offload.py:42 stash", 13, 700, 2, 0), ("train.py:20 tmp", 7, 0, 0, 2000)]'
+ok $? "grouped by site and stream"
+run "$VRAMTRACE" diff "$TMP/run.db@2" "$TMP/run.db"
+grep -q '^new 400 B in 1 blocks, gone 0 B in 0 blocks, net +400 B$' "$TMP/out" &&
+    grep -q 'offload.py:42 stash' "$TMP/out"
+ok $? "text: step 2 against the end of the run"
+run "$VRAMTRACE" diff "$TMP/run.db@9" "$TMP/run.db"
+expect 1 'no step 9' "a step that does not exist: exit 1"
+run "$VRAMTRACE" diff "$TMP/run.db"
+expect 2 'needs two points' "one argument: exit 2"
+run "$VRAMTRACE" diff "$TMP/run.db@x" "$TMP/run.db"
+expect 1 'run.db@x' "a file that does not exist (no step suffix): exit 1"
+
+run "$VRAMTRACE" report "$TMP/run.db" --format json
+jq_py "$TMP/out" 'd["verdict"] == "INCONCLUSIVE" and d["total_steps"] == 3 and d["peak_bytes"] == 3000 and d["source"] == "replay" and d["allocations"] == 5'
+ok $? "report --format json: run, steps, peak, verdict"
+run "$VRAMTRACE" report "$TMP/run.db"
+grep -q '^verdict    INCONCLUSIVE (fewer than 3 steps after the warm-up)' "$TMP/out" &&
+    grep -q '^steps      3' "$TMP/out"
+ok $? "report as text"
+
+EX=$srcdir/examples
+run "$VRAMTRACE" report "$EX/garbage_stream.pickle" --format json
+jq_py "$TMP/out" 'd["verdict"] == "LEAK" and d["source"] == "import" and d["total_steps"] == 5 and d["streams"] and d["sites"][0]["site"] == "train.py:51 unpack" and d["sites"][0]["stream"] == 1031036896'
+ok $? "report on a snapshot: LEAK, top site on the side stream"
+run "$VRAMTRACE" report "$EX/garbage_stream.pickle"
+[ "$(wc -l <"$TMP/out")" -le 24 ] && grep -q '^verdict    LEAK, +107.1 MiB per step' "$TMP/out"
+ok $? "report as text fits one screen and names the verdict"
+run "$VRAMTRACE" diff "$EX/clean.pickle" "$EX/garbage_stream.pickle" --format json
+jq_py "$TMP/out" 'd["groups"][0]["stream"] == 1031036896 and d["groups"][0]["site"] == "train.py:51 unpack" and d["groups"][0]["gone_bytes"] == 0 and d["net_bytes"] == d["b"]["live_bytes"] - d["a"]["live_bytes"]'
+ok $? "diff of two snapshots: the side stream's stash leads"
+run "$VRAMTRACE" diff "$EX/garbage_stream.pickle@1" "$EX/garbage_stream.pickle@5" --format json
+jq_py "$TMP/out" 'd["net_bytes"] == d["b"]["live_bytes"] - d["a"]["live_bytes"] and abs(d["net_bytes"] / 4 - 107.1 * 2**20) < 0.1 * 2**20'
+ok $? "diff of steps 1 and 5 of a snapshot: 4 steps of 107.1 MiB"
+done_testing

@@ -1,0 +1,128 @@
+#!/bin/sh
+# t-export.sh: vramtrace export --perfetto: the JSON loads, its counters
+# agree with the database (final value = live bytes at the end, maximum =
+# peak, per track), copies, steps and offload decisions are there, and
+# bucketing keeps the peak and the final value.
+. "${srcdir:-.}/tests/lib.sh"
+plan 9
+if [ -z "$PYTHON3" ] || ! "$PYTHON3" -c 'import json' 2>/dev/null; then
+	skip 9 "no python3"
+	exit 0
+fi
+
+cat >"$TMP/run.txt" <<'SPOOL'
+process-start 1000 pid=10 rank=0 host=h1 command="python train.py"
+stream-create 1000 stream=13 device=0
+stream-create 1000 stream=14 device=0
+alloc 1100 address=0x1000 bytes=1048576 stream=13 device=0
+alloc 1200 address=0x2000 bytes=2097152 stream=14 device=0
+alloc 1200 address=0x9000 bytes=512 stream=13 device=0 layer=segment
+step-end 1300
+free 1400 address=0x1000 bytes=1048576 stream=13 device=0
+memcpy 1450 bytes=4096 stream=13 end=1460 kind=2 src=0 dst=-1
+offload 1470 kind=stash tensor=1 storage=0x2000 bytes=4096 stream=14 device=0
+alloc 1480 address=0x3000 bytes=4194304 stream=14 device=0
+free 1490 address=0x3000 bytes=4194304 stream=14 device=0
+step-end 1500
+SPOOL
+# A long run: 400 allocations that grow and shrink, for bucketing.
+{
+	echo 'process-start 1000 pid=11 rank=0 command="python long.py"'
+	i=0
+	while [ $i -lt 400 ]; do
+		t=$((2000 + i * 10))
+		echo "alloc $t address=$((4096 + i * 4096)) bytes=$(( (i % 7 + 1) * 1024 )) stream=5 device=0"
+		[ $((i % 3)) -eq 0 ] && [ $i -gt 0 ] &&
+		    echo "free $((t + 5)) address=$((4096 + (i - 1) * 4096)) bytes=$(( ((i - 1) % 7 + 1) * 1024 )) stream=5 device=0"
+		[ $((i % 50)) -eq 49 ] && echo "step-end $((t + 8))"
+		i=$((i + 1))
+	done
+} >"$TMP/long.txt"
+for f in run long; do
+	"$MKSPOOL" "$TMP/$f.txt" "$TMP/$f.vtr" &&
+	    "$VRAMTRACE" replay "$TMP/$f.vtr" -o "$TMP/$f.db" || exit 99
+done
+
+# check DB JSON: counters against the allocations, read with sql.
+check() {
+	"$VRAMTRACE" sql "$1" "select process_id, device, stream, l.name,
+	    alloc_ns, free_ns, bytes from allocations a join layers l
+	    on l.id = a.layer" --format json >"$TMP/allocs.json" || return 1
+	"$PYTHON3" - "$TMP/allocs.json" "$2" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+trace = json.load(open(sys.argv[2]))
+ev = trace["traceEvents"]
+ch = {}
+for r in rows:
+    key = (r["process_id"], r["device"], r["stream"], r["name"])
+    ch.setdefault(key, []).append((r["alloc_ns"], r["bytes"]))
+    if r["free_ns"] is not None:
+        ch[key].append((r["free_ns"], -r["bytes"]))
+want = {}
+for (p, d, s, layer), c in ch.items():
+    c.sort()
+    live = peak = 0
+    for t, b in c:
+        live += b
+        peak = max(peak, live)
+    name = "live bytes dev %d stream %d %s" % (d, s, layer)
+    want[(p, name)] = (live, peak)
+got = {}
+for e in ev:
+    if e["ph"] != "C":
+        continue
+    k = (e["pid"], e["name"])
+    v = e["args"]["bytes"]
+    last, peak, ts = got.get(k, (0, 0, -1))
+    assert e["ts"] >= ts, "counter times go back"
+    got[k] = (v, max(peak, v), e["ts"])
+got = {k: v[:2] for k, v in got.items()}
+if got != want:
+    print("# want", want)
+    print("# got ", got)
+    sys.exit(1)
+PY
+}
+
+run "$VRAMTRACE" export "$TMP/run.db" --perfetto "$TMP/run.json"
+ok $rc "export --perfetto"
+check "$TMP/run.db" "$TMP/run.json"
+ok $? "counters: final value and peak per track equal the database's"
+"$PYTHON3" - "$TMP/run.json" <<'PY'
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+x = [e for e in ev if e["ph"] == "X" and e["name"].startswith("memcpy")]
+assert len(x) == 1 and x[0]["name"] == "memcpy DtoH", x
+assert abs(x[0]["ts"] - 0.35) < 1e-9 and abs(x[0]["dur"] - 0.01) < 1e-9, x
+assert x[0]["args"]["bytes"] == 4096
+steps = [e for e in ev if e["ph"] == "X" and e["name"].startswith("step")]
+assert [s["name"] for s in steps] == ["step 1", "step 2"], steps
+i = [e for e in ev if e["ph"] == "i"]
+assert len(i) == 1 and i[0]["name"] == "stash" and i[0]["s"] == "t", i
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+         if e["ph"] == "M" and e["name"] in ("process_name", "thread_name")}
+assert names[(1, 0)] == "pid 10 rank 0 on h1", names
+assert names[(x[0]["pid"], x[0]["tid"])] == "dev 0 stream 13", names
+assert names[(i[0]["pid"], i[0]["tid"])] == "dev 0 stream 14", names
+PY
+ok $? "copies and steps are slices, offload decisions instants, named threads"
+
+run "$VRAMTRACE" export "$TMP/long.db" --perfetto "$TMP/long.json"
+check "$TMP/long.db" "$TMP/long.json"
+ok $? "a long run, every change"
+run "$VRAMTRACE" export "$TMP/long.db" --perfetto "$TMP/small.json" --max-points 40
+check "$TMP/long.db" "$TMP/small.json"
+ok $? "bucketed: the peak and the final value survive"
+n=$("$PYTHON3" -c 'import json,sys; print(sum(e["ph"] == "C" for e in json.load(open(sys.argv[1]))["traceEvents"]))' "$TMP/small.json")
+all=$("$PYTHON3" -c 'import json,sys; print(sum(e["ph"] == "C" for e in json.load(open(sys.argv[1]))["traceEvents"]))' "$TMP/long.json")
+[ "$n" -le 44 ] && [ "$all" -gt 400 ]
+ok $? "bucketed: $n points instead of $all"
+
+run "$VRAMTRACE" export "$TMP/run.db" --perfetto "$TMP/r9.json" --run 9
+expect 1 'no run 9' "an unknown run, exit 1"
+[ ! -e "$TMP/r9.json" ] && [ -z "$(ls "$TMP" | grep 'r9.json.tmp')" ]
+ok $? "...and no file left behind"
+run "$VRAMTRACE" export "$TMP/run.db"
+expect 2 'missing --perfetto' "no output: usage, exit 2"
+done_testing

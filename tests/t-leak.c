@@ -1,0 +1,168 @@
+/*
+ * t-leak.c: the pure leak logic (leak.c) on made-up numbers: the
+ * Theil-Sen slope and its robustness, the verdicts, the default stream,
+ * and the three garbage kinds.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vramtrace.h"
+#include "analysis.h"
+#include "tap.h"
+
+#define MiB	(1024 * 1024)
+
+/* A report of n steps with a total series and nstreams empty streams. */
+static struct leak_report *
+report(const int64_t *total, size_t n, size_t nstreams)
+{
+	struct leak_report	*r;
+	size_t			 i;
+
+	r = xcalloc(1, sizeof *r);
+	r->warmup = 1;
+	r->threshold = MiB;
+	r->nsteps = n;
+	r->steps = xcalloc(n + 1, sizeof *r->steps);
+	for (i = 0; i < n; i++) {
+		r->steps[i].step = (int64_t)i + 1;
+		r->steps[i].live_bytes = total[i];
+	}
+	r->nstreams = nstreams;
+	r->streams = xcalloc(nstreams, sizeof *r->streams);
+	for (i = 0; i < nstreams; i++) {
+		r->streams[i].stream = 100 + i;
+		r->streams[i].live_per_step = xcalloc(n + 1, sizeof(int64_t));
+	}
+	return (r);
+}
+
+static void
+series(struct leak_stream *s, const int64_t *v, size_t n)
+{
+	memcpy(s->live_per_step, v, n * sizeof *v);
+	s->live_bytes = n > 0 ? v[n - 1] : 0;
+}
+
+int
+main(void)
+{
+	static const int64_t	 line[] = { 10, 20, 30, 40, 50 };
+	static const int64_t	 spike[] = { 10, 20, 1000, 40, 50 };
+	static const int64_t	 flat[] = { 5, 5, 5, 5, 5 };
+	static const int64_t	 even[] = { 0, 1, 3, 6 };
+	static const int64_t	 leak[] = { 100 * MiB, 110 * MiB, 120 * MiB,
+				    130 * MiB, 140 * MiB };
+	static const int64_t	 side[] = { 0, 10 * MiB, 20 * MiB, 30 * MiB,
+				    40 * MiB };
+	static const int64_t	 saw[] = { 100 * MiB, 400 * MiB, 300 * MiB,
+				    600 * MiB, 500 * MiB };
+	struct leak_report	*r;
+	struct leak_stream	*s;
+
+	tap_plan(29);
+
+	tap_ok(leak_slope(line, 5) == 10, "slope of a line");
+	tap_ok(leak_slope(spike, 5) == 10, "one outlier does not move it");
+	tap_ok(leak_slope(flat, 5) == 0, "flat: 0");
+	/* Pairwise slopes 1, 1.5, 2, 2, 2.5, 3: the middle two average. */
+	tap_ok(leak_slope(even, 4) == 2, "even count: mean of the middle two");
+	tap_ok(leak_slope(line, 1) == 0 && leak_slope(line, 0) == 0,
+	    "fewer than two points: 0");
+	tap_ok(leak_grew_fraction(line, 5) == 1, "a line grew every step");
+	tap_ok(fabs(leak_grew_fraction(spike, 5) - 0.75) < 1e-9,
+	    "3 of 4 steps grew with the spike");
+	tap_ok(leak_grew_fraction(flat, 5) == 0, "flat never grew");
+
+	/* A leak on a side stream; stream 0 is the known default. */
+	r = report(leak, 5, 2);
+	r->streams[0].stream = 0;
+	r->streams[0].is_default = r->streams[0].default_known = 1;
+	series(&r->streams[0], (const int64_t[]){ 100 * MiB, 100 * MiB,
+	    100 * MiB, 100 * MiB, 100 * MiB }, 5);
+	series(&r->streams[1], side, 5);
+	r->streams[1].new_live_bytes = 30 * MiB;
+	r->streams[1].new_live_blocks = 3;
+	leak_analyse(r);
+	tap_eq(r->verdict, LEAK_LEAK, "10 MiB per step: LEAK");
+	tap_ok(r->growth_bytes_per_step == 10 * MiB, "growth 10 MiB per step");
+	tap_eq(r->steps_analysed, 4, "4 steps after a warm-up of 1");
+	tap_eq(r->steps[2].delta_bytes, 10 * MiB, "the change of step 3");
+	tap_eq(r->peak_bytes, 140 * MiB, "the peak");
+	tap_eq(r->streams[1].garbage, LEAK_GARBAGE_GROWING,
+	    "the side stream is growing garbage");
+	tap_eq(r->streams[1].garbage_bytes, 30 * MiB,
+	    "...with the bytes made after the warm-up");
+	tap_eq(r->streams[0].garbage, LEAK_GARBAGE_NONE,
+	    "the default stream is not garbage");
+	tap_eq(r->top_stream, 1, "the side stream is named");
+	leak_report_free(r);
+
+	/* The threshold and "most steps grew". */
+	r = report(leak, 5, 0);
+	r->threshold = 20 * MiB;
+	leak_analyse(r);
+	tap_eq(r->verdict, LEAK_CLEAN, "under the threshold: CLEAN");
+	leak_report_free(r);
+	r = report(saw, 5, 0);
+	r->warmup = 0;
+	leak_analyse(r);
+	tap_ok(r->verdict == LEAK_CLEAN && r->growth_bytes_per_step > MiB,
+	    "a saw that grows half the steps: CLEAN despite its slope");
+	leak_report_free(r);
+
+	/* Too few steps, or none. */
+	r = report(leak, 3, 0);
+	leak_analyse(r);
+	tap_eq(r->verdict, LEAK_INCONCLUSIVE, "2 steps after warm-up: "
+	    "INCONCLUSIVE");
+	leak_report_free(r);
+	r = report(leak, 0, 0);
+	leak_analyse(r);
+	tap_ok(r->verdict == LEAK_INCONCLUSIVE &&
+	    strcmp(r->reason, "no step markers") == 0, "no steps: "
+	    "INCONCLUSIVE, said why");
+	leak_report_free(r);
+
+	/* No known default: the stream with the most bytes is the main one. */
+	r = report(flat, 5, 2);
+	r->streams[0].alloc_bytes = 10;
+	r->streams[1].alloc_bytes = 20;
+	leak_analyse(r);
+	tap_ok(!r->streams[0].is_default && r->streams[1].is_default,
+	    "the stream with the most bytes is the default");
+	leak_report_free(r);
+
+	/* Destroyed with blocks left; stranded cache on an idle stream. */
+	r = report(flat, 5, 3);
+	r->streams[0].is_default = r->streams[0].default_known = 1;
+	s = &r->streams[1];
+	s->destroyed_ns = 1234;
+	s->unfreed_bytes = 4096;
+	s->unfreed_blocks = 2;
+	s = &r->streams[2];
+	s->last_alloc_step = 2;
+	s->segment_bytes = 2 * MiB;
+	s->segment_blocks = 1;
+	leak_analyse(r);
+	tap_eq(r->verdict, LEAK_CLEAN, "flat: CLEAN");
+	tap_eq(r->streams[1].garbage, LEAK_GARBAGE_DESTROYED,
+	    "a destroyed stream holding blocks");
+	tap_eq(r->streams[1].garbage_blocks, 2, "...with its blocks");
+	tap_eq(r->streams[2].garbage, LEAK_GARBAGE_STRANDED,
+	    "cached segments on a stream idle for 3 steps are stranded");
+	tap_eq(r->streams[2].garbage_bytes, 2 * MiB, "...with their bytes");
+	r->streams[2].last_alloc_step = 3;
+	leak_analyse(r);
+	tap_eq(r->streams[2].garbage, LEAK_GARBAGE_NONE,
+	    "idle for only 2 steps: not stranded");
+	leak_report_free(r);
+
+	tap_ok(strcmp(leak_garbage_name(LEAK_GARBAGE_GROWING), "growing") == 0
+	    && leak_garbage_name(LEAK_GARBAGE_NONE) == NULL &&
+	    strcmp(leak_verdict_name(LEAK_LEAK), "LEAK") == 0, "names");
+	return (tap_done());
+}

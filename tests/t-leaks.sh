@@ -1,0 +1,173 @@
+#!/bin/sh
+# t-leaks.sh: vramtrace leaks on recorded runs built with mkspool: a leak
+# on a side stream, a stream destroyed with blocks live, stranded cache, a
+# clean run, too few steps; exit statuses and options; and the leak views
+# agree with the report.
+. "${srcdir:-.}/tests/lib.sh"
+plan 28
+PY=${PYTHON3:-python3}
+
+# spool NAME: replay $TMP/NAME.txt into $TMP/NAME.db
+spool() {
+	"$MKSPOOL" "$TMP/$1.txt" "$TMP/$1.vtr" &&
+	"$VRAMTRACE" replay "$TMP/$1.vtr" -o "$TMP/$1.db" >/dev/null
+}
+
+# jq_py FILE EXPR: evaluate a Python expression on the JSON in FILE (as d);
+# exit 0 when it is true.
+jq_py() {
+	"$PY" - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
+}
+
+# A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
+# model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
+# with 2 blocks live; stream 30 cached a 2 MiB segment in step 1 and went
+# idle; an allocation made and freed before the first marker is not live.
+{
+	echo 'process-start 1000 pid=10'
+	echo 'stream-create 1000 stream=7 device=0 flags=3'
+	echo 'stream-create 1000 stream=13 device=0'
+	echo 'stream-create 1000 stream=21 device=0'
+	echo 'stream-create 1000 stream=30 device=0'
+	echo 'alloc 1050 address=0x100 bytes=4096 stream=7'
+	echo 'free 1060 address=0x100 bytes=4096 stream=7'
+	echo 'alloc 1100 address=0x1000 bytes=104857600 stream=7 site="model@train.py:10"'
+	echo 'alloc 1200 address=0x9000 bytes=3000 stream=21 site="tmp@side.py:5"'
+	echo 'alloc 1210 address=0x9100 bytes=5000 stream=21 site="tmp@side.py:5"'
+	echo 'alloc 1300 address=0xa000 bytes=2097152 stream=30 layer=segment'
+	echo 'alloc 1310 address=0xa000 bytes=1024 stream=30'
+	echo 'free 1320 address=0xa000 bytes=1024 stream=30'
+	echo 'stream-destroy 1500 stream=21 device=0'
+	t=2000
+	for k in 1 2 3 4 5 6; do
+		echo "alloc $((t - 500)) address=$((0x100000 * k)) bytes=20971520 stream=7"
+		echo "free $((t - 400)) address=$((0x100000 * k)) bytes=20971520 stream=7"
+		[ $k -gt 1 ] && echo "alloc $((t - 300)) address=$((0x10000000 + 0x100000 * k)) bytes=10485760 stream=13 site=\"stash@offload.py:42|unpack@offload.py:80\""
+		echo "step-end $t"
+		t=$((t + 1000))
+	done
+} >"$TMP/leak.txt"
+spool leak
+run "$VRAMTRACE" leaks "$TMP/leak.db" --format json
+ok $rc "leaks --format json on a leaking run: exit 0 without --fail-on-leak"
+cp "$TMP/out" "$TMP/leak.json"
+jq_py "$TMP/leak.json" 'd["verdict"] == "LEAK" and d["steps"] == 5 and d["warmup"] == 1 and d["layer"] == "pool"'
+ok $? "LEAK, 5 steps analysed after a warm-up of 1, pool layer"
+jq_py "$TMP/leak.json" 'abs(d["growth_bytes_per_step"] - 10485760) < 1'
+ok $? "growth: 10 MiB per step"
+jq_py "$TMP/leak.json" '[s["garbage"] for s in d["streams"] if s["stream"] == 13] == ["growing"]'
+ok $? "side stream 13 is growing garbage"
+jq_py "$TMP/leak.json" '[(s["garbage"], s["garbage_bytes"], s["garbage_blocks"]) for s in d["streams"] if s["stream"] == 21] == [("destroyed", 8000, 2)]'
+ok $? "destroyed stream 21: its 2 live blocks, 8000 bytes"
+jq_py "$TMP/leak.json" '[(s["garbage"], s["garbage_bytes"]) for s in d["streams"] if s["stream"] == 30] == [("stranded", 2097152)]'
+ok $? "idle stream 30 with a cached segment: stranded"
+jq_py "$TMP/leak.json" '[(s["default"], s["garbage"]) for s in d["streams"] if s["stream"] == 7] == [(True, None)]'
+ok $? "the NULL stream (flags 3) is the default, not garbage"
+jq_py "$TMP/leak.json" 'd["per_step"][0]["live_bytes"] == 104857600 + 8000'
+ok $? "an allocation freed before the first marker is not live at step 1"
+jq_py "$TMP/leak.json" 'd["suspects"][0]["site"] == "offload.py:42 stash" and d["suspects"][0]["bytes"] == 5 * 10485760 and d["suspects"][0]["blocks"] == 5 and d["suspects"][0]["stream"] == 13'
+ok $? "top suspect: the stash site, 5 blocks of 10 MiB on stream 13"
+run "$VRAMTRACE" leaks "$TMP/leak.db"
+grep -q '^verdict: LEAK, +10.0 MiB per step, 100% of 5 steps grew, mostly on stream 13' "$TMP/out"
+ok $? "text: the verdict line names growth and stream"
+run "$VRAMTRACE" leaks "$TMP/leak.db" --fail-on-leak
+ok $([ $rc -eq 1 ]; echo $?) "--fail-on-leak: exit 1 on a leak"
+run "$VRAMTRACE" leaks "$TMP/leak.db" --threshold 20MiB --fail-on-leak --format json
+jq_py "$TMP/out" 'd["verdict"] == "CLEAN"' && [ $rc -eq 0 ]
+ok $? "--threshold 20MiB: CLEAN, exit 0"
+run "$VRAMTRACE" leaks "$TMP/leak.db" --warmup 4 --format json
+jq_py "$TMP/out" 'd["verdict"] == "INCONCLUSIVE" and d["steps"] == 2 and "fewer than 3" in d["reason"]'
+ok $? "--warmup 4 leaves 2 steps: INCONCLUSIVE, said why"
+run "$VRAMTRACE" leaks "$TMP/leak.db" --format csv
+[ "$(sed -n 2p "$TMP/out")" = "1,2000,,,pool,104865600,0" ] &&
+    grep -q '^6,7000,0,13,pool,52428800,10485760$' "$TMP/out"
+ok $? "--format csv: the total and each stream per step"
+run "$VRAMTRACE" leaks "$TMP/leak.db" --layer segment --format json
+jq_py "$TMP/out" 'd["layer"] == "segment" and d["verdict"] == "CLEAN"'
+ok $? "--layer segment analyses the segments"
+
+# The writer's allocation_groups are the rows, grouped.
+G="layer, device, stream, alloc_step, free_step, site_id"
+[ "$("$VRAMTRACE" sql "$TMP/leak.db" "select count(*) from (select $G, sum(bytes), count(*) from allocations group by $G except select $G, bytes, blocks from allocation_groups) union all select count(*) from (select $G, bytes, blocks from allocation_groups except select $G, sum(bytes), count(*) from allocations group by $G) union all select count(*) > 5 from allocation_groups" --format csv | tr '\n' ' ')" = "count(*) 0 0 1 " ]
+ok $? "allocation_groups: the allocations grouped, nothing more or less"
+
+# The views agree with the report.
+"$VRAMTRACE" sql "$TMP/leak.db" --format json "select stream, step, live_bytes from stream_growth where layer = 1" >"$TMP/sg.json"
+"$PY" - "$TMP/leak.json" "$TMP/sg.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2]))
+got = {(r["stream"], r["step"]): r["live_bytes"] for r in v}
+want = {(s["stream"], i + 1): b for s in d["streams"] if s["live_per_step"] != [0] * 6 for i, b in enumerate(s["live_per_step"])}
+sys.exit(0 if all(got.get(k) == b for k, b in want.items()) and want else 1)
+PY
+ok $? "stream_growth: the report's live bytes per stream and step"
+"$VRAMTRACE" sql "$TMP/leak.db" --format json "select stream, growth_bytes_per_step, is_default from stream_leaks where layer = 1" >"$TMP/sl.json"
+"$PY" - "$TMP/leak.json" "$TMP/sl.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2]))
+got = {r["stream"]: (r["growth_bytes_per_step"], bool(r["is_default"])) for r in v}
+want = {s["stream"]: (s["growth_bytes_per_step"], s["default"]) for s in d["streams"] if s["stream"] in got}
+sys.exit(0 if got == want else 1)
+PY
+ok $? "stream_leaks: the same growth and default streams"
+"$VRAMTRACE" sql "$TMP/leak.db" --format json "select kind, stream, sum(bytes) as bytes, count(*) as blocks from garbage_stream_blocks group by kind, stream" >"$TMP/gb.json"
+"$PY" - "$TMP/leak.json" "$TMP/gb.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2]))
+got = sorted((r["kind"], r["stream"], r["bytes"], r["blocks"]) for r in v)
+want = sorted((s["garbage"], s["stream"], s["garbage_bytes"], s["garbage_blocks"]) for s in d["streams"] if s["garbage"])
+sys.exit(0 if got == want and len(want) == 3 else 1)
+PY
+ok $? "garbage_stream_blocks: the same three kinds, bytes and blocks"
+"$VRAMTRACE" sql "$TMP/leak.db" --format json "select site, stream, bytes, blocks from leak_suspects" >"$TMP/ls.json"
+"$PY" - "$TMP/leak.json" "$TMP/ls.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2]))
+got = [(r["site"], r["stream"], r["bytes"], r["blocks"]) for r in v]
+want = [(s["site"], s["stream"], s["bytes"], s["blocks"]) for s in d["suspects"]]
+sys.exit(0 if got == want and want else 1)
+PY
+ok $? "leak_suspects: the same sites, bytes and blocks"
+
+# A clean run with no known default: the stream with the most bytes is it.
+{
+	t=2000
+	for k in 1 2 3 4 5; do
+		echo "alloc $((t - 500)) address=$((0x100000 * k)) bytes=20971520 stream=5"
+		echo "alloc $((t - 450)) address=$((0x200000 * k)) bytes=1048576 stream=9"
+		echo "free $((t - 400)) address=$((0x100000 * k)) bytes=20971520 stream=5"
+		echo "free $((t - 350)) address=$((0x200000 * k)) bytes=1048576 stream=9"
+		echo "step-end $t"
+		t=$((t + 1000))
+	done
+} >"$TMP/clean.txt"
+spool clean
+run "$VRAMTRACE" leaks "$TMP/clean.db" --format json --fail-on-leak
+jq_py "$TMP/out" 'd["verdict"] == "CLEAN" and d["growth_bytes_per_step"] == 0 and [s["stream"] for s in d["streams"] if s["default"]] == [5] and not any(s["garbage"] for s in d["streams"])' && [ $rc -eq 0 ]
+ok $? "a clean run: CLEAN, exit 0 with --fail-on-leak; the busiest stream is the default"
+
+# No step markers: INCONCLUSIVE.
+printf 'alloc 1000 address=0x10 bytes=4096 stream=1\n' >"$TMP/nosteps.txt"
+spool nosteps
+run "$VRAMTRACE" leaks "$TMP/nosteps.db" --fail-on-leak
+grep -q '^verdict: INCONCLUSIVE (no step markers)' "$TMP/out" && [ $rc -eq 0 ]
+ok $? "no step markers: INCONCLUSIVE, exit 0"
+
+# Usage and input errors.
+run "$VRAMTRACE" leaks "$TMP/leak.db" --threshold lots
+expect 2 'bad threshold lots' "a bad threshold: exit 2"
+run "$VRAMTRACE" leaks "$TMP/leak.db" --format yaml
+expect 2 'unknown format yaml' "a bad format: exit 2"
+run "$VRAMTRACE" leaks
+expect 2 'missing database' "no database: exit 2"
+run "$VRAMTRACE" leaks "$TMP/leak.db" --layer tiles
+expect 2 'unknown layer tiles' "a bad layer: exit 2"
+run "$VRAMTRACE" leaks "$TMP/missing.db"
+expect 1 'missing.db: No such file' "a missing file: exit 1"
+run "$VRAMTRACE" leaks "$TMP/leak.db" --run 9
+expect 1 'no run 9' "a run that does not exist: exit 1"
+done_testing
