@@ -4,13 +4,13 @@
 # (VRAMTRACE_TUI_TIMING), driving the real program in tmux.
 #
 # usage: bench/tui.sh [MILLIONS-OF-ALLOCATIONS] [DB]   (default 10; the DB,
-# default /tmp/vramtrace-bench-tui-N.db, is made by bench/gen-db when
+# default /tmp/vramtrace-bench-tui-N.db, is made by bench/leaks when
 # missing and kept).  Run from the build directory after `make bench`.
 set -e
 N=${1:-10}
 DB=${2:-/tmp/vramtrace-bench-tui-$N.db}
 VT=${VRAMTRACE:-./vramtrace}
-GEN=${GEN_DB:-./bench/gen-db}
+GEN=${GEN_DB:-./bench/leaks}
 command -v tmux >/dev/null || { echo "bench/tui.sh: needs tmux" >&2; exit 77; }
 [ -f "$DB" ] || "$GEN" "$N" "$DB"
 LOG=$(mktemp /tmp/vramtrace-bench-tui-XXXXXX)

@@ -4,7 +4,7 @@
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=18
+NTESTS=19
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -67,6 +67,9 @@ wait_for 'step 1 -> step 4' &&
     grep -q '+4 blocks +61.0 MiB appeared, -1 blocks -1.0 MiB went away' \
     "$TMP/screen"
 ok $? "diff: a moves step A"
+keys g
+wait_for '^ +\+60\.0 MiB +3 .*offload\.py:88 stash'
+ok $? "diff: g groups by site"
 keys '?'
 wait_for 'keys in every view'; ok $? "?: help"
 keys q q
