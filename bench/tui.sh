@@ -45,7 +45,7 @@ until tm capture-pane -p -t b | grep -Eq 'LEAK|CLEAN|INCONCLUSIVE'; do
 done
 echo "analysis done after about $(( $(date +%s) - t0 )) s more" >>"$LOG"
 for k in 2 Down 3 s 4 Down Down PgDn PgDn PgDn s S r r Enter Down \
-    Escape l l l l l a a 6 B b a 5 1; do
+    Escape l l l l l a a 6 B b a g g 5 1; do
 	key "$k"
 done
 echo "after the analysis:" >>"$LOG"

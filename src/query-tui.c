@@ -4,8 +4,9 @@
  * Every question here must stay cheap on a run of ten million
  * allocations: the run header reads only the small tables, the poll reads
  * max() of integer primary keys, the offload table groups by the
- * offload_run index, and the diff reads the range of the
- * allocations_run_step index between the two steps.  A block is live at
+ * offload_run index, and the diff reads the ranges of the
+ * allocations_run_step and allocations_crossing indexes between the two
+ * steps.  A block is live at
  * the end of step s when it was allocated in a step <= s (an unknown
  * step counts as step 1, as in the step_deltas view) and not freed by
  * then.
@@ -226,13 +227,22 @@ query_tui_poll(struct query *q, int64_t run, struct tui_poll *p)
 	return (p->max_allocation < 0 || p->max_offload < 0 ? -1 : 0);
 }
 
-/* The WHERE clause of the diff: ?1 run, ?2 step A, ?3 step B, ?4 layer. */
-#define DIFF_WHERE \
-	" FROM allocations WHERE run_id = ?1 AND (?4 < 0 OR layer = ?4) AND (" \
-	" (coalesce(alloc_step, 1) > ?2 AND coalesce(alloc_step, 1) <= ?3" \
-	"  AND (free_step IS NULL OR free_step > ?3)) OR" \
-	" (coalesce(alloc_step, 1) <= ?2 AND free_step > ?2" \
-	"  AND free_step <= ?3))"
+/*
+ * The blocks of the diff, as (id, added, bytes): ?1 run, ?2 the earlier
+ * step, ?3 the later, ?4 layer.  Added blocks come from the range of the
+ * allocations_run_step index between the steps; gone blocks from the
+ * allocations_crossing index, which holds only the blocks that outlive
+ * their step (the WHERE term must match the index's to use it).
+ */
+#define DIFF_BLOCKS \
+	" SELECT id, 1 AS added, bytes FROM allocations WHERE run_id = ?1" \
+	"  AND (?4 < 0 OR layer = ?4) AND alloc_step > ?2" \
+	"  AND alloc_step <= ?3 AND (free_step IS NULL OR free_step > ?3)" \
+	" UNION ALL" \
+	" SELECT id, 0, bytes FROM allocations WHERE run_id = ?1" \
+	"  AND (?4 < 0 OR layer = ?4) AND free_step > coalesce(alloc_step, 1)" \
+	"  AND free_step > ?2 AND free_step <= ?3" \
+	"  AND coalesce(alloc_step, 1) <= ?2"
 
 static sqlite3_stmt *
 query_tui_diff_prepare(struct query *q, const char *sql, int64_t run,
@@ -262,13 +272,11 @@ query_tui_diff_summary(struct query *q, int64_t run, int64_t a, int64_t b,
 	int		 rc;
 
 	memset(out, 0, sizeof *out);
-	st = query_tui_diff_prepare(q, "SELECT"
-	    " coalesce(sum(free_step IS NULL OR free_step > ?3), 0),"
-	    " coalesce(sum(CASE WHEN free_step IS NULL OR free_step > ?3"
-	    "  THEN bytes END), 0),"
-	    " coalesce(sum(free_step <= ?3), 0),"
-	    " coalesce(sum(CASE WHEN free_step <= ?3 THEN bytes END), 0)"
-	    DIFF_WHERE, run, a, b, layer, cause);
+	st = query_tui_diff_prepare(q, "SELECT coalesce(sum(added), 0),"
+	    " coalesce(sum(CASE WHEN added THEN bytes END), 0),"
+	    " coalesce(sum(NOT added), 0),"
+	    " coalesce(sum(CASE WHEN NOT added THEN bytes END), 0)"
+	    " FROM (" DIFF_BLOCKS ")", run, a, b, layer, cause);
 	if (st == NULL)
 		return (-1);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -299,10 +307,11 @@ query_tui_diff(struct query *q, int64_t run, int64_t a, int64_t b,
 	sqlite3_stmt	*st;
 	int		 n = 0, rc = SQLITE_DONE;
 
-	st = query_tui_diff_prepare(q, "SELECT d.id, d.free_step IS NULL OR"
-	    " d.free_step > ?3, d.device, d.stream, d.layer, d.bytes,"
-	    " d.alloc_step, d.free_step, d.site_id, s.label FROM (SELECT *"
-	    DIFF_WHERE ") d LEFT JOIN sites s ON s.id = d.site_id"
+	st = query_tui_diff_prepare(q, "SELECT a.id, d.added, a.device,"
+	    " a.stream, a.layer, a.bytes, a.alloc_step, a.free_step,"
+	    " a.site_id, s.label FROM (" DIFF_BLOCKS ") d"
+	    " JOIN allocations a ON a.id = d.id"
+	    " LEFT JOIN sites s ON s.id = a.site_id"
 	    " ORDER BY d.bytes DESC, d.id LIMIT ?5 OFFSET ?6",
 	    run, a, b, layer, cause);
 	if (st == NULL)
