@@ -39,7 +39,14 @@ struct lk_key {
 	int64_t		 new_live_blocks;
 };
 
-/* One (layer, site, device, stream) holding live bytes made after warm-up. */
+/*
+ * One (layer, site, device, stream): the bytes (and blocks) it holds that
+ * were made after the warm-up and are live at the last step, and its live
+ * bytes at the end of the warm-up and of the last step.  It is a suspect
+ * only when it holds such bytes and its live bytes grew: a site that makes
+ * the same blocks every step and frees them the next is live at every step
+ * end, but it does not grow.
+ */
 struct lk_site {
 	int		 layer;
 	int64_t		 site_id;
@@ -47,6 +54,8 @@ struct lk_site {
 	uint64_t	 stream;
 	int64_t		 bytes;
 	int64_t		 blocks;
+	int64_t		 live_warmup;
+	int64_t		 live_last;
 };
 
 struct lk_scan {
@@ -98,21 +107,20 @@ scan_key(struct lk_scan *sc, int layer, int32_t device, uint64_t stream)
 	return (k);
 }
 
-static void
-scan_site(struct lk_scan *sc, const struct lk_key *k, int64_t site_id,
-    int64_t bytes, int64_t blocks)
+static struct lk_site *
+scan_site(struct lk_scan *sc, const struct lk_key *k, int64_t site_id)
 {
 	struct lk_site	*s;
 
 	sc->sites = xreallocarray(sc->sites, sc->nsites + 1,
 	    sizeof *sc->sites);
 	s = &sc->sites[sc->nsites++];
+	memset(s, 0, sizeof *s);
 	s->layer = k->layer;
 	s->site_id = site_id;
 	s->device = k->device;
 	s->stream = k->stream;
-	s->bytes = bytes;
-	s->blocks = blocks;
+	return (s);
 }
 
 static int
@@ -141,6 +149,9 @@ scan_merge_sites(struct lk_scan *sc)
 		    &sc->sites[i]) == 0) {
 			sc->sites[n - 1].bytes += sc->sites[i].bytes;
 			sc->sites[n - 1].blocks += sc->sites[i].blocks;
+			sc->sites[n - 1].live_warmup +=
+			    sc->sites[i].live_warmup;
+			sc->sites[n - 1].live_last += sc->sites[i].live_last;
 		} else
 			sc->sites[n++] = sc->sites[i];
 	}
@@ -152,7 +163,8 @@ static void
 scan_group(struct lk_scan *sc, struct lk_key *k, int64_t a, int64_t f,
     int64_t site_id, int64_t bytes, int64_t blocks)
 {
-	int64_t	last = sc->nsteps;
+	struct lk_site	*s = NULL;
+	int64_t		 last = sc->nsteps, w = sc->warmup;
 
 	if (a < 1)
 		a = 1;
@@ -172,10 +184,22 @@ scan_group(struct lk_scan *sc, struct lk_key *k, int64_t a, int64_t f,
 	k->alloc_bytes += bytes;
 	if (a > k->last_alloc_step)
 		k->last_alloc_step = a;
-	if (a > sc->warmup && a <= last && (f <= 0 || f > last)) {
+	if (a > w && a <= last && (f <= 0 || f > last)) {
 		k->new_live_bytes += bytes;
 		k->new_live_blocks += blocks;
-		scan_site(sc, k, site_id, bytes, blocks);
+		s = scan_site(sc, k, site_id);
+		s->bytes = bytes;
+		s->blocks = blocks;
+	}
+	if (a <= last && (f <= 0 || f > last)) {
+		if (s == NULL)
+			s = scan_site(sc, k, site_id);
+		s->live_last = bytes;
+	}
+	if (w >= 1 && a <= w && (f <= 0 || f > w)) {
+		if (s == NULL)
+			s = scan_site(sc, k, site_id);
+		s->live_warmup = bytes;
 	}
 }
 
@@ -402,7 +426,8 @@ build_suspects(struct query *q, struct leak_report *r, struct lk_scan *sc,
 	r->suspects = xcalloc(LEAK_MAX_SUSPECTS, sizeof *r->suspects);
 	for (i = 0; i < sc->nsites && r->nsuspects < LEAK_MAX_SUSPECTS; i++) {
 		s = &sc->sites[i];
-		if (s->layer != r->layer)
+		if (s->layer != r->layer || s->bytes <= 0 ||
+		    s->live_last <= s->live_warmup)
 			continue;
 		out = &r->suspects[r->nsuspects++];
 		out->site_id = s->site_id;

@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 28
+plan 29
 PY=${PYTHON3:-python3}
 
 # spool NAME: replay $TMP/NAME.txt into $TMP/NAME.db
@@ -47,6 +47,10 @@ PY
 		echo "alloc $((t - 500)) address=$((0x100000 * k)) bytes=20971520 stream=7"
 		echo "free $((t - 400)) address=$((0x100000 * k)) bytes=20971520 stream=7"
 		[ $k -gt 1 ] && echo "alloc $((t - 300)) address=$((0x10000000 + 0x100000 * k)) bytes=10485760 stream=13 site=\"stash@offload.py:42|unpack@offload.py:80\""
+		# A site that makes a block every step and frees it the next:
+		# live at every step end, but not growing, so no suspect.
+		[ $k -gt 1 ] && echo "free $((t - 250)) address=$((0x20000000 + 0x100000 * (k - 1))) bytes=7340032 stream=7"
+		echo "alloc $((t - 200)) address=$((0x20000000 + 0x100000 * k)) bytes=7340032 stream=7 site=\"grad@train.py:20\""
 		echo "step-end $t"
 		t=$((t + 1000))
 	done
@@ -67,10 +71,12 @@ jq_py "$TMP/leak.json" '[(s["garbage"], s["garbage_bytes"]) for s in d["streams"
 ok $? "idle stream 30 with a cached segment: stranded"
 jq_py "$TMP/leak.json" '[(s["default"], s["garbage"]) for s in d["streams"] if s["stream"] == 7] == [(True, None)]'
 ok $? "the NULL stream (flags 3) is the default, not garbage"
-jq_py "$TMP/leak.json" 'd["per_step"][0]["live_bytes"] == 104857600 + 8000'
+jq_py "$TMP/leak.json" 'd["per_step"][0]["live_bytes"] == 104857600 + 8000 + 7340032'
 ok $? "an allocation freed before the first marker is not live at step 1"
 jq_py "$TMP/leak.json" 'd["suspects"][0]["site"] == "offload.py:42 stash" and d["suspects"][0]["bytes"] == 5 * 10485760 and d["suspects"][0]["blocks"] == 5 and d["suspects"][0]["stream"] == 13'
 ok $? "top suspect: the stash site, 5 blocks of 10 MiB on stream 13"
+jq_py "$TMP/leak.json" 'not [s for s in d["suspects"] if s["site"] == "train.py:20 grad"]'
+ok $? "a site live at every step end that does not grow is no suspect"
 run "$VRAMTRACE" leaks "$TMP/leak.db"
 grep -q '^verdict: LEAK, +10.0 MiB per step, 100% of 5 steps grew, mostly on stream 13' "$TMP/out"
 ok $? "text: the verdict line names growth and stream"
@@ -83,7 +89,7 @@ run "$VRAMTRACE" leaks "$TMP/leak.db" --warmup 4 --format json
 jq_py "$TMP/out" 'd["verdict"] == "INCONCLUSIVE" and d["steps"] == 2 and "fewer than 3" in d["reason"]'
 ok $? "--warmup 4 leaves 2 steps: INCONCLUSIVE, said why"
 run "$VRAMTRACE" leaks "$TMP/leak.db" --format csv
-[ "$(sed -n 2p "$TMP/out")" = "1,2000,,,pool,104865600,0" ] &&
+[ "$(sed -n 2p "$TMP/out")" = "1,2000,,,pool,112205632,0" ] &&
     grep -q '^6,7000,0,13,pool,52428800,10485760$' "$TMP/out"
 ok $? "--format csv: the total and each stream per step"
 run "$VRAMTRACE" leaks "$TMP/leak.db" --layer segment --format json
