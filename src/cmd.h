@@ -61,5 +61,6 @@ extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_replay_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_sql_entry;
+extern const struct cmd_entry cmd_tui_entry;
 
 #endif

@@ -361,6 +361,11 @@ const char *store_schema_sql =
 const char *store_index_sql =
 "CREATE INDEX IF NOT EXISTS allocations_run_step"
 "  ON allocations(run_id, alloc_step, free_step);\n"
+"CREATE INDEX IF NOT EXISTS allocations_live ON allocations(run_id, bytes)"
+"  WHERE free_ns IS NULL;\n"	/* the TUI's first page of blocks */
+"CREATE INDEX IF NOT EXISTS allocations_crossing"	/* blocks gone in a */
+"  ON allocations(run_id, free_step)"		/* range of steps: only */
+"  WHERE free_step > coalesce(alloc_step, 1);\n"	/* those live at a step end */
 "CREATE INDEX IF NOT EXISTS memcpys_run ON memcpys(run_id, start_ns);\n"
 "CREATE INDEX IF NOT EXISTS offload_run ON offload_events(run_id, step);\n"
 "CREATE INDEX IF NOT EXISTS blocks_snapshot ON blocks(snapshot_id, segment_id);\n"

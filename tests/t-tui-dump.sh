@@ -1,0 +1,64 @@
+#!/bin/sh
+# t-tui-dump.sh: vramtrace tui --dump prints each view as text, as the
+# screen draws it; usage errors.
+. "${srcdir:-.}/tests/lib.sh"
+. "${srcdir:-.}/tests/tui-scenario.sh"
+plan 20
+
+make_leak_db "$TMP/leak.db"; ok $? "a leaking run"
+make_clean_db "$TMP/clean.db"; ok $? "a clean run"
+
+run "$VRAMTRACE" tui --dump overview "$TMP/leak.db"
+[ $rc -eq 0 ] && grep -q 'Verdict *LEAK' "$TMP/out" &&
+    grep -q 'GARBAGE growing: stream 13' "$TMP/out"
+ok $? "overview: the verdict and the garbage stream"
+grep -q 'offload.py:88 stash' "$TMP/out"; ok $? "overview: the suspect site"
+run "$VRAMTRACE" tui --dump 2 "$TMP/leak.db"
+grep -Eq '^ +0 13 .*GARBAGE growing' "$TMP/out"
+ok $? "streams: stream 13 flagged GARBAGE growing"
+grep -E '^ +0 7 ' "$TMP/out" | grep -q GARBAGE; [ $? -ne 0 ]
+ok $? "streams: stream 7 not flagged"
+grep -q '▁▃▆█' "$TMP/out"; ok $? "streams: the sparkline climbs"
+run "$VRAMTRACE" tui --dump streams "$TMP/clean.db"
+[ $rc -eq 0 ] && ! grep -q GARBAGE "$TMP/out"
+ok $? "streams of a clean run: no flag"
+run "$VRAMTRACE" tui --dump steps "$TMP/leak.db"
+grep -Eq '^ +4 +84\.0 MiB +\+20\.0 MiB +█+' "$TMP/out"
+ok $? "steps: live bytes, growth and a bar per step"
+run "$VRAMTRACE" tui --dump blocks "$TMP/leak.db"
+sed -n 4p "$TMP/out" | grep -q '20.0 MiB'
+ok $? "blocks: the largest first"
+grep -q '3.0 MiB .*model.py:7 weights' "$TMP/out"; ok $? "blocks: sites"
+run "$VRAMTRACE" tui --dump offload "$TMP/leak.db"
+grep -Eq '^ +1 +1 +20\.0 MiB +1 +20\.0 MiB' "$TMP/out"
+ok $? "offload: per step"
+run "$VRAMTRACE" tui --dump offload "$TMP/clean.db"
+grep -q 'no offload events' "$TMP/out"; ok $? "offload: none"
+run "$VRAMTRACE" tui --dump diff "$TMP/leak.db"
+grep -q 'step 3 -> step 4' "$TMP/out" &&
+    grep -q '+2 blocks +21.0 MiB appeared, -1 blocks -1.0 MiB went away' \
+    "$TMP/out"
+ok $? "diff: the last two steps"
+SNAP=${SHARED_DATA:-}/snapshots
+export XDG_CACHE_HOME="$TMP/cache"
+if [ -f "$SNAP/fixture_garbage_stream.pickle" ]; then
+	run "$VRAMTRACE" tui --dump streams "$SNAP/fixture_garbage_stream.pickle"
+	grep -Eq '^ +0 0x[0-9a-f]+ .*GARBAGE growing' "$TMP/out"
+	ok $? "fixture_garbage_stream: the side stream is GARBAGE growing"
+	run "$VRAMTRACE" tui --dump steps "$SNAP/fixture_garbage_stream.pickle"
+	grep -Eq 'All streams, layer block: \+1[01][0-9]\.[0-9] MiB per step' \
+	    "$TMP/out"
+	ok $? "fixture_garbage_stream: the growth per step, about +110 MiB"
+	run "$VRAMTRACE" tui --dump streams "$SNAP/fixture_clean.pickle"
+	[ $rc -eq 0 ] && ! grep -q GARBAGE "$TMP/out"
+	ok $? "fixture_clean: no stream flagged"
+else
+	skip 3 "no snapshot fixtures in $SNAP"
+fi
+run "$VRAMTRACE" tui --dump nothing "$TMP/leak.db"
+expect 2 'unknown view nothing' "an unknown view, exit 2"
+run "$VRAMTRACE" tui "$TMP/leak.db"
+expect 2 'not a terminal' "no terminal and no --dump, exit 2"
+run "$VRAMTRACE" tui --dump 1 "$TMP/missing.db"
+expect 1 'missing.db' "a missing database, exit 1"
+done_testing

@@ -1,0 +1,102 @@
+#!/bin/sh
+# t-tui.sh: the real program on a terminal, in a private tmux server:
+# keys in, screen out.  Skips when tmux is missing.  Waiting for the
+# screen is bounded generously and never decides a result.
+. "${srcdir:-.}/tests/lib.sh"
+. "${srcdir:-.}/tests/tui-scenario.sh"
+NTESTS=19
+plan $NTESTS
+TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
+if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
+	skip $NTESTS "tmux not found"
+	exit 0
+fi
+SOCK="vt-test-$$"
+tm() { "$TMUX_BIN" -L "$SOCK" "$@"; }
+trap 'tm kill-server 2>/dev/null; if [ "$tap_failed" -eq 0 ]; then rm -rf "$TMP"; else echo "# kept $TMP"; fi' EXIT
+
+# start DB [ARGS]: a fresh session of 120x40 running the UI.
+start() {
+	tm kill-session -t ui 2>/dev/null
+	tm -f /dev/null new-session -d -s ui -x 120 -y 40 \
+	    "env TERM=xterm-256color LC_ALL=C.UTF-8 '$VRAMTRACE' tui $*; sleep 30"
+}
+screen() { tm capture-pane -p -t ui; }
+# wait_for PATTERN: until the screen matches (at most about 15 s).
+wait_for() {
+	i=0
+	while [ $i -lt 150 ]; do
+		screen >"$TMP/screen" 2>/dev/null
+		grep -Eq -- "$1" "$TMP/screen" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	echo "# waited for: $1"; sed 's/^/#   /' "$TMP/screen"
+	return 1
+}
+keys() { tm send-keys -t ui "$@"; }
+
+make_leak_db "$TMP/leak.db" && make_clean_db "$TMP/clean.db"
+start "$TMP/leak.db"
+wait_for 'Verdict +LEAK'; ok $? "overview: the verdict arrives"
+wait_for '\? help +q quit *$'; ok $? "the footer lists the keys"
+keys 2
+wait_for '^ +0 13 .*GARBAGE growing'; ok $? "streams: stream 13 is GARBAGE growing"
+grep -E '^ +0 7 ' "$TMP/screen" | grep -q GARBAGE; [ $? -ne 0 ]
+ok $? "streams: stream 7 is not flagged"
+keys 4
+wait_for 'sort size ↓'; ok $? "blocks: sorted by size"
+sed -n 4p "$TMP/screen" | grep -q '20.0 MiB'; ok $? "blocks: the largest first"
+keys s
+wait_for 'sort age ↑'
+sed -n 4p "$TMP/screen" | grep -q '3.0 MiB'; ok $? "s: by age, the oldest first"
+keys S
+wait_for 'sort size ↓'
+sed -n 4p "$TMP/screen" | grep -q '20.0 MiB'; ok $? "S: back to size, largest first"
+keys Enter
+wait_for '#1 +train.py:52 +backward'; ok $? "Enter: the block's stack"
+keys Escape / w e i g h t Enter
+wait_for 'site ~ "weight"' && sed -n 4p "$TMP/screen" | grep -q 'model.py:7 weights' &&
+    [ "$(grep -c 'MiB .*stash' "$TMP/screen")" -eq 0 ]
+ok $? "/: search by site"
+tm resize-window -t ui -x 80 -y 24
+wait_for '\? help +q quit *$' && [ "$(wc -l <"$TMP/screen")" -le 24 ]
+ok $? "80x24: the footer stays"
+keys 6 a a
+wait_for 'step 1 -> step 4' &&
+    grep -q '+4 blocks +61.0 MiB appeared, -1 blocks -1.0 MiB went away' \
+    "$TMP/screen"
+ok $? "diff: a moves step A"
+keys g
+wait_for '^ +\+60\.0 MiB +3 .*offload\.py:88 stash'
+ok $? "diff: g groups by site"
+keys '?'
+wait_for 'keys in every view'; ok $? "?: help"
+keys q q
+i=0; while [ $i -lt 50 ] && screen | grep -q 'help'; do sleep 0.1; i=$((i + 1)); done
+screen | grep -q 'q quit'; [ $? -ne 0 ]; ok $? "q quits"
+
+SNAP=${SHARED_DATA:-}/snapshots
+export XDG_CACHE_HOME="$TMP/cache"
+if [ -f "$SNAP/fixture_garbage_stream.pickle" ]; then
+	start "$SNAP/fixture_garbage_stream.pickle"
+	wait_for 'LEAK'
+	keys 2
+	wait_for '^ +0 0x[0-9a-f]+ .*GARBAGE growing'
+	ok $? "fixture_garbage_stream: the side stream is GARBAGE growing"
+	grep -E '^ +0 0 ' "$TMP/screen" | grep -q GARBAGE; [ $? -ne 0 ]
+	ok $? "fixture_garbage_stream: the default stream is not flagged"
+	start "$SNAP/fixture_clean.pickle"
+	wait_for 'CLEAN'
+	keys 2
+	wait_for '^ +0 0 .*default' && ! grep -q GARBAGE "$TMP/screen"
+	ok $? "fixture_clean: no stream flagged"
+else
+	skip 3 "no snapshot fixtures in $SNAP"
+fi
+
+start --live "$TMP/leak.db"
+wait_for 'Run +1 of 1'
+"$VRAMTRACE" replay --append "$TMP/leak.vtr" -o "$TMP/leak.db" >/dev/null
+wait_for 'Run +2 of 2'; ok $? "--live: a new run shows up"
+done_testing

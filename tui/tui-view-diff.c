@@ -1,0 +1,309 @@
+/*
+ * tui-view-diff.c: view 6, the blocks live at the end of one step and
+ * not of another: "+" blocks appeared between step A and step B, "-"
+ * blocks went away; the largest first, paged from the database.  A and B
+ * start at the last two steps (what the last step left behind, and a
+ * narrow range of the allocations index); a/A and b/B move them, p types
+ * them.
+ * The layer is the one the analysis chose (all until it is known), so
+ * that segments and the blocks inside them are not counted twice.
+ *
+ * g switches to the sites: analysis_diff() matches the blocks of the two
+ * steps by address and sums what is new and gone per allocation site and
+ * stream.  It reads every block live at either step at once, so it runs
+ * only when asked for.
+ */
+#include "config.h"
+
+#include "tui.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tui_view_diff {
+	struct tui_list		 list;		/* blocks */
+	struct tui_list		 sites;		/* diff_group rows of report */
+	struct diff_report	*report;	/* by_site only */
+	int			 by_site;
+	int64_t			 a;
+	int64_t			 b;
+	int			 layer;
+	struct tui_diff_summary	 sum;
+	int			 have_sum;
+	int			 visible;
+};
+
+static const char *const tui_view_diff_help[] = {
+	"The blocks live at the end of step A and not of step B (-) or the",
+	"other way round (+), largest first: what a step left behind.",
+	"a / A       step A one earlier / later",
+	"b / B       step B one earlier / later",
+	"p           type both steps: \"A B\"",
+	"g           group by allocation site and stream, or list blocks",
+	NULL
+};
+
+static int
+tui_view_diff_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
+    int max, char **cause)
+{
+	struct tui_view_diff	*v = arg;
+
+	return (query_tui_diff(t->q, t->run.run_id, v->a, v->b, v->layer,
+	    offset, rows, max, cause));
+}
+
+static int
+tui_view_diff_fetch_site(struct tui *t, void *arg, int64_t offset,
+    void *rows, int max, char **cause)
+{
+	struct tui_view_diff	*v = arg;
+	struct diff_group	*out = rows;
+	int			 k = 0;
+
+	(void)t;
+	(void)cause;
+	while (v->report != NULL && k < max &&
+	    (size_t)offset + (size_t)k < v->report->ngroups) {
+		out[k] = v->report->groups[(size_t)offset + (size_t)k];
+		k++;
+	}
+	return (k);
+}
+
+static void
+tui_view_diff_sites(struct tui *t, struct tui_view_diff *v)
+{
+	struct diff_point	 a, b;
+	char			*cause = NULL;
+
+	diff_report_free(v->report);
+	v->report = NULL;
+	tui_list_reset(&v->sites);
+	if (!v->by_site)
+		return;
+	a.run_id = b.run_id = t->run.run_id;
+	a.step = v->a;
+	b.step = v->b;
+	if (analysis_diff(t->q, &a, t->q, &b, v->layer, &v->report,
+	    &cause) != 0) {
+		snprintf(t->message, sizeof t->message, "%s", cause);
+		free(cause);
+	}
+}
+
+static void
+tui_view_diff_reset(struct tui *t, struct tui_view_diff *v)
+{
+	char	*cause = NULL;
+
+	v->layer = t->report != NULL ? t->report->layer : -1;
+	tui_list_reset(&v->list);
+	tui_view_diff_sites(t, v);
+	v->have_sum = query_tui_diff_summary(t->q, t->run.run_id, v->a, v->b,
+	    v->layer, &v->sum, &cause) == 0;
+	if (!v->have_sum) {
+		snprintf(t->message, sizeof t->message, "%s", cause);
+		free(cause);
+	}
+}
+
+static void
+tui_view_diff_reload(struct tui *t, void *state)
+{
+	struct tui_view_diff	*v = state;
+
+	if (v->b == 0 || v->b > t->run.steps) {
+		v->b = t->run.steps;
+		v->a = v->b > 1 ? v->b - 1 : 1;
+	}
+	tui_view_diff_reset(t, v);
+}
+
+static void *
+tui_view_diff_create(struct tui *t)
+{
+	struct tui_view_diff	*v;
+
+	v = xcalloc(1, sizeof *v);
+	tui_list_init(&v->list, sizeof(struct tui_diff_row),
+	    tui_view_diff_fetch, v);
+	tui_list_init(&v->sites, sizeof(struct diff_group),
+	    tui_view_diff_fetch_site, v);
+	tui_view_diff_reload(t, v);
+	return (v);
+}
+
+static void
+tui_view_diff_destroy(void *state)
+{
+	struct tui_view_diff	*v = state;
+
+	tui_list_free(&v->list);
+	tui_list_free(&v->sites);
+	diff_report_free(v->report);
+	free(v);
+}
+
+static void
+tui_view_diff_steps(struct tui *t, void *arg, const char *text)
+{
+	struct tui_view_diff	*v = arg;
+	long long		 a, b;
+
+	if (sscanf(text, "%lld %lld", &a, &b) != 2 || a < 1 || b < 1 ||
+	    a > t->run.steps || b > t->run.steps) {
+		snprintf(t->message, sizeof t->message, "steps: want two "
+		    "steps from 1 to %lld, not \"%s\"",
+		    (long long)t->run.steps, text);
+		return;
+	}
+	v->a = a;
+	v->b = b;
+	tui_view_diff_reset(t, v);
+}
+
+static int
+tui_view_diff_key(struct tui *t, void *state, int key)
+{
+	struct tui_view_diff	*v = state;
+	char			 now[64];
+	int64_t			*step;
+
+	switch (key) {
+	case 'a':
+	case 'A':
+	case 'b':
+	case 'B':
+		step = key == 'a' || key == 'A' ? &v->a : &v->b;
+		if (key == 'a' || key == 'b')
+			*step = *step > 1 ? *step - 1 : 1;
+		else if (*step < t->run.steps)
+			(*step)++;
+		tui_view_diff_reset(t, v);
+		return (1);
+	case 'p':
+		snprintf(now, sizeof now, "%lld %lld", (long long)v->a,
+		    (long long)v->b);
+		tui_frame_prompt(t, "steps A B:", tui_view_diff_steps, v, now);
+		return (1);
+	case 'g':
+		v->by_site = !v->by_site;
+		tui_view_diff_sites(t, v);
+		return (1);
+	}
+	return (tui_list_key(t, v->by_site ? &v->sites : &v->list, key,
+	    v->visible));
+}
+
+static void
+tui_view_diff_row(const struct tui_diff_row *d, struct tui_canvas *c, int y)
+{
+	char	size[32], id[32], freed[24];
+
+	if (d->free_step != 0)
+		snprintf(freed, sizeof freed, "%" PRId64, d->free_step);
+	else
+		snprintf(freed, sizeof freed, "live");
+	tui_canvas_put(c, y, 0, 1, d->added ? TUI_A_BAD : TUI_A_GOOD,
+	    d->added ? "+" : "-");
+	tui_canvas_printf(c, y, 2, -1, TUI_A_NORMAL, "%10s %5" PRId64 " %5s"
+	    " %-14s %3d %-7s %s", util_format_bytes(d->bytes, size,
+	    sizeof size), d->alloc_step, freed, tui_format_stream(d->stream,
+	    id, sizeof id), d->device, tui_format_layer(d->layer),
+	    d->site[0] != '\0' ? d->site : "(no stack)");
+}
+
+static void
+tui_view_diff_draw_blocks(struct tui *t, struct tui_view_diff *v,
+    struct tui_canvas *c, int y, int h)
+{
+	const struct tui_diff_row	*d;
+	int				 k;
+
+	tui_canvas_printf(c, y, 0, -1, TUI_A_HEADER, "  %10s %5s %5s %-14s"
+	    " %3s %-7s %s", "SIZE", "ALLOC", "FREED", "STREAM", "DEV",
+	    "LAYER", "SITE");
+	tui_canvas_attr(c, y, 0, c->w, TUI_A_HEADER);
+	v->visible = h - 1;
+	tui_list_scroll(&v->list, v->visible);
+	for (k = 0; k < v->visible; k++) {
+		if ((d = tui_list_row(t, &v->list, v->list.top + k)) == NULL)
+			break;
+		tui_view_diff_row(d, c, y + 1 + k);
+		if (v->list.top + k == v->list.sel)
+			tui_canvas_attr(c, y + 1 + k, 0, c->w, TUI_A_SELECTED);
+	}
+	if (k == 0 && v->list.top == 0)
+		tui_canvas_put(c, y + 1, 1, -1, TUI_A_DIM,
+		    "no difference between the two steps");
+}
+
+static void
+tui_view_diff_draw_sites(struct tui *t, struct tui_view_diff *v,
+    struct tui_canvas *c, int y, int h)
+{
+	const struct diff_group	*g;
+	char			 n[32], o[32], id[32];
+	int			 k;
+
+	tui_canvas_printf(c, y, 0, -1, TUI_A_HEADER, "%11s %6s %11s %6s"
+	    " %-14s %3s %s", "NEW", "BLOCKS", "GONE", "BLOCKS", "STREAM",
+	    "DEV", "SITE");
+	tui_canvas_attr(c, y, 0, c->w, TUI_A_HEADER);
+	v->visible = h - 1;
+	tui_list_scroll(&v->sites, v->visible);
+	for (k = 0; k < v->visible; k++) {
+		if ((g = tui_list_row(t, &v->sites, v->sites.top + k)) == NULL)
+			break;
+		tui_canvas_printf(c, y + 1 + k, 0, -1, TUI_A_NORMAL, "%11s %6"
+		    PRId64 " %11s %6" PRId64 " %-14s %3d %s",
+		    tui_format_delta(g->new_bytes, n, sizeof n),
+		    g->new_blocks, tui_format_delta(-g->gone_bytes, o,
+		    sizeof o), g->gone_blocks, tui_format_stream(g->stream,
+		    id, sizeof id), g->device, g->site != NULL ? g->site :
+		    "(no stack)");
+		if (v->sites.top + k == v->sites.sel)
+			tui_canvas_attr(c, y + 1 + k, 0, c->w, TUI_A_SELECTED);
+	}
+	if (k == 0 && v->sites.top == 0)
+		tui_canvas_put(c, y + 1, 1, -1, TUI_A_DIM,
+		    "no difference between the two steps");
+}
+
+static void
+tui_view_diff_draw(struct tui *t, void *state, struct tui_canvas *c, int y,
+    int h)
+{
+	struct tui_view_diff	*v = state;
+	char			 a[32], b[32];
+
+	if (t->run.steps < 1) {
+		tui_canvas_put(c, y + 1, 1, -1, TUI_A_NORMAL,
+		    "no steps: nothing to compare");
+		return;
+	}
+	if (t->report != NULL && v->layer != t->report->layer)
+		tui_view_diff_reset(t, v);
+	tui_canvas_printf(c, y, 1, -1, TUI_A_BOLD, "step %lld -> step %lld"
+	    " (layer %s, by %s)", (long long)v->a, (long long)v->b,
+	    tui_format_layer(v->layer), v->by_site ? "site" : "block");
+	if (v->have_sum)
+		tui_canvas_printf(c, y + 1, 1, -1, TUI_A_NORMAL, "+%" PRId64
+		    " blocks +%s appeared, -%" PRId64 " blocks -%s went away",
+		    v->sum.added_blocks, util_format_bytes(v->sum.added_bytes,
+		    a, sizeof a), v->sum.removed_blocks,
+		    util_format_bytes(v->sum.removed_bytes, b, sizeof b));
+	if (v->by_site)
+		tui_view_diff_draw_sites(t, v, c, y + 2, h - 2);
+	else
+		tui_view_diff_draw_blocks(t, v, c, y + 2, h - 2);
+}
+
+const struct tui_view tui_view_diff = {
+	"diff", "Diff", "a/A step A|b/B step B|p type steps|g by site",
+	tui_view_diff_help,
+	tui_view_diff_create, tui_view_diff_destroy, tui_view_diff_draw,
+	tui_view_diff_key, tui_view_diff_reload
+};

@@ -1,0 +1,192 @@
+/*
+ * tui-view-overview.c: view 1, the run at a glance: what was run where,
+ * how much it held, the verdict, the garbage streams and the sites that
+ * hold the growth.  It has no state and no keys of its own.
+ */
+#include "config.h"
+
+#include "tui.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <time.h>
+
+static const char *const tui_view_overview_help[] = {
+	"The run, its processes and devices, the verdict with the growth per",
+	"step, the live bytes per step as a sparkline, garbage streams and",
+	"the allocation sites that hold what grew.",
+	NULL
+};
+
+static int
+tui_view_overview_label(struct tui_canvas *c, int y, const char *label)
+{
+	tui_canvas_put(c, y, 1, -1, TUI_A_BOLD, label);
+	return (13);
+}
+
+static int
+tui_view_overview_run(struct tui *t, struct tui_canvas *c, int y)
+{
+	const struct tui_run	*r = &t->run;
+	char			 when[64], dur[32];
+	time_t			 secs;
+	struct tm		 tm;
+	int			 x;
+
+	x = tui_view_overview_label(c, y, "Run");
+	x = tui_canvas_printf(c, y, x, -1, TUI_A_NORMAL, "%" PRId64 " of %"
+	    PRId64 ", %s, ", r->run_id, r->runs, r->source);
+	tui_canvas_put(c, y++, x, -1, r->complete ? TUI_A_NORMAL : TUI_A_WARN,
+	    r->complete ? "complete" : "not finished (still recording?)");
+	x = tui_view_overview_label(c, y, "Command");
+	tui_canvas_put(c, y++, x, -1, TUI_A_NORMAL, r->command[0] != '\0' ?
+	    r->command : r->input[0] != '\0' ? r->input : "n/a");
+	x = tui_view_overview_label(c, y, "Started");
+	when[0] = '\0';
+	if (r->start_ns != 0) {
+		secs = (time_t)(r->start_ns / 1000000000ULL);
+		if (localtime_r(&secs, &tm) != NULL)
+			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+	}
+	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%s  on %s  lasted %s",
+	    when[0] != '\0' ? when : "n/a", r->host[0] != '\0' ? r->host :
+	    "n/a", r->end_ns > r->start_ns && r->start_ns != 0 ?
+	    tui_format_time(r->end_ns, r->start_ns, dur, sizeof dur) : "n/a");
+	x = tui_view_overview_label(c, y, "Processes");
+	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%" PRId64
+	    "   streams %" PRId64 "   steps %" PRId64 " (%s)", r->processes,
+	    r->streams, r->steps, r->step_source[0] != '\0' ?
+	    r->step_source : "n/a");
+	x = tui_view_overview_label(c, y, "Devices");
+	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%" PRId64 "%s%s",
+	    r->ndevices, r->devices[0] != '\0' ? ": " : "", r->devices);
+	x = tui_view_overview_label(c, y, "Dropped");
+	tui_canvas_printf(c, y++, x, -1, r->dropped_records > 0 ?
+	    TUI_A_WARN : TUI_A_NORMAL, "%" PRId64 " records%s   offload "
+	    "events %" PRId64, r->dropped_records, r->dropped_records > 0 ?
+	    " (the counts below miss them)" : "", r->offload_events);
+	return (y);
+}
+
+static int
+tui_view_overview_verdict(const struct leak_report *r, struct tui_canvas *c,
+    int y)
+{
+	char	a[32], b[32];
+	int	x, attr;
+
+	attr = r->verdict == LEAK_LEAK ? TUI_A_BAD : r->verdict ==
+	    LEAK_CLEAN ? TUI_A_GOOD : TUI_A_WARN;
+	x = tui_view_overview_label(c, y, "Verdict");
+	x = tui_canvas_put(c, y, x, -1, attr, leak_verdict_name(r->verdict));
+	if (r->reason != NULL)
+		tui_canvas_printf(c, y, x, -1, TUI_A_NORMAL, ": %s", r->reason);
+	else
+		tui_canvas_printf(c, y, x, -1, TUI_A_NORMAL, "  %s per step,"
+		    " %.0f%% of steps grew (layer %s, warm-up %d)",
+		    tui_format_delta((int64_t)r->growth_bytes_per_step, a,
+		    sizeof a), r->grew_fraction * 100,
+		    tui_format_layer(r->layer), r->warmup);
+	y++;
+	x = tui_view_overview_label(c, y, "Peak");
+	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%s   live at the "
+	    "last step %s", util_format_bytes(r->peak_bytes, a, sizeof a),
+	    util_format_bytes(r->nsteps > 0 ?
+	    r->steps[r->nsteps - 1].live_bytes : 0, b, sizeof b));
+	return (y);
+}
+
+static int
+tui_view_overview_history(const struct leak_report *r, struct tui_canvas *c,
+    int y)
+{
+	int64_t	*v;
+	size_t	 i;
+	int	 x;
+
+	if (r->nsteps == 0)
+		return (y);
+	v = xcalloc(r->nsteps, sizeof *v);
+	for (i = 0; i < r->nsteps; i++)
+		v[i] = r->steps[i].live_bytes;
+	x = tui_view_overview_label(c, y, "Live/step");
+	tui_canvas_spark(c, y++, x, c->w - x - 1, v, r->nsteps, TUI_A_BAR);
+	free(v);
+	return (y);
+}
+
+static int
+tui_view_overview_garbage(const struct leak_report *r, struct tui_canvas *c,
+    int y, int end)
+{
+	const struct leak_stream	*s;
+	char				 id[32], bytes[32];
+	size_t				 i;
+	int				 x, any = 0;
+
+	x = tui_view_overview_label(c, y, "Garbage");
+	for (i = 0; i < r->nstreams && y < end; i++) {
+		s = &r->streams[i];
+		if (s->garbage == LEAK_GARBAGE_NONE)
+			continue;
+		tui_canvas_printf(c, y++, x, -1, TUI_A_BAD, "GARBAGE %s: "
+		    "stream %s on device %d, %s in %" PRId64 " blocks",
+		    leak_garbage_name(s->garbage),
+		    tui_format_stream(s->stream, id, sizeof id), s->device,
+		    util_format_bytes(s->garbage_bytes, bytes, sizeof bytes),
+		    s->garbage_blocks);
+		any = 1;
+	}
+	if (!any)
+		tui_canvas_put(c, y++, x, -1, TUI_A_GOOD, "no garbage streams");
+	return (y);
+}
+
+static void
+tui_view_overview_suspects(const struct leak_report *r, struct tui_canvas *c,
+    int y, int end)
+{
+	const struct leak_suspect	*s;
+	char				 bytes[32], id[32];
+	size_t				 i;
+
+	if (r->nsuspects == 0 || y + 1 >= end)
+		return;
+	tui_canvas_put(c, y++, 1, -1, TUI_A_BOLD,
+	    "Sites holding what grew after the warm-up");
+	for (i = 0; i < r->nsuspects && y < end; i++) {
+		s = &r->suspects[i];
+		tui_canvas_printf(c, y++, 3, -1, TUI_A_NORMAL, "%10s %6" PRId64
+		    " blocks  stream %-14s %s", util_format_bytes(s->bytes,
+		    bytes, sizeof bytes), s->blocks, tui_format_stream(s->stream,
+		    id, sizeof id), s->site);
+	}
+}
+
+static void
+tui_view_overview_draw(struct tui *t, void *state, struct tui_canvas *c,
+    int y, int h)
+{
+	const struct leak_report	*r = t->report;
+	int				 end = y + h;
+
+	(void)state;
+	y = tui_view_overview_run(t, c, y + 1) + 1;
+	if (r == NULL) {
+		tui_view_overview_label(c, y, "Verdict");
+		tui_canvas_put(c, y, 13, -1, TUI_A_WARN, t->report_error !=
+		    NULL ? t->report_error : "analysing… (reading every "
+		    "allocation)");
+		return;
+	}
+	y = tui_view_overview_verdict(r, c, y);
+	y = tui_view_overview_history(r, c, y);
+	y = tui_view_overview_garbage(r, c, y, end) + 1;
+	tui_view_overview_suspects(r, c, y, end);
+}
+
+const struct tui_view tui_view_overview = {
+	"overview", "Overview", "", tui_view_overview_help,
+	NULL, NULL, tui_view_overview_draw, NULL, NULL
+};
