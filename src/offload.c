@@ -66,6 +66,11 @@ struct vramtrace_offload {
 	size_t				 hreq;	/* next request to hand out */
 
 	struct vramtrace_offload_stats	 st;
+	uint64_t			 place;	/* saved bytes packed this step */
+	uint64_t			 kept_bytes;	/* kept this step */
+	uint64_t			 low;	/* lowest place backward used */
+	size_t				 pf_next; /* no prefetch from here up */
+	uint64_t			 pf_bytes;	/* ALLOCs not restored */
 	uint64_t			 host_live;	/* this step */
 	uint64_t			 host_peak;	/* any step */
 	int				 inside;
@@ -284,9 +289,24 @@ offload_reap(struct vramtrace_offload *e, struct offload_entry *en,
 }
 
 /*
+ * Whether the forward stash is over its bound: in budget mode, once the
+ * step's selection is known, the bytes kept plus the sources held must fit
+ * the budget (forward runs ahead of its copies as far as the budget lets
+ * it); otherwise max_fwd_stash sources.
+ */
+static int
+offload_stash_over(struct vramtrace_offload *e)
+{
+	if (e->budget.budget >= 0 && e->budget.cutoff != SIZE_MAX)
+		return (e->kept_bytes + e->stash.fwd_bytes >
+		    (uint64_t)e->budget.budget);
+	return (e->stash.nfwd > e->cfg.max_fwd_stash);
+}
+
+/*
  * Let go of the sources whose copies are done (oldest first, never the one
  * just stashed), then of the oldest ones while the forward stash is over
- * its depth (compute then waits for their copies: that bound is what makes
+ * its bound (compute then waits for their copies: that bound is what makes
  * offload lower the peak).
  */
 static int
@@ -295,9 +315,12 @@ offload_reap_some(struct vramtrace_offload *e, struct offload_entry *newest,
 {
 	struct offload_entry	*old;
 
-	while ((old = offload_stash_oldest_fwd(&e->stash)) != newest &&
-	    (offload_event_done(&e->events, old->ev_d2h) ||
-	    e->stash.nfwd > e->cfg.max_fwd_stash)) {
+	while ((old = offload_stash_oldest_fwd(&e->stash)) != newest) {
+		if (!offload_event_done(&e->events, old->ev_d2h)) {
+			if (!offload_stash_over(e))
+				break;
+			e->st.fwd_waits++;
+		}
 		if (offload_reap(e, old, compute) != 0)
 			return (-1);
 	}
@@ -453,6 +476,8 @@ vramtrace_offload_enter(struct vramtrace_offload *e)
 	if (offload_slab_size(e) != 0)
 		return (-1);
 	offload_budget_step(&e->budget);
+	e->place = e->kept_bytes = e->pf_bytes = 0;
+	e->low = UINT64_MAX;
 	e->st.step++;
 	e->inside = 1;
 	return (0);
@@ -471,6 +496,7 @@ vramtrace_offload_exit(struct vramtrace_offload *e)
 	if (offload_sync(e) != 0)
 		return (-1);
 	offload_forget_allocs(e);
+	e->pf_bytes = 0;
 	for (i = 0; i < e->stash.n; i++) {
 		en = &e->stash.entries[i];
 		en->requested = 0;
@@ -491,13 +517,18 @@ vramtrace_offload_exit(struct vramtrace_offload *e)
 	return (rc);
 }
 
+/* Keep a tensor of bytes on the GPU; *place is where it was packed. */
 static int
-offload_keep(struct vramtrace_offload *e, uint64_t bytes, int fixed)
+offload_keep(struct vramtrace_offload *e, uint64_t bytes, int fixed,
+    uint64_t *place)
 {
 	e->st.kept++;
 	e->st.kept_bytes += bytes;
+	e->kept_bytes += bytes;
 	if (fixed)
 		offload_budget_fixed(&e->budget, bytes);
+	*place = e->place;
+	e->place += bytes;
 	return (VRAMTRACE_OFFLOAD_KEPT);
 }
 
@@ -572,7 +603,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	offload_emit(e, EVENT_OFFLOAD_PACK, 0, &k, t->bytes, compute);
 	if (!e->inside || (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP) ||
 	    t->bytes < e->cfg.min_offload_size)
-		return (offload_keep(e, t->bytes, 1));
+		return (offload_keep(e, t->bytes, 1, id));
 
 	if (offload_dedupe_find(&e->dedupe, &k, !BROKEN(e, DEDUPE_GENERATION),
 	    &hit) && (en = offload_stash_get(&e->stash, hit)) != NULL &&
@@ -585,7 +616,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 		return (VRAMTRACE_OFFLOAD_DEDUPED);
 	}
 	if (!offload_budget_decide(&e->budget, t->bytes))
-		return (offload_keep(e, t->bytes, 0));
+		return (offload_keep(e, t->bytes, 0, id));
 
 	if ((en = offload_stash_add(&e->stash)) == NULL) {
 		snprintf(e->error, sizeof e->error, "out of memory");
@@ -594,6 +625,8 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	en->key = k;
 	en->bytes = t->bytes;
 	en->refs = 1;
+	en->place = e->place;
+	e->place += t->bytes;
 	if (offload_host_get(e, en) != 0 ||
 	    (rc = offload_copy_out(e, en, t->src, compute)) < 0) {
 		offload_stash_move(&e->stash, en, OFFLOAD_GONE);
@@ -603,29 +636,52 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	return (rc);
 }
 
-/* After en was unpacked, bring back the entries backward needs next. */
+/*
+ * Backward used the tensor packed at place.  Backward has freed (about)
+ * the saved bytes packed after the lowest place it used; bring back the
+ * host copies it needs next, last packed first, while what is brought back
+ * and not yet used stays within that plus cfg.prefetch, so that the
+ * copies run ahead of backward without raising the peak.  pf_next only
+ * moves down: an entry passed over (still held, gone) needs no prefetch,
+ * and one unpacked before its turn was restored on demand.
+ */
 static int
-offload_prefetch(struct vramtrace_offload *e, struct offload_entry *en)
+offload_prefetch(struct vramtrace_offload *e, uint64_t place)
 {
 	struct offload_entry	*x;
-	size_t			 i = (size_t)(en - e->stash.entries);
-	uint32_t		 need = e->cfg.prefetch;
+	uint64_t		 allow;
 
-	if (!e->cfg.use_streams)
+	if (!e->cfg.use_streams || !e->inside)
 		return (0);
-	while (i > 0 && need > 0) {
-		x = &e->stash.entries[--i];
-		if (x->where == OFFLOAD_BWD || x->requested)
-			need--;
-		else if (x->where == OFFLOAD_HOST && x->refs > 0) {
-			if (offload_request(e, VRAMTRACE_OFFLOAD_REQ_ALLOC,
-			    x->id, x->bytes) != 0)
-				return (-1);
-			x->requested = 1;
-			need--;
+	if (place > e->place)
+		place = e->place;		/* not of this step */
+	if (e->low == UINT64_MAX)
+		e->pf_next = e->stash.n;	/* backward begins */
+	if (place < e->low)
+		e->low = place;
+	allow = e->place - e->low + e->cfg.prefetch;
+	while (e->pf_next > 0) {
+		x = &e->stash.entries[e->pf_next - 1];
+		if (x->where != OFFLOAD_HOST || x->refs == 0 || x->requested) {
+			e->pf_next--;
+			continue;
 		}
+		if (e->stash.bwd_bytes + e->pf_bytes + x->bytes > allow)
+			break;
+		if (offload_request(e, VRAMTRACE_OFFLOAD_REQ_ALLOC, x->id,
+		    x->bytes) != 0)
+			return (-1);
+		x->requested = 1;
+		e->pf_bytes += x->bytes;
+		e->pf_next--;
 	}
 	return (0);
+}
+
+int
+vramtrace_offload_reached(struct vramtrace_offload *e, uint64_t place)
+{
+	return (offload_prefetch(e, place));
 }
 
 int
@@ -643,6 +699,7 @@ vramtrace_offload_unpack(struct vramtrace_offload *e, uint64_t id,
 	switch (en->where) {
 	case OFFLOAD_HOST:
 		*bytes = en->bytes;
+		e->st.bwd_waits++;
 		return (VRAMTRACE_OFFLOAD_NEED_BUFFER);
 	case OFFLOAD_BWD:
 		if (e->cfg.use_streams &&
@@ -658,7 +715,7 @@ vramtrace_offload_unpack(struct vramtrace_offload *e, uint64_t id,
 	offload_emit(e, EVENT_OFFLOAD_UNPACK, id, &en->key, en->bytes, compute);
 	if (--en->refs == 0 && offload_release(e, en) != 0)
 		return (-1);
-	if (offload_prefetch(e, en) != 0)
+	if (offload_prefetch(e, en->place) != 0)
 		return (-1);
 	return (rc);
 }
@@ -682,6 +739,8 @@ vramtrace_offload_restore(struct vramtrace_offload *e, uint64_t id,
 		return (offload_fail(e, "cudaMemcpyAsync (host to device)"));
 	if (offload_mark(e, stream, &en->ev_h2d) != 0)
 		return (-1);
+	if (en->requested)
+		e->pf_bytes -= en->bytes;
 	en->requested = 0;
 	offload_stash_move(&e->stash, en, OFFLOAD_BWD);
 	e->st.prefetches++;
