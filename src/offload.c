@@ -53,6 +53,7 @@ struct vramtrace_offload {
 	struct offload_event_pool	 events;
 	struct offload_slab		 slab;
 	struct offload_dedupe		 dedupe;
+	struct offload_dedupe		 kept;	/* keys kept this step */
 	struct offload_stash		 stash;
 	struct offload_budget		 budget;
 
@@ -66,11 +67,9 @@ struct vramtrace_offload {
 	size_t				 hreq;	/* next request to hand out */
 
 	struct vramtrace_offload_stats	 st;
-	uint64_t			 place;	/* saved bytes packed this step */
 	uint64_t			 kept_bytes;	/* kept this step */
-	uint64_t			 low;	/* lowest place backward used */
 	size_t				 pf_next; /* no prefetch from here up */
-	uint64_t			 pf_bytes;	/* ALLOCs not restored */
+	int				 backward;	/* _reached() was called */
 	uint64_t			 host_live;	/* this step */
 	uint64_t			 host_peak;	/* any step */
 	int				 inside;
@@ -424,6 +423,7 @@ offload_engine_create(const struct offload_ops *ops,
 	offload_event_init(&e->events, &e->ops);
 	offload_slab_init(&e->slab, 0, 0);
 	offload_dedupe_init(&e->dedupe);
+	offload_dedupe_init(&e->kept);
 	offload_stash_init(&e->stash);
 	offload_budget_init(&e->budget, cfg->budget);
 	if (e->cfg.use_streams &&
@@ -455,6 +455,7 @@ vramtrace_offload_free(struct vramtrace_offload *e)
 	if (e->h2d != 0)
 		e->ops.stream_destroy(e->ops.arg, e->h2d);
 	offload_stash_free(&e->stash);
+	offload_dedupe_clear(&e->kept);
 	offload_budget_free(&e->budget);
 	free(e->own);
 	free(e->req);
@@ -476,8 +477,9 @@ vramtrace_offload_enter(struct vramtrace_offload *e)
 	if (offload_slab_size(e) != 0)
 		return (-1);
 	offload_budget_step(&e->budget);
-	e->place = e->kept_bytes = e->pf_bytes = 0;
-	e->low = UINT64_MAX;
+	offload_dedupe_clear(&e->kept);
+	e->kept_bytes = 0;
+	e->backward = 0;
 	e->st.step++;
 	e->inside = 1;
 	return (0);
@@ -496,7 +498,6 @@ vramtrace_offload_exit(struct vramtrace_offload *e)
 	if (offload_sync(e) != 0)
 		return (-1);
 	offload_forget_allocs(e);
-	e->pf_bytes = 0;
 	for (i = 0; i < e->stash.n; i++) {
 		en = &e->stash.entries[i];
 		en->requested = 0;
@@ -517,18 +518,14 @@ vramtrace_offload_exit(struct vramtrace_offload *e)
 	return (rc);
 }
 
-/* Keep a tensor of bytes on the GPU; *place is where it was packed. */
 static int
-offload_keep(struct vramtrace_offload *e, uint64_t bytes, int fixed,
-    uint64_t *place)
+offload_keep(struct vramtrace_offload *e, uint64_t bytes, int fixed)
 {
 	e->st.kept++;
 	e->st.kept_bytes += bytes;
 	e->kept_bytes += bytes;
 	if (fixed)
 		offload_budget_fixed(&e->budget, bytes);
-	*place = e->place;
-	e->place += bytes;
 	return (VRAMTRACE_OFFLOAD_KEPT);
 }
 
@@ -603,7 +600,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	offload_emit(e, EVENT_OFFLOAD_PACK, 0, &k, t->bytes, compute);
 	if (!e->inside || (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP) ||
 	    t->bytes < e->cfg.min_offload_size)
-		return (offload_keep(e, t->bytes, 1, id));
+		return (offload_keep(e, t->bytes, 1));
 
 	if (offload_dedupe_find(&e->dedupe, &k, !BROKEN(e, DEDUPE_GENERATION),
 	    &hit) && (en = offload_stash_get(&e->stash, hit)) != NULL &&
@@ -615,8 +612,21 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 		*id = hit;
 		return (VRAMTRACE_OFFLOAD_DEDUPED);
 	}
-	if (!offload_budget_decide(&e->budget, t->bytes))
-		return (offload_keep(e, t->bytes, 0, id));
+	/*
+	 * Another view of a storage the budget kept is kept too, and is no
+	 * new candidate: each step then sees the sequence the budget learnt.
+	 */
+	if (offload_dedupe_find(&e->kept, &k, 1, &hit)) {
+		e->st.kept++;
+		return (VRAMTRACE_OFFLOAD_KEPT);
+	}
+	if (!offload_budget_decide(&e->budget, t->bytes)) {
+		if (offload_dedupe_insert(&e->kept, &k, 0) < 0) {
+			snprintf(e->error, sizeof e->error, "out of memory");
+			return (-1);
+		}
+		return (offload_keep(e, t->bytes, 0));
+	}
 
 	if ((en = offload_stash_add(&e->stash)) == NULL) {
 		snprintf(e->error, sizeof e->error, "out of memory");
@@ -625,8 +635,6 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	en->key = k;
 	en->bytes = t->bytes;
 	en->refs = 1;
-	en->place = e->place;
-	e->place += t->bytes;
 	if (offload_host_get(e, en) != 0 ||
 	    (rc = offload_copy_out(e, en, t->src, compute)) < 0) {
 		offload_stash_move(&e->stash, en, OFFLOAD_GONE);
@@ -637,51 +645,39 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 }
 
 /*
- * Backward used the tensor packed at place.  Backward has freed (about)
- * the saved bytes packed after the lowest place it used; bring back the
- * host copies it needs next, last packed first, while what is brought back
- * and not yet used stays within that plus cfg.prefetch, so that the
- * copies run ahead of backward without raising the peak.  pf_next only
- * moves down: an entry passed over (still held, gone) needs no prefetch,
- * and one unpacked before its turn was restored on demand.
+ * Bring back the host copies backward needs next, last packed first, as
+ * long as their bytes fit room plus cfg.prefetch.  pf_next only moves
+ * down: an entry passed over (its source still held, or gone) needs no
+ * prefetch, and one unpacked before its turn was restored on demand.
  */
-static int
-offload_prefetch(struct vramtrace_offload *e, uint64_t place)
+int
+vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
 {
 	struct offload_entry	*x;
-	uint64_t		 allow;
+	int64_t			 left = room + (int64_t)e->cfg.prefetch;
 
 	if (!e->cfg.use_streams || !e->inside)
 		return (0);
-	if (place > e->place)
-		place = e->place;		/* not of this step */
-	if (e->low == UINT64_MAX)
-		e->pf_next = e->stash.n;	/* backward begins */
-	if (place < e->low)
-		e->low = place;
-	allow = e->place - e->low + e->cfg.prefetch;
+	if (!e->backward) {
+		e->backward = 1;
+		e->pf_next = e->stash.n;
+	}
 	while (e->pf_next > 0) {
 		x = &e->stash.entries[e->pf_next - 1];
 		if (x->where != OFFLOAD_HOST || x->refs == 0 || x->requested) {
 			e->pf_next--;
 			continue;
 		}
-		if (e->stash.bwd_bytes + e->pf_bytes + x->bytes > allow)
+		if ((int64_t)x->bytes > left)
 			break;
 		if (offload_request(e, VRAMTRACE_OFFLOAD_REQ_ALLOC, x->id,
 		    x->bytes) != 0)
 			return (-1);
 		x->requested = 1;
-		e->pf_bytes += x->bytes;
+		left -= (int64_t)x->bytes;
 		e->pf_next--;
 	}
 	return (0);
-}
-
-int
-vramtrace_offload_reached(struct vramtrace_offload *e, uint64_t place)
-{
-	return (offload_prefetch(e, place));
 }
 
 int
@@ -715,8 +711,6 @@ vramtrace_offload_unpack(struct vramtrace_offload *e, uint64_t id,
 	offload_emit(e, EVENT_OFFLOAD_UNPACK, id, &en->key, en->bytes, compute);
 	if (--en->refs == 0 && offload_release(e, en) != 0)
 		return (-1);
-	if (offload_prefetch(e, en->place) != 0)
-		return (-1);
 	return (rc);
 }
 
@@ -739,11 +733,10 @@ vramtrace_offload_restore(struct vramtrace_offload *e, uint64_t id,
 		return (offload_fail(e, "cudaMemcpyAsync (host to device)"));
 	if (offload_mark(e, stream, &en->ev_h2d) != 0)
 		return (-1);
-	if (en->requested)
-		e->pf_bytes -= en->bytes;
 	en->requested = 0;
 	offload_stash_move(&e->stash, en, OFFLOAD_BWD);
 	e->st.prefetches++;
+	e->st.restored_bytes += en->bytes;
 	offload_emit(e, EVENT_OFFLOAD_PREFETCH, id, &en->key, en->bytes, stream);
 	return (0);
 }

@@ -144,7 +144,6 @@ enum offload_where {
 };
 struct offload_entry {
 	uint64_t		id;
-	uint64_t		place;		/* saved bytes packed before it */
 	struct offload_key	key;
 	uint64_t		bytes;
 	uint64_t		host;		/* host address of the copy */
@@ -167,7 +166,6 @@ struct offload_stash {
 	size_t			 nbwd;
 	size_t			 live;		/* not GONE */
 	uint64_t		 fwd_bytes;	/* of the FWD entries */
-	uint64_t		 bwd_bytes;	/* of the BWD entries */
 };
 void	 offload_stash_init(struct offload_stash *);
 void	 offload_stash_free(struct offload_stash *);

@@ -115,13 +115,15 @@ def measure(make_ctx):
             fwd.append(marks[0].elapsed_time(marks[1]))
             bwd.append(marks[1].elapsed_time(marks[2]))
     peak = torch.cuda.max_memory_allocated()
-    stats = ctx.stats() if hasattr(ctx, "stats") else {}
+    before = ctx.stats() if hasattr(ctx, "stats") else {}
     busy = copy_busy(step)
+    # The profiled step's own counters: a steady step, not the first.
+    st = {k: v - before[k] for k, v in ctx.stats().items()} if before else {}
     del model, opt, x, ctx
     torch.cuda.empty_cache()
     return dict(ms=statistics.median(times) * 1e3, gb=peak / GB,
                 fwd=statistics.median(fwd), bwd=statistics.median(bwd),
-                st=stats, busy=busy)
+                st=st, busy=busy)
 
 
 def bandwidth():
@@ -140,10 +142,6 @@ def bandwidth():
     return out
 
 
-def per_step(st, name):
-    return st[name] / (st["step"] or 1)
-
-
 def main():
     print("device: %s, torch %s" % (torch.cuda.get_device_name(),
                                      torch.__version__))
@@ -157,33 +155,32 @@ def main():
         lambda m: torch.autograd.graph.save_on_cpu(pin_memory=True))))
     r = measure(lambda m: OffloadActivations(model=m))
     rows.append(("engine (defaults)", r))
-    total = per_step(r["st"], "offloaded_bytes") + per_step(r["st"],
-                                                            "kept_bytes")
-    for save in [float(a) for a in sys.argv[1:]] or (0.8, 1.5, 2.2, 2.9):
+    total = r["st"]["offloaded_bytes"] + r["st"]["kept_bytes"]
+    for save in [float(a) for a in sys.argv[1:]] or (0.8, 1.5, 2.2, 2.9, 3.3):
         budget = int(total - save * GB)
         rows.append(("budget, offload ~%.1f GB" % save, measure(
             lambda m: OffloadActivations(model=m, budget=budget))))
-    head = ("mode", "ms", "peak GB", "saved", "fwd", "bwd", "copied GB",
-            "d2h GB/s", "h2d GB/s", "bound ms", "waits f/b")
-    fmt = "%-30s %6s %7s %6s %5s %5s %9s %8s %8s %8s %9s"
+    head = ("mode", "ms", "peak GB", "saved", "fwd", "bwd", "out GB",
+            "in GB", "d2h GB/s", "h2d GB/s", "bound ms", "waits f/b")
+    fmt = "%-28s %6s %7s %6s %5s %5s %6s %6s %8s %8s %8s %9s"
     print(fmt % head)
     opt_ms = base["ms"] - base["fwd"] - base["bwd"]
     for name, r in rows:
         st, busy = r["st"], r["busy"]
-        moved = per_step(st, "offloaded_bytes") / GB if st else 0.0
+        out = st.get("offloaded_bytes", 0) / GB
+        back = st.get("restored_bytes", 0) / GB
         bound = waits = "-"
         if st:
             # max(forward, copies out) + max(backward, copies in) + rest
-            bound = "%.1f" % (max(base["fwd"], 1e3 * moved / d2h) +
-                              max(base["bwd"], 1e3 * moved / h2d) + opt_ms)
-            waits = "%d/%d" % (per_step(st, "fwd_waits"),
-                               per_step(st, "bwd_waits"))
-        rate = ["%.1f" % (moved / (b / 1e3)) if st and b > 0 else "-"
-                for b in busy]
+            bound = "%.1f" % (max(base["fwd"], 1e3 * out / d2h) +
+                              max(base["bwd"], 1e3 * back / h2d) + opt_ms)
+            waits = "%d/%d" % (st["fwd_waits"], st["bwd_waits"])
+        rate = ["%.1f" % (n / (b / 1e3)) if st and b > 0 else "-"
+                for n, b in zip((out, back), busy)]
         print(fmt % (name, "%.1f" % r["ms"], "%.2f" % r["gb"],
                      "%.2f" % (base["gb"] - r["gb"]), "%.1f" % r["fwd"],
-                     "%.1f" % r["bwd"], "%.2f" % moved, rate[0], rate[1],
-                     bound, waits))
+                     "%.1f" % r["bwd"], "%.2f" % out, "%.2f" % back,
+                     rate[0], rate[1], bound, waits))
 
 
 if __name__ == "__main__":

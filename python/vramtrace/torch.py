@@ -82,8 +82,8 @@ _STAT_NAMES = ("step packs offloads offloaded_bytes kept kept_bytes "
                "dedupe_hits dedupe_releases reaps unpacks prefetches "
                "pool_fallbacks host_allocs self_waits exit_syncs "
                "dropped_entries live_entries fwd_stash bwd_stash slab_bytes "
-               "slab_used dedupe_keys events budget_cutoff fwd_waits "
-               "bwd_waits").split()
+               "slab_used dedupe_keys events budget_cutoff restored_bytes "
+               "fwd_waits bwd_waits").split()
 
 
 class _Stats(ctypes.Structure):
@@ -123,7 +123,7 @@ def load_library():
         "vramtrace_offload_exit": (I, [P]),
         "vramtrace_offload_pack": (I, [P, ctypes.POINTER(_Tensor), U64,
                                        ctypes.POINTER(U64)]),
-        "vramtrace_offload_reached": (I, [P, U64]),
+        "vramtrace_offload_reached": (I, [P, ctypes.c_int64]),
         "vramtrace_offload_unpack": (I, [P, U64, U64, ctypes.POINTER(U64)]),
         "vramtrace_offload_restore": (I, [P, U64, U64, U64]),
         "vramtrace_offload_next": (I, [P, ctypes.POINTER(_Request)]),
@@ -205,8 +205,9 @@ class OffloadActivations(saved_tensors_hooks):
     are done; in budget mode the budget bounds them instead).  Ours: budget
     (bytes of saved activations to keep on the GPU; only the earliest
     tensors beyond it are offloaded, learned over one step), slab_bytes
-    (pinned slab; None: sized after the first step), prefetch (bytes brought
-    back ahead of backward beyond what backward has freed), model (its
+    (pinned slab; None: sized after the first step), prefetch (bytes that
+    tensors brought back ahead may add to what the GPU held when backward
+    began), model (its
     parameters' and buffers' storages stay on the GPU), breaks (test only:
     a comma list of invariants to switch off).
 
@@ -242,8 +243,7 @@ class OffloadActivations(saved_tensors_hooks):
         self._held = {}
         self._gens = _Generations()
         self._dtypes = {}
-        self._places = {}
-        self._low = 0
+        self._ceiling = None
         self._desc = _Tensor()
         self._req = _Request()
         self._id = ctypes.c_uint64()
@@ -316,8 +316,7 @@ class OffloadActivations(saved_tensors_hooks):
         self._check(self._lib.vramtrace_offload_enter(self._engine))
         self._service()
         self._gens.clear()
-        self._places.clear()
-        self._low = 1 << 64
+        self._ceiling = None
         super().__enter__()
         return self
 
@@ -351,8 +350,10 @@ class OffloadActivations(saved_tensors_hooks):
             boff = off
         else:
             if span > 2 * nbytes:
-                # Little of a large storage: copy only what it shows.
-                src = t.contiguous()
+                # Little of a large storage: copy only what it shows,
+                # dense in the same order of dimensions (the same matmul
+                # kernels read it back).
+                src = t.clone()
                 stride, span = src.stride(), nbytes
                 soff = src.storage_offset()
                 d.src = src.data_ptr()
@@ -371,7 +372,6 @@ class OffloadActivations(saved_tensors_hooks):
         rc = self._check(self._lib.vramtrace_offload_pack(
             self._engine, ctypes.byref(d), stream, ctypes.byref(self._id)))
         if rc == _KEPT:
-            self._places[id(t)] = self._id.value
             self._service(stream)
             return t
         tid = self._id.value
@@ -380,15 +380,21 @@ class OffloadActivations(saved_tensors_hooks):
         self._service(stream)
         return _Handle(tid, t.dtype, shape, stride, soff, boff, t.device)
 
+    def _prefetch(self, device):
+        """Let the engine bring back what backward needs next, on the
+        memory backward freed since it began."""
+        used = torch.cuda.memory_allocated(device)
+        if self._ceiling is None:
+            self._ceiling = used
+        self._check(self._lib.vramtrace_offload_reached(
+            self._engine, self._ceiling - used))
+        self._service()
+
     def _unpack(self, h):
         lib, e = self._lib, self._engine
         if isinstance(h, torch.Tensor):
-            # Backward got this far: bring back what it needs next.
-            place = self._places.get(id(h))
-            if place is not None and place < self._low:
-                self._low = place
-                self._check(lib.vramtrace_offload_reached(e, place))
-                self._service()
+            if h.is_cuda:
+                self._prefetch(h.device)
             return h
         stream = torch.cuda.current_stream(h.device).cuda_stream
         n = ctypes.c_uint64()
@@ -403,6 +409,7 @@ class OffloadActivations(saved_tensors_hooks):
                                                           ctypes.byref(n)))
         t = self._held[h.id]
         self._service(stream)
+        self._prefetch(h.device)
         if rc == _FROM_STASH:
             return torch.empty(0, dtype=h.dtype, device=h.device).set_(
                 t.untyped_storage(), h.soff, h.shape, h.stride)
