@@ -31,6 +31,14 @@
  *    second (sized from the first step's peak).  Packing takes blocks from
  *    it; only a full slab makes it allocate, recorded as POOL_FALLBACK.
  *
+ * Overlap.  Forward lets a source go as soon as its copy is seen done
+ * (cudaEventQuery at every pack, kept tensors' too); compute waits on a
+ * copy only while the forward stash is over its bound (offload_stash_over).
+ * Backward tells the engine how much memory it freed since it began
+ * (vramtrace_offload_reached, at every unpack) and the engine asks for the
+ * next host copies, last packed first, within that room plus cfg.prefetch,
+ * so copies back run ahead without raising the peak.
+ *
  * Every decision is sent as an EVENT_OFFLOAD record through client.h.
  */
 #include "config.h"
@@ -271,12 +279,15 @@ offload_release(struct vramtrace_offload *e, struct offload_entry *en)
 	return (0);
 }
 
-/* Let go of en's GPU source once compute has waited for its copy. */
+/*
+ * Let go of en's GPU source once compute has waited for its copy (no wait
+ * when the copy was seen done).
+ */
 static int
 offload_reap(struct vramtrace_offload *e, struct offload_entry *en,
-    uint64_t compute)
+    uint64_t compute, int done)
 {
-	if (offload_wait(e, compute, en->ev_d2h) != 0)
+	if (!done && offload_wait(e, compute, en->ev_d2h) != 0)
 		return (-1);
 	if (!BROKEN(e, DEDUPE_GENERATION))
 		offload_release_key(e, en);
@@ -303,27 +314,32 @@ offload_stash_over(struct vramtrace_offload *e)
 }
 
 /*
- * Let go of the sources whose copies are done (oldest first, never the one
- * just stashed), then of the oldest ones while the forward stash is over
- * its bound (compute then waits for their copies: that bound is what makes
- * offload lower the peak).
+ * Let go of the sources whose copies are done (oldest first, never newest,
+ * the one just stashed), then, with a compute stream, of the oldest ones
+ * while the forward stash is over its bound (compute then waits for their
+ * copies: that bound is what makes offload lower the peak).  Runs at every
+ * pack, kept tensors' too: in budget mode the offloaded tensors come first
+ * and their sources must go while forward goes on keeping the rest.
  */
 static int
 offload_reap_some(struct vramtrace_offload *e, struct offload_entry *newest,
     uint64_t compute)
 {
 	struct offload_entry	*old;
+	int			 done;
 
-	while ((old = offload_stash_oldest_fwd(&e->stash)) != newest) {
-		if (!offload_event_done(&e->events, old->ev_d2h)) {
-			if (!offload_stash_over(e))
+	while ((old = offload_stash_oldest_fwd(&e->stash)) != NULL &&
+	    old != newest) {
+		done = offload_event_done(&e->events, old->ev_d2h);
+		if (!done) {
+			if (compute == EVENT_NONE || !offload_stash_over(e))
 				break;
 			e->st.fwd_waits++;
 		}
-		if (offload_reap(e, old, compute) != 0)
+		if (offload_reap(e, old, compute, done) != 0)
 			return (-1);
 	}
-	return (VRAMTRACE_OFFLOAD_STASHED);
+	return (0);
 }
 
 static int
@@ -579,7 +595,9 @@ offload_copy_out(struct vramtrace_offload *e, struct offload_entry *en,
 	en->has_key = rc == 1;
 	offload_emit(e, EVENT_OFFLOAD_STASH, en->id, &en->key, en->bytes,
 	    stream);
-	return (offload_reap_some(e, en, compute));
+	if (offload_reap_some(e, en, compute) != 0)
+		return (-1);
+	return (VRAMTRACE_OFFLOAD_STASHED);
 }
 
 int
@@ -598,6 +616,8 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	offload_key_from(&k, t);
 	e->st.packs++;
 	offload_emit(e, EVENT_OFFLOAD_PACK, 0, &k, t->bytes, compute);
+	if (e->inside && offload_reap_some(e, NULL, compute) != 0)
+		return (-1);
 	if (!e->inside || (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP) ||
 	    t->bytes < e->cfg.min_offload_size)
 		return (offload_keep(e, t->bytes, 1));
@@ -662,6 +682,8 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
 		e->backward = 1;
 		e->pf_next = e->stash.n;
 	}
+	if (offload_reap_some(e, NULL, EVENT_NONE) != 0)
+		return (-1);
 	while (e->pf_next > 0) {
 		x = &e->stash.entries[e->pf_next - 1];
 		if (x->where != OFFLOAD_HOST || x->refs == 0 || x->requested) {
