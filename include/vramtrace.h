@@ -60,8 +60,8 @@ struct vramtrace_offload_config {
 	uint64_t	slab_bytes;	/* pinned slab; 0: sized after step 1 */
 	uint64_t	min_offload_size; /* smaller tensors stay on the GPU */
 	int64_t		budget;		/* bytes kept on the GPU; -1: off */
+	uint64_t	prefetch;	/* bytes brought back beyond room */
 	uint32_t	max_fwd_stash;	/* GPU sources kept alive, at least 1 */
-	uint32_t	prefetch;	/* tensors brought back ahead */
 	uint32_t	breaks;		/* VRAMTRACE_OFFLOAD_BREAK_* */
 	int32_t		use_streams;	/* copy on side streams */
 	int32_t		use_pin_memory;	/* pinned (page-locked) host memory */
@@ -131,12 +131,15 @@ struct vramtrace_offload_stats {
 	uint64_t	dedupe_keys;
 	uint64_t	events;		/* CUDA events created */
 	uint64_t	budget_cutoff;	/* candidates offloaded; -1: all */
+	uint64_t	restored_bytes;	/* host-to-device bytes */
+	uint64_t	fwd_waits;	/* forward waited on a running copy */
+	uint64_t	bwd_waits;	/* unpacked before its prefetch */
 };
 
 /*
  * Fill cfg with the defaults (the TRL ones: min_offload_size 1024,
  * max_fwd_stash 5, streams and pinned memory on; no budget; slab sized
- * after the first step; prefetch 2) and apply the environment:
+ * after the first step; prefetch 128 MiB) and apply the environment:
  * VRAMTRACE_OFFLOAD_SLAB, _MIN_SIZE, _BUDGET (bytes, suffixes K M G),
  * _STASH, _PREFETCH and _BREAK (a comma list of dedupe-generation,
  * exit-cleanup, stream-wait, slab).  Returns -1 if a variable is malformed
@@ -185,10 +188,28 @@ int	 vramtrace_offload_exit(struct vramtrace_offload *e);
  * compute.  Returns VRAMTRACE_OFFLOAD_KEPT (*id untouched), _STASHED (hold
  * the source tensor under *id until a DROP), _COPIED or _DEDUPED (*id names
  * the earlier live tensor with the same key), or -1.
+ *
+ * Forward never waits on a copy it need not: a source is let go as soon as
+ * its copy is seen done (queried, never waited on); compute waits for the
+ * oldest copy only while the forward stash is over its bound, which is
+ * max_fwd_stash sources, or in budget mode the budget (bytes kept plus
+ * sources still held).
  */
 int	 vramtrace_offload_pack(struct vramtrace_offload *e,
 	     const struct vramtrace_offload_tensor *t, uint64_t compute,
 	     uint64_t *id);
+
+/*
+ * Backward is running (call it at every unpack, kept tensors included) and
+ * room more bytes may be allocated on the GPU without going over what was
+ * allocated when backward began (negative when over).  Brings back ahead
+ * (ALLOC requests) the offloaded tensors backward needs next, last packed
+ * first, as long as their bytes fit room plus cfg->prefetch: copies run
+ * ahead of backward on the memory backward frees, so they neither raise
+ * the peak nor make backward wait.  Returns 0, or -1.
+ */
+int	 vramtrace_offload_reached(struct vramtrace_offload *e,
+	     int64_t room);
 
 /*
  * Autograd wants tensor id back on stream compute.  Returns _FROM_STASH

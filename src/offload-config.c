@@ -72,7 +72,7 @@ offload_config_env(const char *name, uint64_t *out)
 int
 vramtrace_offload_config_init(struct vramtrace_offload_config *cfg)
 {
-	uint64_t	 slab = 0, min = 1024, stash = 5, prefetch = 2;
+	uint64_t	 slab = 0, min = 1024, stash = 5, prefetch = 128 << 20;
 	uint64_t	 budget = UINT64_MAX;
 	const char	*s;
 	int		 rc = 0;
@@ -89,7 +89,7 @@ vramtrace_offload_config_init(struct vramtrace_offload_config *cfg)
 	cfg->budget = budget > INT64_MAX ? -1 : (int64_t)budget;
 	cfg->max_fwd_stash = stash == 0 ? 1 : stash > 1024 ? 1024 :
 	    (uint32_t)stash;
-	cfg->prefetch = prefetch > 1024 ? 1024 : (uint32_t)prefetch;
+	cfg->prefetch = prefetch;
 	cfg->use_streams = 1;
 	cfg->use_pin_memory = 1;
 	if ((s = getenv("VRAMTRACE_OFFLOAD_BREAK")) != NULL &&

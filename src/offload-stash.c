@@ -15,7 +15,9 @@
  * state OFFLOAD_BWD: the caller holds a GPU buffer restored from the host
  * copy, waiting for autograd to ask for it.  The counters nfwd, nbwd and
  * live always equal the number of entries in each state, which is what the
- * tests read to show that leaving a context empties every stash.
+ * tests read to show that leaving a context empties every stash; fwd_bytes,
+ * the bytes of the forward stash, bounds in budget mode how far forward
+ * runs ahead of its copies.
  */
 #include "config.h"
 
@@ -51,6 +53,7 @@ offload_stash_reset(struct offload_stash *st)
 	st->base = st->next_id;
 	st->fwd_cursor = 0;
 	st->nfwd = st->nbwd = st->live = 0;
+	st->fwd_bytes = 0;
 }
 
 /*
@@ -98,6 +101,7 @@ offload_stash_move(struct offload_stash *st, struct offload_entry *e,
 	switch (e->where) {
 	case OFFLOAD_FWD:
 		st->nfwd--;
+		st->fwd_bytes -= e->bytes;
 		break;
 	case OFFLOAD_BWD:
 		st->nbwd--;
@@ -109,6 +113,7 @@ offload_stash_move(struct offload_stash *st, struct offload_entry *e,
 	switch (where) {
 	case OFFLOAD_FWD:
 		st->nfwd++;
+		st->fwd_bytes += e->bytes;
 		break;
 	case OFFLOAD_BWD:
 		st->nbwd++;

@@ -31,6 +31,14 @@
  *    second (sized from the first step's peak).  Packing takes blocks from
  *    it; only a full slab makes it allocate, recorded as POOL_FALLBACK.
  *
+ * Overlap.  Forward lets a source go as soon as its copy is seen done
+ * (cudaEventQuery at every pack, kept tensors' too); compute waits on a
+ * copy only while the forward stash is over its bound (offload_stash_over).
+ * Backward tells the engine how much memory it freed since it began
+ * (vramtrace_offload_reached, at every unpack) and the engine asks for the
+ * next host copies, last packed first, within that room plus cfg.prefetch,
+ * so copies back run ahead without raising the peak.
+ *
  * Every decision is sent as an EVENT_OFFLOAD record through client.h.
  */
 #include "config.h"
@@ -53,6 +61,7 @@ struct vramtrace_offload {
 	struct offload_event_pool	 events;
 	struct offload_slab		 slab;
 	struct offload_dedupe		 dedupe;
+	struct offload_dedupe		 kept;	/* keys kept this step */
 	struct offload_stash		 stash;
 	struct offload_budget		 budget;
 
@@ -66,6 +75,9 @@ struct vramtrace_offload {
 	size_t				 hreq;	/* next request to hand out */
 
 	struct vramtrace_offload_stats	 st;
+	uint64_t			 kept_bytes;	/* kept this step */
+	size_t				 pf_next; /* no prefetch from here up */
+	int				 backward;	/* _reached() was called */
 	uint64_t			 host_live;	/* this step */
 	uint64_t			 host_peak;	/* any step */
 	int				 inside;
@@ -267,12 +279,15 @@ offload_release(struct vramtrace_offload *e, struct offload_entry *en)
 	return (0);
 }
 
-/* Let go of en's GPU source once compute has waited for its copy. */
+/*
+ * Let go of en's GPU source once compute has waited for its copy (no wait
+ * when the copy was seen done).
+ */
 static int
 offload_reap(struct vramtrace_offload *e, struct offload_entry *en,
-    uint64_t compute)
+    uint64_t compute, int done)
 {
-	if (offload_wait(e, compute, en->ev_d2h) != 0)
+	if (!done && offload_wait(e, compute, en->ev_d2h) != 0)
 		return (-1);
 	if (!BROKEN(e, DEDUPE_GENERATION))
 		offload_release_key(e, en);
@@ -284,24 +299,47 @@ offload_reap(struct vramtrace_offload *e, struct offload_entry *en,
 }
 
 /*
- * Let go of the sources whose copies are done (oldest first, never the one
- * just stashed), then of the oldest ones while the forward stash is over
- * its depth (compute then waits for their copies: that bound is what makes
- * offload lower the peak).
+ * Whether the forward stash is over its bound: in budget mode, once the
+ * step's selection is known, the bytes kept plus the sources held must fit
+ * the budget (forward runs ahead of its copies as far as the budget lets
+ * it); otherwise max_fwd_stash sources.
+ */
+static int
+offload_stash_over(struct vramtrace_offload *e)
+{
+	if (e->budget.budget >= 0 && e->budget.cutoff != SIZE_MAX)
+		return (e->kept_bytes + e->stash.fwd_bytes >
+		    (uint64_t)e->budget.budget);
+	return (e->stash.nfwd > e->cfg.max_fwd_stash);
+}
+
+/*
+ * Let go of the sources whose copies are done (oldest first, never newest,
+ * the one just stashed), then, with a compute stream, of the oldest ones
+ * while the forward stash is over its bound (compute then waits for their
+ * copies: that bound is what makes offload lower the peak).  Runs at every
+ * pack, kept tensors' too: in budget mode the offloaded tensors come first
+ * and their sources must go while forward goes on keeping the rest.
  */
 static int
 offload_reap_some(struct vramtrace_offload *e, struct offload_entry *newest,
     uint64_t compute)
 {
 	struct offload_entry	*old;
+	int			 done;
 
-	while ((old = offload_stash_oldest_fwd(&e->stash)) != newest &&
-	    (offload_event_done(&e->events, old->ev_d2h) ||
-	    e->stash.nfwd > e->cfg.max_fwd_stash)) {
-		if (offload_reap(e, old, compute) != 0)
+	while ((old = offload_stash_oldest_fwd(&e->stash)) != NULL &&
+	    old != newest) {
+		done = offload_event_done(&e->events, old->ev_d2h);
+		if (!done) {
+			if (compute == EVENT_NONE || !offload_stash_over(e))
+				break;
+			e->st.fwd_waits++;
+		}
+		if (offload_reap(e, old, compute, done) != 0)
 			return (-1);
 	}
-	return (VRAMTRACE_OFFLOAD_STASHED);
+	return (0);
 }
 
 static int
@@ -401,6 +439,7 @@ offload_engine_create(const struct offload_ops *ops,
 	offload_event_init(&e->events, &e->ops);
 	offload_slab_init(&e->slab, 0, 0);
 	offload_dedupe_init(&e->dedupe);
+	offload_dedupe_init(&e->kept);
 	offload_stash_init(&e->stash);
 	offload_budget_init(&e->budget, cfg->budget);
 	if (e->cfg.use_streams &&
@@ -432,6 +471,7 @@ vramtrace_offload_free(struct vramtrace_offload *e)
 	if (e->h2d != 0)
 		e->ops.stream_destroy(e->ops.arg, e->h2d);
 	offload_stash_free(&e->stash);
+	offload_dedupe_clear(&e->kept);
 	offload_budget_free(&e->budget);
 	free(e->own);
 	free(e->req);
@@ -453,6 +493,9 @@ vramtrace_offload_enter(struct vramtrace_offload *e)
 	if (offload_slab_size(e) != 0)
 		return (-1);
 	offload_budget_step(&e->budget);
+	offload_dedupe_clear(&e->kept);
+	e->kept_bytes = 0;
+	e->backward = 0;
 	e->st.step++;
 	e->inside = 1;
 	return (0);
@@ -496,6 +539,7 @@ offload_keep(struct vramtrace_offload *e, uint64_t bytes, int fixed)
 {
 	e->st.kept++;
 	e->st.kept_bytes += bytes;
+	e->kept_bytes += bytes;
 	if (fixed)
 		offload_budget_fixed(&e->budget, bytes);
 	return (VRAMTRACE_OFFLOAD_KEPT);
@@ -551,7 +595,9 @@ offload_copy_out(struct vramtrace_offload *e, struct offload_entry *en,
 	en->has_key = rc == 1;
 	offload_emit(e, EVENT_OFFLOAD_STASH, en->id, &en->key, en->bytes,
 	    stream);
-	return (offload_reap_some(e, en, compute));
+	if (offload_reap_some(e, en, compute) != 0)
+		return (-1);
+	return (VRAMTRACE_OFFLOAD_STASHED);
 }
 
 int
@@ -570,6 +616,8 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	offload_key_from(&k, t);
 	e->st.packs++;
 	offload_emit(e, EVENT_OFFLOAD_PACK, 0, &k, t->bytes, compute);
+	if (e->inside && offload_reap_some(e, NULL, compute) != 0)
+		return (-1);
 	if (!e->inside || (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP) ||
 	    t->bytes < e->cfg.min_offload_size)
 		return (offload_keep(e, t->bytes, 1));
@@ -584,8 +632,21 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 		*id = hit;
 		return (VRAMTRACE_OFFLOAD_DEDUPED);
 	}
-	if (!offload_budget_decide(&e->budget, t->bytes))
+	/*
+	 * Another view of a storage the budget kept is kept too, and is no
+	 * new candidate: each step then sees the sequence the budget learnt.
+	 */
+	if (offload_dedupe_find(&e->kept, &k, 1, &hit)) {
+		e->st.kept++;
+		return (VRAMTRACE_OFFLOAD_KEPT);
+	}
+	if (!offload_budget_decide(&e->budget, t->bytes)) {
+		if (offload_dedupe_insert(&e->kept, &k, 0) < 0) {
+			snprintf(e->error, sizeof e->error, "out of memory");
+			return (-1);
+		}
 		return (offload_keep(e, t->bytes, 0));
+	}
 
 	if ((en = offload_stash_add(&e->stash)) == NULL) {
 		snprintf(e->error, sizeof e->error, "out of memory");
@@ -603,27 +664,40 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	return (rc);
 }
 
-/* After en was unpacked, bring back the entries backward needs next. */
-static int
-offload_prefetch(struct vramtrace_offload *e, struct offload_entry *en)
+/*
+ * Bring back the host copies backward needs next, last packed first, as
+ * long as their bytes fit room plus cfg.prefetch.  pf_next only moves
+ * down: an entry passed over (its source still held, or gone) needs no
+ * prefetch, and one unpacked before its turn was restored on demand.
+ */
+int
+vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
 {
 	struct offload_entry	*x;
-	size_t			 i = (size_t)(en - e->stash.entries);
-	uint32_t		 need = e->cfg.prefetch;
+	int64_t			 left = room + (int64_t)e->cfg.prefetch;
 
-	if (!e->cfg.use_streams)
+	if (!e->cfg.use_streams || !e->inside)
 		return (0);
-	while (i > 0 && need > 0) {
-		x = &e->stash.entries[--i];
-		if (x->where == OFFLOAD_BWD || x->requested)
-			need--;
-		else if (x->where == OFFLOAD_HOST && x->refs > 0) {
-			if (offload_request(e, VRAMTRACE_OFFLOAD_REQ_ALLOC,
-			    x->id, x->bytes) != 0)
-				return (-1);
-			x->requested = 1;
-			need--;
+	if (!e->backward) {
+		e->backward = 1;
+		e->pf_next = e->stash.n;
+	}
+	if (offload_reap_some(e, NULL, EVENT_NONE) != 0)
+		return (-1);
+	while (e->pf_next > 0) {
+		x = &e->stash.entries[e->pf_next - 1];
+		if (x->where != OFFLOAD_HOST || x->refs == 0 || x->requested) {
+			e->pf_next--;
+			continue;
 		}
+		if ((int64_t)x->bytes > left)
+			break;
+		if (offload_request(e, VRAMTRACE_OFFLOAD_REQ_ALLOC, x->id,
+		    x->bytes) != 0)
+			return (-1);
+		x->requested = 1;
+		left -= (int64_t)x->bytes;
+		e->pf_next--;
 	}
 	return (0);
 }
@@ -643,6 +717,7 @@ vramtrace_offload_unpack(struct vramtrace_offload *e, uint64_t id,
 	switch (en->where) {
 	case OFFLOAD_HOST:
 		*bytes = en->bytes;
+		e->st.bwd_waits++;
 		return (VRAMTRACE_OFFLOAD_NEED_BUFFER);
 	case OFFLOAD_BWD:
 		if (e->cfg.use_streams &&
@@ -657,8 +732,6 @@ vramtrace_offload_unpack(struct vramtrace_offload *e, uint64_t id,
 	e->st.unpacks++;
 	offload_emit(e, EVENT_OFFLOAD_UNPACK, id, &en->key, en->bytes, compute);
 	if (--en->refs == 0 && offload_release(e, en) != 0)
-		return (-1);
-	if (offload_prefetch(e, en) != 0)
 		return (-1);
 	return (rc);
 }
@@ -685,6 +758,7 @@ vramtrace_offload_restore(struct vramtrace_offload *e, uint64_t id,
 	en->requested = 0;
 	offload_stash_move(&e->stash, en, OFFLOAD_BWD);
 	e->st.prefetches++;
+	e->st.restored_bytes += en->bytes;
 	offload_emit(e, EVENT_OFFLOAD_PREFETCH, id, &en->key, en->bytes, stream);
 	return (0);
 }

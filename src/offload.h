@@ -165,6 +165,7 @@ struct offload_stash {
 	size_t			 nfwd;
 	size_t			 nbwd;
 	size_t			 live;		/* not GONE */
+	uint64_t		 fwd_bytes;	/* of the FWD entries */
 };
 void	 offload_stash_init(struct offload_stash *);
 void	 offload_stash_free(struct offload_stash *);

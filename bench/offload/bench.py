@@ -1,8 +1,12 @@
 """Offload benchmark: a transformer (8 layers, d=2048, 16 heads, batch 8,
 seq 1024, bf16 autocast, AdamW).  Median step time over 20 steps after
-warm-up and peak memory (max_memory_allocated) for: no offload,
+warm-up, forward and backward times (CUDA events), peak memory
+(max_memory_allocated), bytes copied and the copies' rate (bytes over
+their device time in a profiled step) for: no offload,
 save_on_cpu(pin_memory=True), the engine with defaults, and budget mode at
-several budgets; plus pinned copy bandwidth each way."""
+several sizes (GB to offload, the arguments); plus pinned copy bandwidth
+each way and, for each engine row, the bound max(forward, bytes out /
+bandwidth) + max(backward, bytes in / bandwidth) + the rest of the step."""
 
 import statistics
 import sys
@@ -58,32 +62,68 @@ class NoCtx:
         return False
 
 
+def copy_busy(step):
+    """Device time of one step's device-to-host and host-to-device copies
+    (ms), from a profiler trace of that step."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    busy = {"DtoH": 0.0, "HtoD": 0.0}
+    for ev in prof.events():
+        for way in busy:
+            if ev.name.startswith("Memcpy " + way):
+                t = getattr(ev, "device_time", None)
+                if t is None:
+                    t = ev.cuda_time
+                busy[way] += t / 1e3
+    return busy["DtoH"], busy["HtoD"]
+
+
 def measure(make_ctx):
+    """Median step, forward and backward times (ms, from CUDA events on
+    the compute stream), peak GB, the engine's stats and the copies'
+    device time in one step."""
     torch.manual_seed(0)
     model = Model().cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     x = torch.randn(BATCH, SEQ, D, device="cuda")
     ctx = make_ctx(model)
-    times = []
-    for step in range(WARM + STEPS):
-        if step == WARM:
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-        t0 = time.perf_counter()
+    marks = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
+
+    def step():
+        marks[0].record()
         opt.zero_grad(set_to_none=True)
         with ctx:
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 loss = model(x)
+            marks[1].record()
             loss.backward()
+            marks[2].record()
         opt.step()
+
+    times, fwd, bwd = [], [], []
+    for i in range(WARM + STEPS):
+        if i == WARM:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+        t0 = time.perf_counter()
+        step()
         torch.cuda.synchronize()
-        if step >= WARM:
+        if i >= WARM:
             times.append(time.perf_counter() - t0)
+            fwd.append(marks[0].elapsed_time(marks[1]))
+            bwd.append(marks[1].elapsed_time(marks[2]))
     peak = torch.cuda.max_memory_allocated()
-    stats = ctx.stats() if hasattr(ctx, "stats") else {}
+    before = ctx.stats() if hasattr(ctx, "stats") else {}
+    busy = copy_busy(step)
+    # The profiled step's own counters: a steady step, not the first.
+    st = {k: v - before[k] for k, v in ctx.stats().items()} if before else {}
     del model, opt, x, ctx
     torch.cuda.empty_cache()
-    return statistics.median(times) * 1e3, peak / GB, stats
+    return dict(ms=statistics.median(times) * 1e3, gb=peak / GB,
+                fwd=statistics.median(fwd), bwd=statistics.median(bwd),
+                st=st, busy=busy)
 
 
 def bandwidth():
@@ -109,31 +149,38 @@ def main():
     print("pinned copies: device-to-host %.1f GB/s, host-to-device %.1f GB/s"
           % (d2h, h2d))
     rows = []
-    base_ms, base_gb, _ = measure(lambda m: NoCtx())
-    rows.append(("no offload", base_ms, base_gb, ""))
-    ms, gb, _ = measure(lambda m: torch.autograd.graph.save_on_cpu(
-        pin_memory=True))
-    rows.append(("save_on_cpu(pin_memory=True)", ms, gb, ""))
-    ms, gb, st = measure(lambda m: OffloadActivations(model=m))
-    per = st["step"] or 1
-    total = (st["offloaded_bytes"] + st["kept_bytes"]) / per
-    rows.append(("vramtrace engine (defaults)", ms, gb,
-                 "%.2f GB offloaded/step, %d fallbacks, %d pinned allocs" % (
-                     st["offloaded_bytes"] / per / GB, st["pool_fallbacks"],
-                     st["host_allocs"])))
-    for save in [float(a) for a in sys.argv[1:]] or (0.8, 1.2, 2.0):
+    base = measure(lambda m: NoCtx())
+    rows.append(("no offload", base))
+    rows.append(("save_on_cpu(pin_memory=True)", measure(
+        lambda m: torch.autograd.graph.save_on_cpu(pin_memory=True))))
+    r = measure(lambda m: OffloadActivations(model=m))
+    rows.append(("engine (defaults)", r))
+    total = r["st"]["offloaded_bytes"] + r["st"]["kept_bytes"]
+    for save in [float(a) for a in sys.argv[1:]] or (0.8, 1.5, 2.2, 2.9, 3.3):
         budget = int(total - save * GB)
-        ms, gb, st = measure(lambda m: OffloadActivations(model=m,
-                                                          budget=budget))
-        per = st["step"] or 1
-        rows.append(("budget %.2f GB (offload ~%.1f GB)" % (
-            budget / GB, save), ms, gb,
-            "%.2f GB offloaded/step" % (st["offloaded_bytes"] / per / GB)))
-    print("%-36s %9s %8s %9s %9s  %s" % ("mode", "step ms", "peak GB",
-                                         "vs base", "saved GB", "notes"))
-    for name, ms, gb, note in rows:
-        print("%-36s %9.1f %8.2f %8.0f%% %9.2f  %s" % (
-            name, ms, gb, 100 * (ms / base_ms - 1), base_gb - gb, note))
+        rows.append(("budget, offload ~%.1f GB" % save, measure(
+            lambda m: OffloadActivations(model=m, budget=budget))))
+    head = ("mode", "ms", "peak GB", "saved", "fwd", "bwd", "out GB",
+            "in GB", "d2h GB/s", "h2d GB/s", "bound ms", "waits f/b")
+    fmt = "%-28s %6s %7s %6s %5s %5s %6s %6s %8s %8s %8s %9s"
+    print(fmt % head)
+    opt_ms = base["ms"] - base["fwd"] - base["bwd"]
+    for name, r in rows:
+        st, busy = r["st"], r["busy"]
+        out = st.get("offloaded_bytes", 0) / GB
+        back = st.get("restored_bytes", 0) / GB
+        bound = waits = "-"
+        if st:
+            # max(forward, copies out) + max(backward, copies in) + rest
+            bound = "%.1f" % (max(base["fwd"], 1e3 * out / d2h) +
+                              max(base["bwd"], 1e3 * back / h2d) + opt_ms)
+            waits = "%d/%d" % (st["fwd_waits"], st["bwd_waits"])
+        rate = ["%.1f" % (n / (b / 1e3)) if st and b > 0 else "-"
+                for n, b in zip((out, back), busy)]
+        print(fmt % (name, "%.1f" % r["ms"], "%.2f" % r["gb"],
+                     "%.2f" % (base["gb"] - r["gb"]), "%.1f" % r["fwd"],
+                     "%.1f" % r["bwd"], "%.2f" % out, "%.2f" % back,
+                     rate[0], rate[1], bound, waits))
 
 
 if __name__ == "__main__":

@@ -49,8 +49,8 @@ class _Config(ctypes.Structure):
     _fields_ = [("slab_bytes", ctypes.c_uint64),
                 ("min_offload_size", ctypes.c_uint64),
                 ("budget", ctypes.c_int64),
+                ("prefetch", ctypes.c_uint64),
                 ("max_fwd_stash", ctypes.c_uint32),
-                ("prefetch", ctypes.c_uint32),
                 ("breaks", ctypes.c_uint32),
                 ("use_streams", ctypes.c_int32),
                 ("use_pin_memory", ctypes.c_int32),
@@ -82,7 +82,8 @@ _STAT_NAMES = ("step packs offloads offloaded_bytes kept kept_bytes "
                "dedupe_hits dedupe_releases reaps unpacks prefetches "
                "pool_fallbacks host_allocs self_waits exit_syncs "
                "dropped_entries live_entries fwd_stash bwd_stash slab_bytes "
-               "slab_used dedupe_keys events budget_cutoff").split()
+               "slab_used dedupe_keys events budget_cutoff restored_bytes "
+               "fwd_waits bwd_waits").split()
 
 
 class _Stats(ctypes.Structure):
@@ -122,6 +123,7 @@ def load_library():
         "vramtrace_offload_exit": (I, [P]),
         "vramtrace_offload_pack": (I, [P, ctypes.POINTER(_Tensor), U64,
                                        ctypes.POINTER(U64)]),
+        "vramtrace_offload_reached": (I, [P, ctypes.c_int64]),
         "vramtrace_offload_unpack": (I, [P, U64, U64, ctypes.POINTER(U64)]),
         "vramtrace_offload_restore": (I, [P, U64, U64, U64]),
         "vramtrace_offload_next": (I, [P, ctypes.POINTER(_Request)]),
@@ -136,12 +138,15 @@ def load_library():
 
 class _Handle:
     """What autograd keeps for an offloaded tensor: the engine's id and
-    how to view the bytes that come back."""
-    __slots__ = ("id", "dtype", "shape", "stride", "device")
+    how to view the bytes that come back: shape and stride, the storage
+    offset in the held source's storage (soff) and in the restored buffer,
+    which starts at the first byte copied (boff)."""
+    __slots__ = ("id", "dtype", "shape", "stride", "soff", "boff", "device")
 
-    def __init__(self, id_, dtype, shape, stride, device):
+    def __init__(self, id_, dtype, shape, stride, soff, boff, device):
         self.id, self.dtype, self.device = id_, dtype, device
-        self.shape, self.stride = shape, stride
+        self.shape, self.stride, self.soff, self.boff = \
+            shape, stride, soff, boff
 
 
 class _Generations:
@@ -166,17 +171,51 @@ class _Generations:
         return self._next
 
 
+# Autograd nodes of views and casts: a tensor reached from a parameter's
+# AccumulateGrad through these alone is that parameter, seen another way.
+_VIEW_NODES = frozenset((
+    "ToCopyBackward0", "TBackward0", "ViewBackward0", "TransposeBackward0",
+    "PermuteBackward0", "ExpandBackward0", "AliasBackward0",
+    "UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1",
+    "UnsafeViewBackward0", "ReshapeAliasBackward0"))
+
+
+def _of_parameter(t):
+    """Whether t is a parameter through views and casts, like autocast's
+    cached weight casts: they stay alive for the whole forward whatever
+    happens to the saved tensor, so offloading them lowers no peak."""
+    fn = t.grad_fn
+    for _ in range(8):
+        if fn is None:
+            return False
+        name = type(fn).__name__
+        if name == "AccumulateGrad":
+            return True
+        if name not in _VIEW_NODES or not fn.next_functions:
+            return False
+        fn = fn.next_functions[0][0]
+    return False
+
+
 class OffloadActivations(saved_tensors_hooks):
     """Offload activations saved for backward to host memory.
 
     Arguments are TRL's: use_pin_memory, use_streams, min_offload_size
     (bytes), max_fwd_stash_size (GPU sources kept alive until their copies
-    are done).  Ours: budget (bytes of saved activations to keep on the GPU;
-    only the earliest tensors beyond it are offloaded, learned over one
-    step), slab_bytes (pinned slab; None: sized after the first step),
-    prefetch (tensors brought back ahead during backward), model (its
+    are done; in budget mode the budget bounds them instead).  Ours: budget
+    (bytes of saved activations to keep on the GPU; only the earliest
+    tensors beyond it are offloaded, learned over one step), slab_bytes
+    (pinned slab; None: sized after the first step), prefetch (bytes that
+    tensors brought back ahead may add to what the GPU held when backward
+    began), model (its
     parameters' and buffers' storages stay on the GPU), breaks (test only:
-    a comma list of invariants to switch off)."""
+    a comma list of invariants to switch off).
+
+    Parameters seen through views and casts (autocast's weight casts) stay
+    on the GPU.  A view that shows most of its storage (q, k and v split
+    from one projection) offloads the whole storage once, shared by every
+    view of it; a view that shows little of a large storage copies only
+    what it shows."""
 
     def __init__(self, use_pin_memory=True, use_streams=True,
                  min_offload_size=1024, max_fwd_stash_size=5, budget=None,
@@ -204,6 +243,7 @@ class OffloadActivations(saved_tensors_hooks):
         self._held = {}
         self._gens = _Generations()
         self._dtypes = {}
+        self._ceiling = None
         self._desc = _Tensor()
         self._req = _Request()
         self._id = ctypes.c_uint64()
@@ -250,11 +290,17 @@ class OffloadActivations(saved_tensors_hooks):
                 continue
             if stream is None:
                 stream = torch.cuda.current_stream().cuda_stream
-            buf = torch.empty(r.bytes, dtype=torch.uint8,
-                              device=torch.device("cuda", self._cfg.device))
+            buf = self._buffer(r.bytes,
+                               torch.device("cuda", self._cfg.device))
             self._held[r.id] = buf
             self._check(lib.vramtrace_offload_restore(e, r.id,
                                                       buf.data_ptr(), stream))
+
+    @staticmethod
+    def _buffer(n, device):
+        """A GPU buffer for n bytes brought back, rounded up so that any
+        dtype can view it."""
+        return torch.empty((n + 15) & ~15, dtype=torch.uint8, device=device)
 
     def stats(self):
         """The engine's counters as a dict (empty before the first step)."""
@@ -270,6 +316,7 @@ class OffloadActivations(saved_tensors_hooks):
         self._check(self._lib.vramtrace_offload_enter(self._engine))
         self._service()
         self._gens.clear()
+        self._ceiling = None
         super().__enter__()
         return self
 
@@ -289,26 +336,37 @@ class OffloadActivations(saved_tensors_hooks):
         storage = t.untyped_storage()
         es = t.element_size()
         shape, stride, off = tuple(t.shape), t.stride(), t.storage_offset()
-        span = 1 + sum((n - 1) * s for n, s in zip(shape, stride))
-        src = t
-        if span * es > 2 * t.numel() * es:
-            # A sparse view of a big storage: copy only what it shows.
-            src = t.contiguous()
-            stride, span = src.stride(), t.numel()
-            first = src.data_ptr()
-        else:
-            first = storage.data_ptr() + off * es
+        nbytes = t.numel() * es
+        span = (1 + sum((n - 1) * s for n, s in zip(shape, stride))) * es
         d = self._desc
         d.storage = storage.data_ptr()
         d.generation = self._gens.of(storage)
-        d.src, d.bytes, d.offset = first, span * es, off
-        d.ndim = len(shape)
-        for i in range(min(len(shape), MAX_DIMS)):
-            d.shape[i], d.stride[i] = shape[i], t.stride()[i]
-        d.dtype = self._dtypes.setdefault(t.dtype, len(self._dtypes))
+        src, soff, boff = t, off, 0
+        if storage.nbytes() <= 4 * nbytes:
+            # Most of the storage: copy all of it, once for every view.
+            d.src, d.bytes, d.offset = d.storage, storage.nbytes(), 0
+            d.ndim, d.dtype = 1, -1
+            d.shape[0], d.stride[0] = d.bytes, 1
+            boff = off
+        else:
+            if span > 2 * nbytes:
+                # Little of a large storage: copy only what it shows,
+                # dense in the same order of dimensions (the same matmul
+                # kernels read it back).
+                src = t.clone()
+                stride, span = src.stride(), nbytes
+                soff = src.storage_offset()
+                d.src = src.data_ptr()
+            else:
+                d.src = d.storage + off * es
+            d.bytes, d.offset = span, off
+            d.ndim = len(shape)
+            for i in range(min(len(shape), MAX_DIMS)):
+                d.shape[i], d.stride[i] = shape[i], t.stride()[i]
+            d.dtype = self._dtypes.setdefault(t.dtype, len(self._dtypes))
         keep = (isinstance(t, torch.nn.Parameter) or
                 (t.is_leaf and t.requires_grad) or
-                d.storage in self._keep_storages)
+                d.storage in self._keep_storages or _of_parameter(t))
         d.flags = _KEEP_FLAG if keep else 0
         stream = torch.cuda.current_stream(t.device).cuda_stream
         rc = self._check(self._lib.vramtrace_offload_pack(
@@ -320,18 +378,30 @@ class OffloadActivations(saved_tensors_hooks):
         if rc == _STASHED:
             self._held[tid] = src
         self._service(stream)
-        return _Handle(tid, t.dtype, shape, stride, t.device)
+        return _Handle(tid, t.dtype, shape, stride, soff, boff, t.device)
+
+    def _prefetch(self, device):
+        """Let the engine bring back what backward needs next, on the
+        memory backward freed since it began."""
+        used = torch.cuda.memory_allocated(device)
+        if self._ceiling is None:
+            self._ceiling = used
+        self._check(self._lib.vramtrace_offload_reached(
+            self._engine, self._ceiling - used))
+        self._service()
 
     def _unpack(self, h):
-        if isinstance(h, torch.Tensor):
-            return h
         lib, e = self._lib, self._engine
+        if isinstance(h, torch.Tensor):
+            if h.is_cuda:
+                self._prefetch(h.device)
+            return h
         stream = torch.cuda.current_stream(h.device).cuda_stream
         n = ctypes.c_uint64()
         rc = self._check(lib.vramtrace_offload_unpack(e, h.id, stream,
                                                       ctypes.byref(n)))
         if rc == _NEED_BUFFER:
-            buf = torch.empty(n.value, dtype=torch.uint8, device=h.device)
+            buf = self._buffer(n.value, h.device)
             self._held[h.id] = buf
             self._check(lib.vramtrace_offload_restore(e, h.id,
                                                       buf.data_ptr(), stream))
@@ -339,9 +409,11 @@ class OffloadActivations(saved_tensors_hooks):
                                                           ctypes.byref(n)))
         t = self._held[h.id]
         self._service(stream)
+        self._prefetch(h.device)
         if rc == _FROM_STASH:
-            return t
-        return t.view(h.dtype).as_strided(h.shape, h.stride, 0)
+            return torch.empty(0, dtype=h.dtype, device=h.device).set_(
+                t.untyped_storage(), h.soff, h.shape, h.stride)
+        return t.view(h.dtype).as_strided(h.shape, h.stride, h.boff)
 
 
 class NoOpManager(saved_tensors_hooks):
