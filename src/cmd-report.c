@@ -60,6 +60,7 @@ print_text(const struct query_run *run, const struct leak_report *r)
 	    util_format_bytes(r->peak_bytes, b, sizeof b),
 	    event_layer_name((unsigned int)r->layer));
 	leak_print_verdict(stdout, "verdict    ", r);
+	leak_print_ranks(stdout, r);
 	printf("\ntop streams, live at the last step:\n");
 	leak_print_streams(stdout, r, REPORT_TOP);
 	if (r->nsuspects == 0)

@@ -52,6 +52,7 @@ struct leak_report;
 void	 leak_print_verdict(FILE *, const char *, const struct leak_report *);
 void	 leak_print_streams(FILE *, const struct leak_report *, size_t);
 void	 leak_print_suspects(FILE *, const struct leak_report *, size_t);
+void	 leak_print_ranks(FILE *, const struct leak_report *);
 
 extern const struct cmd_entry cmd_diff_entry;
 extern const struct cmd_entry cmd_info_entry;
