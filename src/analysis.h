@@ -173,6 +173,31 @@ double	 leak_grew_fraction(const int64_t *, size_t);
 void	 leak_analyse(struct leak_report *);
 void	 leak_skew(const struct leak_rank *, size_t, struct leak_skew *);
 
+/*
+ * The trend of the leak rate over runs (leak-trend.c): from the growth per
+ * step of the last LEAK_TREND_RUNS runs with a verdict (CLEAN or LEAK).
+ */
+enum leak_direction {
+	LEAK_TREND_UNKNOWN = 0,		/* fewer than two such runs */
+	LEAK_TREND_FLAT,
+	LEAK_TREND_RISING,
+	LEAK_TREND_FALLING
+};
+
+struct leak_trend {
+	enum leak_direction direction;
+	size_t		 runs;		/* the runs it was taken from */
+	double		 change_bytes_per_step; /* first to last, fitted */
+};
+
+#define LEAK_TREND_RUNS		5
+
+void	 leak_trend(struct leak_report *const *, size_t, uint64_t,
+	     struct leak_trend *);
+const char *leak_direction_name(enum leak_direction);
+int	 leak_worse(const struct leak_report *, const struct leak_report *,
+	     uint64_t);
+
 /* Blocks (allocations) for browsing, paged. */
 enum analysis_sort {
 	SORT_SIZE = 0,

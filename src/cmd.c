@@ -26,6 +26,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_attach_entry,
 	&cmd_diff_entry,
 	&cmd_export_entry,
+	&cmd_history_entry,
 	&cmd_import_entry,
 	&cmd_info_entry,
 	&cmd_leaks_entry,

@@ -46,6 +46,7 @@ const char *cmd_format_signed(double, char *, size_t);
 
 extern const struct cmd_entry cmd_attach_entry;
 extern const struct cmd_entry cmd_export_entry;
+extern const struct cmd_entry cmd_history_entry;
 extern const struct cmd_entry cmd_import_entry;
 /* leak-print.c */
 struct leak_report;
