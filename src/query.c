@@ -397,49 +397,74 @@ query_runs(struct query *q, struct query_run **out, size_t *n, char **cause)
 	return (query_fail(q, cause));
 }
 
-/* Fill *info with the database's counts.  0, or -1 with *cause. */
+/*
+ * The SQL condition that column c is run ?1, or any run when ?1 is 0, in a
+ * form that lets an index on c serve both.
+ */
+#define RUN_IS(c) " " c " BETWEEN ?1 AND coalesce(nullif(?1, 0)," \
+	" 9223372036854775807)"
+
+/*
+ * Fill *info with the counts of run run_id, or of the whole database when
+ * run_id is 0: a run's sites are those its allocations, segments and
+ * blocks point to.  0, or -1 with *cause.
+ */
 int
-query_info(struct query *q, struct query_info *info, char **cause)
+query_info(struct query *q, int64_t run_id, struct query_info *info,
+    char **cause)
 {
 	static const struct {
 		size_t		 off;
 		const char	*sql;
 	} counts[] = {
 		{ offsetof(struct query_info, runs),
-		  "SELECT count(*) FROM runs" },
+		  "SELECT count(*) FROM runs WHERE" RUN_IS("id") },
 		{ offsetof(struct query_info, incomplete_runs),
-		  "SELECT count(*) FROM runs WHERE complete = 0" },
+		  "SELECT count(*) FROM runs WHERE complete = 0 AND"
+		  RUN_IS("id") },
 		{ offsetof(struct query_info, processes),
-		  "SELECT count(*) FROM processes" },
+		  "SELECT count(*) FROM processes WHERE" RUN_IS("run_id") },
 		{ offsetof(struct query_info, devices),
 		  "SELECT count(DISTINCT device) FROM (SELECT device FROM"
-		  " devices UNION ALL SELECT device FROM allocations WHERE"
-		  " device >= 0 UNION ALL SELECT device FROM segments)" },
+		  " devices WHERE" RUN_IS("run_id") " UNION ALL SELECT device"
+		  " FROM allocations WHERE device >= 0 AND" RUN_IS("run_id")
+		  " UNION ALL SELECT device FROM segments WHERE snapshot_id"
+		  " IN (SELECT id FROM snapshots WHERE" RUN_IS("run_id") "))" },
 		{ offsetof(struct query_info, streams),
 		  "SELECT count(*) FROM (SELECT DISTINCT run_id, device,"
-		  " stream FROM streams)" },
+		  " stream FROM streams WHERE" RUN_IS("run_id") ")" },
 		{ offsetof(struct query_info, steps),
-		  "SELECT count(*) FROM steps" },
+		  "SELECT count(*) FROM steps WHERE" RUN_IS("run_id") },
 		{ offsetof(struct query_info, allocations),
-		  "SELECT count(*) FROM allocations" },
+		  "SELECT count(*) FROM allocations WHERE" RUN_IS("run_id") },
 		{ offsetof(struct query_info, memcpys),
-		  "SELECT count(*) FROM memcpys" },
+		  "SELECT count(*) FROM memcpys WHERE" RUN_IS("run_id") },
 		{ offsetof(struct query_info, offload_events),
-		  "SELECT count(*) FROM offload_events" },
+		  "SELECT count(*) FROM offload_events WHERE"
+		  RUN_IS("run_id") },
 		{ offsetof(struct query_info, marks),
-		  "SELECT count(*) FROM marks" },
+		  "SELECT count(*) FROM marks WHERE" RUN_IS("run_id") },
 		{ offsetof(struct query_info, sites),
-		  "SELECT count(*) FROM sites" },
+		  "SELECT count(*) FROM sites WHERE ?1 = 0 OR id IN (SELECT"
+		  " site_id FROM allocations WHERE run_id = ?1 UNION SELECT"
+		  " site_id FROM segments WHERE snapshot_id IN (SELECT id FROM"
+		  " snapshots WHERE run_id = ?1) UNION SELECT site_id FROM"
+		  " blocks WHERE snapshot_id IN (SELECT id FROM snapshots WHERE"
+		  " run_id = ?1))" },
 		{ offsetof(struct query_info, snapshots),
-		  "SELECT count(*) FROM snapshots" },
+		  "SELECT count(*) FROM snapshots WHERE" RUN_IS("run_id") },
 		{ offsetof(struct query_info, segments),
-		  "SELECT count(*) FROM segments" },
+		  "SELECT count(*) FROM segments WHERE snapshot_id IN (SELECT"
+		  " id FROM snapshots WHERE" RUN_IS("run_id") ")" },
 		{ offsetof(struct query_info, blocks),
-		  "SELECT count(*) FROM blocks" },
+		  "SELECT count(*) FROM blocks WHERE snapshot_id IN (SELECT"
+		  " id FROM snapshots WHERE" RUN_IS("run_id") ")" },
 		{ offsetof(struct query_info, trace_entries),
-		  "SELECT coalesce(sum(trace_entries), 0) FROM snapshots" },
+		  "SELECT coalesce(sum(trace_entries), 0) FROM snapshots WHERE"
+		  RUN_IS("run_id") },
 		{ offsetof(struct query_info, dropped_records),
-		  "SELECT coalesce(sum(count), 0) FROM dropped_records" },
+		  "SELECT coalesce(sum(count), 0) FROM dropped_records WHERE"
+		  RUN_IS("run_id") },
 	};
 	size_t	i;
 	int64_t	v;
@@ -447,7 +472,7 @@ query_info(struct query *q, struct query_info *info, char **cause)
 	memset(info, 0, sizeof *info);
 	info->schema_version = q->schema_version;
 	for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-		if ((v = query_int(q, counts[i].sql)) < 0)
+		if ((v = query_int_arg(q, counts[i].sql, run_id)) < 0)
 			return (query_error(q, cause, "cannot count rows"));
 		*(int64_t *)((char *)info + counts[i].off) = v;
 	}

@@ -210,7 +210,7 @@ struct query	*query_open(const char *, char **);
 void	 query_close(struct query *);
 void	*query_db(struct query *);
 int64_t	 query_latest_run(struct query *);
-int	 query_info(struct query *, struct query_info *, char **);
+int	 query_info(struct query *, int64_t, struct query_info *, char **);
 int	 query_run(struct query *, int64_t, struct query_run *, char **);
 void	 query_run_free(struct query_run *);
 int	 query_runs(struct query *, struct query_run **, size_t *, char **);

@@ -1,8 +1,9 @@
 #!/bin/sh
 # t-history.sh: vramtrace history over runs appended to one database: a run
-# per line, the trend of the leak rate, and --fail-if-worse for CI.
+# per line, the trend of the leak rate, and --fail-if-worse for CI; and
+# info --run on such a database.
 . "${srcdir:-.}/tests/lib.sh"
-plan 9
+plan 11
 
 # leaky NAME MIB: a run of 6 steps that keeps MIB MiB of every step.
 leaky() {
@@ -46,6 +47,14 @@ ok $? "--fail-if-worse: exit 1, says by how much; the table and the trend"
 run "$VRAMTRACE" history "$TMP/up.db" --fail-if-worse --threshold 5MiB
 [ $rc -eq 0 ]
 ok $? "a rise under --threshold is not worse"
+
+# info --run counts one run; without it, the whole database.
+run "$VRAMTRACE" info "$TMP/up.db" --run 2 --format json
+jq_py "$TMP/out" '(d["run"], d["runs"], d["processes"], d["steps"], d["allocations"]) == (2, 1, 1, 6, 7)' &&
+    "$VRAMTRACE" info "$TMP/up.db" | grep -q '^  steps           18$'
+ok $? "info --run: that run's counts; without it, the database's"
+run "$VRAMTRACE" info "$TMP/up.db" --run 4
+expect 1 'no run 4' "info --run of a run that does not exist: exit 1"
 
 history "$TMP/down.db" 8 4 2
 run "$VRAMTRACE" history "$TMP/down.db" --fail-if-worse --format json
