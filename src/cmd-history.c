@@ -163,33 +163,13 @@ cmd_history_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct leak_options		 opts;
 	struct history			 h = { 0 };
 	struct query			*q;
-	const char			*arg;
 	char				*cause = NULL, b[32];
-	int				 c, format = FORMAT_TEXT, fail = 0, rc;
+	int				 i, format, fail, rc;
 
-	cmd_leak_defaults(&opts);
-	while ((c = cmd_getopt(self, argc, argv, "w:t:f:W", longopts, NULL,
-	    &arg)) != -1) {
-		if ((rc = cmd_leak_option(self, c, arg, &opts)) < 0)
-			return (EXIT_USAGE);
-		if (rc == 0)
-			continue;
-		switch (c) {
-		case 'f':
-			if ((format = cmd_parse_format(self, arg, formats)) < 0)
-				return (EXIT_USAGE);
-			break;
-		case 'W':
-			fail = 1;
-			break;
-		default:
-			return (EXIT_USAGE);
-		}
-	}
-	if (optind != argc - 1)
-		return (cmd_usage_error(self, optind >= argc ?
-		    "missing database" : "too many arguments"));
-	if ((q = input_open(argv[optind], &cause)) == NULL ||
+	if ((i = cmd_analysis_args(self, argc, argv, "w:t:f:W", longopts,
+	    formats, 'W', &opts, &format, &fail)) < 0)
+		return (EXIT_USAGE);
+	if ((q = input_open(argv[i], &cause)) == NULL ||
 	    history_load(q, &opts, &h, &cause) != 0) {
 		log_warn("%s", cause);
 		free(cause);

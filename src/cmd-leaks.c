@@ -225,33 +225,13 @@ cmd_leaks_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct leak_options		 opts;
 	struct leak_report		*r;
 	struct query			*q;
-	const char			*arg;
 	char				*cause = NULL;
-	int				 c, format = FORMAT_TEXT, fail = 0, rc;
+	int				 i, format, fail, rc;
 
-	cmd_leak_defaults(&opts);
-	while ((c = cmd_getopt(self, argc, argv, CMD_LEAK_SHORTOPTS "f:F",
-	    longopts, NULL, &arg)) != -1) {
-		if ((rc = cmd_leak_option(self, c, arg, &opts)) < 0)
-			return (EXIT_USAGE);
-		if (rc == 0)
-			continue;
-		switch (c) {
-		case 'f':
-			if ((format = cmd_parse_format(self, arg, formats)) < 0)
-				return (EXIT_USAGE);
-			break;
-		case 'F':
-			fail = 1;
-			break;
-		default:
-			return (EXIT_USAGE);
-		}
-	}
-	if (optind != argc - 1)
-		return (cmd_usage_error(self, optind >= argc ?
-		    "missing database" : "too many arguments"));
-	if ((q = input_open(argv[optind], &cause)) == NULL ||
+	if ((i = cmd_analysis_args(self, argc, argv, CMD_LEAK_SHORTOPTS "f:F",
+	    longopts, formats, 'F', &opts, &format, &fail)) < 0)
+		return (EXIT_USAGE);
+	if ((q = input_open(argv[i], &cause)) == NULL ||
 	    analysis_leaks(q, &opts, &r, &cause) != 0) {
 		log_warn("%s", cause);
 		free(cause);

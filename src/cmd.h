@@ -28,6 +28,9 @@ struct leak_options;
 void	 cmd_leak_defaults(struct leak_options *);
 int	 cmd_leak_option(const struct cmd_entry *, int, const char *,
 	     struct leak_options *);
+int	 cmd_analysis_args(const struct cmd_entry *, int, char **,
+	     const char *, const struct option *, const char *const *, int,
+	     struct leak_options *, int *, int *);
 int	 cmd_layer_number(const char *);
 const char *cmd_format_stream(uint64_t, char *, size_t);
 const char *cmd_format_signed(double, char *, size_t);
