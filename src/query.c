@@ -227,14 +227,14 @@ query_site_label(struct query *q, int64_t site_id, char **label,
 
 /*
  * Does run run_id have its allocation_groups (it finished, written by a
- * vramtrace that keeps them)?
+ * vramtrace that keeps them per process)?
  */
 int
 query_has_groups(struct query *q, int64_t run_id)
 {
 	return (query_int_arg(q, "SELECT complete AND EXISTS (SELECT 1 FROM"
-	    " sqlite_master WHERE name = 'allocation_groups') FROM runs WHERE"
-	    " id = ?1", run_id) == 1);
+	    " pragma_table_info('allocation_groups') WHERE name ="
+	    " 'process_id') FROM runs WHERE id = ?1", run_id) == 1);
 }
 
 /*
