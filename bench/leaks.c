@@ -133,7 +133,8 @@ generate(const char *path, uint64_t n)
 int
 main(int argc, char **argv)
 {
-	struct leak_options	 opts = { 0, 1, 1024 * 1024, -1 };
+	struct leak_options	 opts = { .warmup = 1,
+	    .threshold = 1024 * 1024, .layer = -1 };
 	struct leak_report	*r;
 	struct query		*q;
 	struct stat		 sb;

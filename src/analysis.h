@@ -37,6 +37,7 @@ struct leak_options {
 	int		 warmup;	/* steps left out at the start (1) */
 	uint64_t	 threshold;	/* bytes per step (1 MiB) */
 	int		 layer;		/* -1: choose (block, pool, segment) */
+	int64_t		 process_id;	/* processes.id; 0: all processes */
 };
 
 /* One stream's story. */
@@ -50,6 +51,7 @@ struct leak_stream {
 	int64_t		 live_blocks;
 	double		 growth_bytes_per_step;
 	double		 grew_fraction;
+	enum leak_verdict verdict;	/* of this stream alone */
 	int64_t		*live_per_step;	/* nsteps values */
 	enum leak_garbage garbage;
 	int64_t		 garbage_bytes;
@@ -84,6 +86,33 @@ struct leak_step {
 	int64_t		 delta_bytes;	/* from the step before; 0 for the first */
 };
 
+/*
+ * One rank of a job (a process of the run with a rank), analysed alone:
+ * only its allocations and streams.
+ */
+struct leak_rank {
+	int64_t		 process_id;
+	int64_t		 rank;
+	int64_t		 local_rank;	/* -1: unknown */
+	int64_t		 pid;		/* 0: unknown */
+	char		*host;		/* NULL: unknown */
+	int32_t		*devices;	/* the devices it allocated on */
+	size_t		 ndevices;
+	enum leak_verdict verdict;
+	double		 growth_bytes_per_step;
+	double		 grew_fraction;
+};
+
+/*
+ * The ranks' skew: the rank growing fastest against the median growth of
+ * all ranks.  ratio is worst / median, NaN when the median is not above 0.
+ */
+struct leak_skew {
+	int		 worst;		/* index into ranks; -1: no ranks */
+	double		 median_growth_bytes_per_step;
+	double		 ratio;
+};
+
 struct leak_report {
 	int64_t		 run_id;
 	enum leak_verdict verdict;
@@ -105,8 +134,22 @@ struct leak_report {
 	/* Added: for the verdict line and reports. */
 	int		 top_stream;	/* index of the fastest grower; -1 */
 	int64_t		 first_live;	/* live bytes at the warm-up's end */
+
+	/*
+	 * A run with no allocations but usage samples (attach): one stream
+	 * of unknown handle per device, live bytes from the samples.
+	 */
+	int		 usage_only;
+
+	/* Two or more processes with ranks: each alone, and the skew. */
+	struct leak_rank *ranks;
+	size_t		 nranks;
+	struct leak_skew skew;
 };
 
+/* What a report of a run seen through usage samples only cannot tell. */
+#define LEAK_USAGE_NOTE "attach saw total usage per device only; streams " \
+	"and blocks are not visible"
 /* Steps a side stream must be idle for its cache to count as stranded. */
 #define LEAK_STRANDED_STEPS	3
 /* Fewer steps than this after the warm-up: INCONCLUSIVE. */
@@ -128,6 +171,32 @@ const char *leak_garbage_name(enum leak_garbage);
 double	 leak_slope(const int64_t *, size_t);
 double	 leak_grew_fraction(const int64_t *, size_t);
 void	 leak_analyse(struct leak_report *);
+void	 leak_skew(const struct leak_rank *, size_t, struct leak_skew *);
+
+/*
+ * The trend of the leak rate over runs (leak-trend.c): from the growth per
+ * step of the last LEAK_TREND_RUNS runs with a verdict (CLEAN or LEAK).
+ */
+enum leak_direction {
+	LEAK_TREND_UNKNOWN = 0,		/* fewer than two such runs */
+	LEAK_TREND_FLAT,
+	LEAK_TREND_RISING,
+	LEAK_TREND_FALLING
+};
+
+struct leak_trend {
+	enum leak_direction direction;
+	size_t		 runs;		/* the runs it was taken from */
+	double		 change_bytes_per_step; /* first to last, fitted */
+};
+
+#define LEAK_TREND_RUNS		5
+
+void	 leak_trend(struct leak_report *const *, size_t, uint64_t,
+	     struct leak_trend *);
+const char *leak_direction_name(enum leak_direction);
+int	 leak_worse(const struct leak_report *, const struct leak_report *,
+	     uint64_t);
 
 /* Blocks (allocations) for browsing, paged. */
 enum analysis_sort {

@@ -1,5 +1,6 @@
 /*
- * cmd-info.c: vramtrace info DB: what a database holds.
+ * cmd-info.c: vramtrace info DB: what a database holds, or one of its runs
+ * (--run).
  */
 #include "config.h"
 
@@ -9,13 +10,16 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "analysis.h"
 #include "cmd.h"
 
 static int	cmd_info_exec(const struct cmd_entry *, int, char **);
 
 const struct cmd_entry cmd_info_entry = {
-	"info", "DB|PICKLE [--format text|json]",
+	"info", "DB|PICKLE [--run ID] [--format text|json]",
 	"show the schema version and what a database holds",
+	"  -r, --run ID       count only what run ID holds (default: the whole\n"
+	"                     database)\n"
 	"  -f, --format FMT   text (default) or json\n",
 	cmd_info_exec
 };
@@ -23,9 +27,11 @@ const struct cmd_entry cmd_info_entry = {
 static const char *const formats[] = { "text", "json", NULL };
 
 static void
-print_json(const struct query_info *in)
+print_json(int64_t run_id, const struct query_info *in)
 {
-	printf("{\"schema_version\": %d, \"runs\": %" PRId64
+	printf("{\"run\": ");
+	json_int_or_null(stdout, run_id, run_id != 0);
+	printf(", \"schema_version\": %d, \"runs\": %" PRId64
 	    ", \"incomplete_runs\": %" PRId64 ", \"processes\": %" PRId64
 	    ", \"devices\": %" PRId64 ", \"streams\": %" PRId64
 	    ", \"steps\": %" PRId64 ", \"allocations\": %" PRId64
@@ -42,10 +48,12 @@ print_json(const struct query_info *in)
 }
 
 static void
-print_text(const char *path, const struct query_info *in)
+print_text(const char *path, int64_t run_id, const struct query_info *in)
 {
 	printf("%s: vramtrace database, schema version %d\n", path,
 	    in->schema_version);
+	if (run_id != 0)
+		printf("  counts of run   %" PRId64 "\n", run_id);
 	printf("  runs            %" PRId64, in->runs);
 	if (in->incomplete_runs > 0)
 		printf(" (%" PRId64 " not finished)", in->incomplete_runs);
@@ -70,18 +78,25 @@ static int
 cmd_info_exec(const struct cmd_entry *self, int argc, char **argv)
 {
 	static const struct option	 longopts[] = {
+		{ "run", required_argument, NULL, 'r' },
 		{ "format", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 }
 	};
+	struct leak_options		 opts;
 	struct query_info		 info;
 	struct query			*q;
 	const char			*arg;
 	char				*cause = NULL;
 	int				 c, format = 0;
 
-	while ((c = cmd_getopt(self, argc, argv, "f:", longopts, NULL,
+	cmd_leak_defaults(&opts);
+	while ((c = cmd_getopt(self, argc, argv, "r:f:", longopts, NULL,
 	    &arg)) != -1) {
 		switch (c) {
+		case 'r':
+			if (cmd_leak_option(self, c, arg, &opts) != 0)
+				return (EXIT_USAGE);
+			break;
 		case 'f':
 			if ((format = cmd_parse_format(self, arg, formats)) < 0)
 				return (EXIT_USAGE);
@@ -98,16 +113,20 @@ cmd_info_exec(const struct cmd_entry *self, int argc, char **argv)
 		free(cause);
 		return (EXIT_FOUND);
 	}
-	if (query_info(q, &info, &cause) != 0) {
+	if (query_info(q, opts.run_id, &info, &cause) == 0 &&
+	    opts.run_id != 0 && info.runs == 0)
+		xasprintf(&cause, "%s: no run %" PRId64, argv[optind],
+		    opts.run_id);
+	if (cause != NULL) {
 		log_warn("%s", cause);
 		free(cause);
 		query_close(q);
 		return (EXIT_FOUND);
 	}
 	if (format == 1)
-		print_json(&info);
+		print_json(opts.run_id, &info);
 	else
-		print_text(argv[optind], &info);
+		print_text(argv[optind], opts.run_id, &info);
 	query_close(q);
 	return (EXIT_OK);
 }

@@ -8,6 +8,7 @@
 
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "analysis.h"
@@ -40,6 +41,10 @@ print_text(const struct leak_report *r)
 	    util_format_bytes((int64_t)r->threshold, a, sizeof a),
 	    event_layer_name((unsigned int)r->layer));
 	leak_print_verdict(stdout, "verdict: ", r);
+	if (r->nranks > 0) {
+		printf("\n");
+		leak_print_ranks(stdout, r);
+	}
 	printf("\n%6s  %12s  %12s\n", "step", "live", "change");
 	for (i = 0; i < r->nsteps; i++)
 		printf("%6" PRId64 "  %12s  %12s%s\n", r->steps[i].step,
@@ -83,9 +88,10 @@ print_json_streams(const struct leak_report *r)
 		    s->destroyed_ns != 0);
 		printf(", \"live_bytes\": %" PRId64 ", \"live_blocks\": %"
 		    PRId64 ", \"growth_bytes_per_step\": %.1f, "
-		    "\"grew_fraction\": %.3f, \"garbage\": ", s->live_bytes,
-		    s->live_blocks, s->growth_bytes_per_step,
-		    s->grew_fraction);
+		    "\"grew_fraction\": %.3f, \"verdict\": \"%s\", "
+		    "\"garbage\": ", s->live_bytes, s->live_blocks,
+		    s->growth_bytes_per_step, s->grew_fraction,
+		    leak_verdict_name(s->verdict));
 		json_string(stdout, leak_garbage_name(s->garbage));
 		printf(", \"garbage_bytes\": %" PRId64 ", \"garbage_blocks\": %"
 		    PRId64 ", \"live_per_step\": [", s->garbage_bytes,
@@ -96,6 +102,42 @@ print_json_streams(const struct leak_report *r)
 		printf("]}");
 	}
 	printf("]");
+}
+
+/* The ranks of a job, each alone, and their skew. */
+static void
+print_json_ranks(const struct leak_report *r)
+{
+	const struct leak_rank	*k;
+	size_t			 i, j;
+
+	printf(",\n \"ranks\": [");
+	for (i = 0; i < r->nranks; i++) {
+		k = &r->ranks[i];
+		printf("%s\n  {\"rank\": %" PRId64 ", \"local_rank\": ",
+		    i ? "," : "", k->rank);
+		json_int_or_null(stdout, k->local_rank, k->local_rank >= 0);
+		printf(", \"pid\": ");
+		json_int_or_null(stdout, k->pid, k->pid > 0);
+		printf(", \"host\": ");
+		json_string(stdout, k->host);
+		printf(", \"devices\": [");
+		for (j = 0; j < k->ndevices; j++)
+			printf("%s%d", j ? ", " : "", (int)k->devices[j]);
+		printf("], \"verdict\": \"%s\", \"growth_bytes_per_step\": "
+		    "%.1f, \"grew_fraction\": %.3f}",
+		    leak_verdict_name(k->verdict), k->growth_bytes_per_step,
+		    k->grew_fraction);
+	}
+	k = &r->ranks[r->skew.worst];
+	printf("],\n \"rank_skew\": {\"worst_rank\": %" PRId64
+	    ", \"worst_growth_bytes_per_step\": %.1f, "
+	    "\"median_growth_bytes_per_step\": %.1f, \"ratio\": ", k->rank,
+	    k->growth_bytes_per_step, r->skew.median_growth_bytes_per_step);
+	if (isnan(r->skew.ratio))
+		printf("null}");
+	else
+		printf("%.3f}", r->skew.ratio);
 }
 
 static void
@@ -110,16 +152,22 @@ print_json(const struct leak_report *r)
 	printf(", \"layer\": \"%s\", \"steps\": %" PRId64 ", \"total_steps\": "
 	    "%zu, \"warmup\": %d, \"threshold\": %" PRIu64
 	    ", \"growth_bytes_per_step\": %.1f, \"grew_fraction\": %.3f, "
-	    "\"peak_bytes\": %" PRId64 ",\n \"per_step\": [",
+	    "\"peak_bytes\": %" PRId64 ",\n ",
 	    event_layer_name((unsigned int)r->layer), r->steps_analysed,
 	    r->nsteps, r->warmup, r->threshold, r->growth_bytes_per_step,
 	    r->grew_fraction, r->peak_bytes);
+	printf("\"usage_only\": %s, \"note\": ", r->usage_only ? "true" :
+	    "false");
+	json_string(stdout, r->usage_only ? LEAK_USAGE_NOTE : NULL);
+	printf(",\n \"per_step\": [");
 	for (i = 0; i < r->nsteps; i++)
 		printf("%s\n  {\"step\": %" PRId64 ", \"end_ns\": %" PRIu64
 		    ", \"live_bytes\": %" PRId64 ", \"delta_bytes\": %" PRId64
 		    "}", i ? "," : "", r->steps[i].step, r->steps[i].end_ns,
 		    r->steps[i].live_bytes, r->steps[i].delta_bytes);
 	printf("]");
+	if (r->nranks > 0)
+		print_json_ranks(r);
 	print_json_streams(r);
 	printf(",\n \"suspects\": [");
 	for (i = 0; i < r->nsuspects; i++) {
@@ -177,33 +225,13 @@ cmd_leaks_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct leak_options		 opts;
 	struct leak_report		*r;
 	struct query			*q;
-	const char			*arg;
 	char				*cause = NULL;
-	int				 c, format = FORMAT_TEXT, fail = 0, rc;
+	int				 i, format, fail, rc;
 
-	cmd_leak_defaults(&opts);
-	while ((c = cmd_getopt(self, argc, argv, CMD_LEAK_SHORTOPTS "f:F",
-	    longopts, NULL, &arg)) != -1) {
-		if ((rc = cmd_leak_option(self, c, arg, &opts)) < 0)
-			return (EXIT_USAGE);
-		if (rc == 0)
-			continue;
-		switch (c) {
-		case 'f':
-			if ((format = cmd_parse_format(self, arg, formats)) < 0)
-				return (EXIT_USAGE);
-			break;
-		case 'F':
-			fail = 1;
-			break;
-		default:
-			return (EXIT_USAGE);
-		}
-	}
-	if (optind != argc - 1)
-		return (cmd_usage_error(self, optind >= argc ?
-		    "missing database" : "too many arguments"));
-	if ((q = input_open(argv[optind], &cause)) == NULL ||
+	if ((i = cmd_analysis_args(self, argc, argv, CMD_LEAK_SHORTOPTS "f:F",
+	    longopts, formats, 'F', &opts, &format, &fail)) < 0)
+		return (EXIT_USAGE);
+	if ((q = input_open(argv[i], &cause)) == NULL ||
 	    analysis_leaks(q, &opts, &r, &cause) != 0) {
 		log_warn("%s", cause);
 		free(cause);

@@ -74,7 +74,7 @@ cmd_merge_exec(const struct cmd_entry *self, int argc, char **argv)
 		goto fail;
 	if ((q = query_open(output, &cause)) == NULL)
 		goto fail;
-	if (query_info(q, &info, &cause) != 0) {
+	if (query_info(q, 0, &info, &cause) != 0) {
 		query_close(q);
 		goto fail;
 	}

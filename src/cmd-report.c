@@ -60,6 +60,7 @@ print_text(const struct query_run *run, const struct leak_report *r)
 	    util_format_bytes(r->peak_bytes, b, sizeof b),
 	    event_layer_name((unsigned int)r->layer));
 	leak_print_verdict(stdout, "verdict    ", r);
+	leak_print_ranks(stdout, r);
 	printf("\ntop streams, live at the last step:\n");
 	leak_print_streams(stdout, r, REPORT_TOP);
 	if (r->nsuspects == 0)
@@ -139,26 +140,13 @@ cmd_report_exec(const struct cmd_entry *self, int argc, char **argv)
 	struct leak_report		*r = NULL;
 	struct query_run		 run = { 0 };
 	struct query			*q;
-	const char			*arg;
 	char				*cause = NULL;
-	int				 c, format = FORMAT_TEXT, rc;
+	int				 i, format, none;
 
-	cmd_leak_defaults(&opts);
-	while ((c = cmd_getopt(self, argc, argv, CMD_LEAK_SHORTOPTS "f:",
-	    longopts, NULL, &arg)) != -1) {
-		if ((rc = cmd_leak_option(self, c, arg, &opts)) < 0)
-			return (EXIT_USAGE);
-		if (rc == 0)
-			continue;
-		if (c != 'f')
-			return (EXIT_USAGE);
-		if ((format = cmd_parse_format(self, arg, formats)) < 0)
-			return (EXIT_USAGE);
-	}
-	if (optind != argc - 1)
-		return (cmd_usage_error(self, optind >= argc ?
-		    "missing database" : "too many arguments"));
-	if ((q = input_open(argv[optind], &cause)) == NULL ||
+	if ((i = cmd_analysis_args(self, argc, argv, CMD_LEAK_SHORTOPTS "f:",
+	    longopts, formats, 0, &opts, &format, &none)) < 0)
+		return (EXIT_USAGE);
+	if ((q = input_open(argv[i], &cause)) == NULL ||
 	    query_run(q, opts.run_id, &run, &cause) != 0 ||
 	    analysis_leaks(q, &opts, &r, &cause) != 0) {
 		log_warn("%s", cause);

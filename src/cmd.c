@@ -26,6 +26,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_attach_entry,
 	&cmd_diff_entry,
 	&cmd_export_entry,
+	&cmd_history_entry,
 	&cmd_import_entry,
 	&cmd_info_entry,
 	&cmd_leaks_entry,
@@ -165,7 +166,7 @@ cmd_run_help(const struct cmd_entry *self, int argc, char **argv)
 void
 cmd_leak_defaults(struct leak_options *o)
 {
-	o->run_id = 0;
+	memset(o, 0, sizeof *o);
 	o->warmup = 1;
 	o->threshold = 1024 * 1024;
 	o->layer = -1;
@@ -225,6 +226,47 @@ cmd_leak_option(const struct cmd_entry *e, int c, const char *arg,
 		return (0);
 	}
 	return (1);
+}
+
+/*
+ * Parse the command line of an analysis command: the analysis options (of
+ * CMD_LEAK_SHORTOPTS, those in shortopts) into *o after its defaults, -f
+ * into *format (an index into formats; 0 by default), option letter flag
+ * (0: none) into *flagged, and exactly one database argument.  Returns the
+ * database argument's index in argv, or -1 after printing a usage error
+ * (the caller returns EXIT_USAGE).
+ */
+int
+cmd_analysis_args(const struct cmd_entry *e, int argc, char **argv,
+    const char *shortopts, const struct option *longopts,
+    const char *const *formats, int flag, struct leak_options *o,
+    int *format, int *flagged)
+{
+	const char	*arg;
+	int		 c, rc;
+
+	cmd_leak_defaults(o);
+	*format = *flagged = 0;
+	while ((c = cmd_getopt(e, argc, argv, shortopts, longopts, NULL,
+	    &arg)) != -1) {
+		if ((rc = cmd_leak_option(e, c, arg, o)) < 0)
+			return (-1);
+		if (rc == 0)
+			continue;
+		if (c == 'f') {
+			if ((*format = cmd_parse_format(e, arg, formats)) < 0)
+				return (-1);
+		} else if (flag != 0 && c == flag)
+			*flagged = 1;
+		else
+			return (-1);
+	}
+	if (optind != argc - 1) {
+		cmd_usage_error(e, optind >= argc ? "missing database" :
+		    "too many arguments");
+		return (-1);
+	}
+	return (optind);
 }
 
 /* Write a stream as recorded, or "?" when unknown, into buf. */

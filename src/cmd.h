@@ -28,6 +28,9 @@ struct leak_options;
 void	 cmd_leak_defaults(struct leak_options *);
 int	 cmd_leak_option(const struct cmd_entry *, int, const char *,
 	     struct leak_options *);
+int	 cmd_analysis_args(const struct cmd_entry *, int, char **,
+	     const char *, const struct option *, const char *const *, int,
+	     struct leak_options *, int *, int *);
 int	 cmd_layer_number(const char *);
 const char *cmd_format_stream(uint64_t, char *, size_t);
 const char *cmd_format_signed(double, char *, size_t);
@@ -46,12 +49,14 @@ const char *cmd_format_signed(double, char *, size_t);
 
 extern const struct cmd_entry cmd_attach_entry;
 extern const struct cmd_entry cmd_export_entry;
+extern const struct cmd_entry cmd_history_entry;
 extern const struct cmd_entry cmd_import_entry;
 /* leak-print.c */
 struct leak_report;
 void	 leak_print_verdict(FILE *, const char *, const struct leak_report *);
 void	 leak_print_streams(FILE *, const struct leak_report *, size_t);
 void	 leak_print_suspects(FILE *, const struct leak_report *, size_t);
+void	 leak_print_ranks(FILE *, const struct leak_report *);
 
 extern const struct cmd_entry cmd_diff_entry;
 extern const struct cmd_entry cmd_info_entry;

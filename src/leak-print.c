@@ -1,7 +1,8 @@
 /*
  * leak-print.c: the parts of a leak report that vramtrace leaks and
- * vramtrace report both print as text: the verdict line, the streams and
- * the suspect sites.
+ * vramtrace report both print as text: the verdict line, the streams (the
+ * devices of a run seen through usage samples only), the ranks of a job
+ * and the suspect sites.
  */
 #include "config.h"
 
@@ -9,6 +10,7 @@
 
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 
 #include "analysis.h"
@@ -33,7 +35,12 @@ leak_print_verdict(FILE *f, const char *prefix, const struct leak_report *r)
 	fprintf(f, ", %s per step, %d%% of %" PRId64 " steps grew",
 	    cmd_format_signed(r->growth_bytes_per_step, b, sizeof b),
 	    (int)(r->grew_fraction * 100 + 0.5), r->steps_analysed);
-	if (r->verdict == LEAK_LEAK && r->top_stream >= 0) {
+	if (r->verdict == LEAK_LEAK && r->top_stream >= 0 && r->usage_only) {
+		top = &r->streams[r->top_stream];
+		fprintf(f, ", mostly on device %d (%s)", (int)top->device,
+		    cmd_format_signed(top->growth_bytes_per_step, b,
+		    sizeof b));
+	} else if (r->verdict == LEAK_LEAK && r->top_stream >= 0) {
 		top = &r->streams[r->top_stream];
 		fprintf(f, ", mostly on stream %s (device %d, %s)",
 		    cmd_format_stream(top->stream, s, sizeof s),
@@ -56,9 +63,30 @@ cmp_live(const void *x, const void *y)
 	    (a->live_bytes > b->live_bytes));
 }
 
+/* The devices of a run seen through usage samples: one verdict each. */
+static void
+print_devices(FILE *f, const struct leak_report *r)
+{
+	const struct leak_stream	*s;
+	char				 a[32], b[32];
+	size_t				 i;
+
+	fprintf(f, "%s\n%6s  %12s  %12s  %s\n", LEAK_USAGE_NOTE, "device",
+	    "live", "growth/step", "verdict");
+	for (i = 0; i < r->nstreams; i++) {
+		s = &r->streams[i];
+		fprintf(f, "%6d  %12s  %12s  %s\n", (int)s->device,
+		    util_format_bytes(s->live_bytes, a, sizeof a),
+		    cmd_format_signed(s->growth_bytes_per_step, b, sizeof b),
+		    leak_verdict_name(s->verdict));
+	}
+}
+
 /*
  * Print a table of at most max streams, most live bytes first: live bytes
- * at the last step, growth per step and the garbage kind.
+ * at the last step, growth per step and the garbage kind.  A run seen
+ * through usage samples only gets its devices, each with its verdict, and
+ * a line saying what is not visible.
  */
 void
 leak_print_streams(FILE *f, const struct leak_report *r, size_t max)
@@ -68,6 +96,10 @@ leak_print_streams(FILE *f, const struct leak_report *r, size_t max)
 	char				 a[32], b[32], c[32];
 	size_t				*order, i;
 
+	if (r->usage_only) {
+		print_devices(f, r);
+		return;
+	}
 	order = xreallocarray(NULL, r->nstreams + 1, sizeof *order);
 	for (i = 0; i < r->nstreams; i++)
 		order[i] = i;
@@ -109,4 +141,56 @@ leak_print_suspects(FILE *f, const struct leak_report *r, size_t max)
 		    cmd_format_stream(x->stream, c, sizeof c),
 		    x->site != NULL ? x->site : "(no stack)");
 	}
+}
+
+/* Write v into buf, or "n/a" when it is not valid. */
+static const char *
+format_opt(int64_t v, int valid, char *buf, size_t len)
+{
+	if (valid)
+		snprintf(buf, len, "%" PRId64, v);
+	else
+		snprintf(buf, len, "n/a");
+	return (buf);
+}
+
+/*
+ * Print the table of r's ranks, each analysed alone, and the skew line;
+ * nothing for a run without ranks.
+ */
+void
+leak_print_ranks(FILE *f, const struct leak_report *r)
+{
+	const struct leak_rank	*k;
+	char			 a[32], b[32], lr[32], pid[32], dev[64];
+	size_t			 i, j, len;
+
+	if (r->nranks == 0)
+		return;
+	fprintf(f, "%5s  %5s  %8s  %-16s  %-8s  %-12s  %12s  %5s\n", "rank",
+	    "local", "pid", "host", "devices", "verdict", "growth/step",
+	    "grew");
+	for (i = 0; i < r->nranks; i++) {
+		k = &r->ranks[i];
+		dev[0] = '\0';
+		for (j = len = 0; j < k->ndevices && len < sizeof dev; j++)
+			len += (size_t)snprintf(dev + len, sizeof dev - len,
+			    "%s%d", j ? "," : "", (int)k->devices[j]);
+		fprintf(f, "%5" PRId64 "  %5s  %8s  %-16s  %-8s  %-12s  %12s"
+		    "  %4d%%\n", k->rank, format_opt(k->local_rank,
+		    k->local_rank >= 0, lr, sizeof lr), format_opt(k->pid,
+		    k->pid > 0, pid, sizeof pid), k->host != NULL ? k->host :
+		    "n/a", k->ndevices > 0 ? dev : "n/a",
+		    leak_verdict_name(k->verdict), cmd_format_signed(
+		    k->growth_bytes_per_step, a, sizeof a),
+		    (int)(k->grew_fraction * 100 + 0.5));
+	}
+	k = &r->ranks[r->skew.worst];
+	fprintf(f, "skew: rank %" PRId64 " grows %s per step, the median rank"
+	    " %s", k->rank, cmd_format_signed(k->growth_bytes_per_step, a,
+	    sizeof a), cmd_format_signed(r->skew.median_growth_bytes_per_step,
+	    b, sizeof b));
+	if (!isnan(r->skew.ratio))
+		fprintf(f, " (%.1fx)", r->skew.ratio);
+	fputc('\n', f);
 }

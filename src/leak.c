@@ -17,6 +17,7 @@
 
 #include "vramtrace.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 #include "analysis.h"
@@ -63,6 +64,11 @@ leak_report_free(struct leak_report *r)
 		free(r->streams[i].live_per_step);
 	for (i = 0; i < r->nsuspects; i++)
 		free(r->suspects[i].site);
+	for (i = 0; i < r->nranks; i++) {
+		free(r->ranks[i].host);
+		free(r->ranks[i].devices);
+	}
+	free(r->ranks);
 	free(r->streams);
 	free(r->suspects);
 	free(r->steps);
@@ -75,6 +81,14 @@ cmp_double(const void *a, const void *b)
 	double	x = *(const double *)a, y = *(const double *)b;
 
 	return ((x > y) - (x < y));
+}
+
+/* The median of v[0..n), n > 0, which it sorts. */
+static double
+median(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return (n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
 }
 
 /*
@@ -94,10 +108,39 @@ leak_slope(const int64_t *v, size_t n)
 		for (j = i + 1; j < n; j++)
 			s[k++] = (double)(v[j] - v[i]) / (double)(j - i);
 	}
-	qsort(s, k, sizeof *s, cmp_double);
-	m = k % 2 == 1 ? s[k / 2] : (s[k / 2 - 1] + s[k / 2]) / 2;
+	m = median(s, k);
 	free(s);
 	return (m);
+}
+
+/*
+ * The skew of n ranks: which grows fastest (the first of equals), the
+ * median growth and their ratio (NaN when the median is not above 0).  No
+ * ranks: worst is -1 and the numbers 0 and NaN.
+ */
+void
+leak_skew(const struct leak_rank *ranks, size_t n, struct leak_skew *out)
+{
+	double	*g;
+	size_t	 i;
+
+	out->worst = -1;
+	out->median_growth_bytes_per_step = 0;
+	out->ratio = NAN;
+	if (n == 0)
+		return;
+	g = xreallocarray(NULL, n, sizeof *g);
+	for (i = 0; i < n; i++) {
+		g[i] = ranks[i].growth_bytes_per_step;
+		if (out->worst < 0 || g[i] >
+		    ranks[out->worst].growth_bytes_per_step)
+			out->worst = (int)i;
+	}
+	out->median_growth_bytes_per_step = median(g, n);
+	free(g);
+	if (out->median_growth_bytes_per_step > 0)
+		out->ratio = ranks[out->worst].growth_bytes_per_step /
+		    out->median_growth_bytes_per_step;
 }
 
 /* The fraction of the n - 1 steps of v that grew; 0 for n < 2. */
@@ -183,7 +226,8 @@ leak_classify(const struct leak_report *r, struct leak_stream *s,
  * step and the counts), r->warmup and r->threshold.  Sets steps_analysed,
  * the growth and the fractions, delta_bytes, peak_bytes, the verdict and its
  * reason, top_stream, and each stream's is_default (where the data did not
- * say), growth, garbage kind, bytes and blocks.
+ * say), growth, verdict (INCONCLUSIVE with the run's), garbage kind, bytes
+ * and blocks.
  */
 void
 leak_analyse(struct leak_report *r)
@@ -231,6 +275,11 @@ leak_analyse(struct leak_report *r)
 		    n);
 		s->grew_fraction = leak_grew_fraction(s->live_per_step + first,
 		    n);
+		if (r->verdict == LEAK_INCONCLUSIVE)
+			s->verdict = LEAK_INCONCLUSIVE;
+		else
+			s->verdict = leak_grows(r, s->growth_bytes_per_step,
+			    s->grew_fraction) ? LEAK_LEAK : LEAK_CLEAN;
 		leak_classify(r, s, first);
 		if (s->growth_bytes_per_step > best) {
 			best = s->growth_bytes_per_step;

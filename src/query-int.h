@@ -23,4 +23,13 @@ int	 query_has_groups(struct query *, int64_t);
 int	 query_run_layer(struct query *, int64_t);
 int	 query_site_label(struct query *, int64_t, char **, char **);
 
+/* query-leaks.c, query-usage.c, query-ranks.c: the leak analysis. */
+struct leak_options;
+struct leak_report;
+struct leak_stream *query_leak_stream(struct leak_report *, int32_t,
+	     uint64_t);
+int	 query_leak_usage(struct query *, struct leak_report *, char **);
+int	 query_leak_ranks(struct query *, const struct leak_options *,
+	     struct leak_report *, char **);
+
 #endif

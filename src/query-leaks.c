@@ -203,8 +203,10 @@ scan_group(struct lk_scan *sc, struct lk_key *k, int64_t a, int64_t f,
 	}
 }
 
+/* Scan the groups of run_id, of process process_id only unless 0. */
 static int
-scan_run(struct query *q, int64_t run_id, struct lk_scan *sc, char **cause)
+scan_run(struct query *q, int64_t run_id, int64_t process_id,
+    struct lk_scan *sc, char **cause)
 {
 	sqlite3_stmt	*st;
 	struct lk_key	*k;
@@ -213,13 +215,15 @@ scan_run(struct query *q, int64_t run_id, struct lk_scan *sc, char **cause)
 	complete = query_has_groups(q, run_id);
 	st = query_prepare(q, complete ? "SELECT layer, device, stream,"
 	    " alloc_step, free_step, site_id, bytes, blocks FROM"
-	    " allocation_groups WHERE run_id = ?1" : "SELECT layer, device,"
-	    " stream, alloc_step, free_step, site_id, sum(bytes), count(*)"
-	    " FROM allocations WHERE run_id = ?1 GROUP BY layer, device,"
-	    " stream, alloc_step, free_step, site_id", cause);
+	    " allocation_groups WHERE run_id = ?1 AND (?2 = 0 OR"
+	    " process_id = ?2)" : "SELECT layer, device, stream, alloc_step,"
+	    " free_step, site_id, sum(bytes), count(*) FROM allocations"
+	    " WHERE run_id = ?1 AND (?2 = 0 OR process_id = ?2) GROUP BY"
+	    " layer, device, stream, alloc_step, free_step, site_id", cause);
 	if (st == NULL)
 		return (-1);
 	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, process_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		k = scan_key(sc, sqlite3_column_int(st, 0),
 		    column_device(st, 1), column_stream(st, 2));
@@ -300,8 +304,12 @@ stream_fill(struct leak_report *r, struct leak_stream *s,
 	s->new_live_blocks = k->new_live_blocks;
 }
 
-static struct leak_stream *
-report_stream(struct leak_report *r, int32_t device, uint64_t stream)
+/*
+ * The stream (device, stream) of report r, added with nsteps zero live
+ * bytes if it is not there yet.  The pointer lasts until the next add.
+ */
+struct leak_stream *
+query_leak_stream(struct leak_report *r, int32_t device, uint64_t stream)
 {
 	struct leak_stream	*s;
 	size_t			 i;
@@ -336,8 +344,8 @@ build_streams(struct leak_report *r, const struct lk_scan *sc)
 	for (i = 0; i < sc->nkeys; i++) {
 		k = &sc->keys[i];
 		if (k->layer == r->layer)
-			stream_fill(r, report_stream(r, k->device, k->stream),
-			    k);
+			stream_fill(r, query_leak_stream(r, k->device,
+			    k->stream), k);
 	}
 	if (r->layer == EVENT_LAYER_SEGMENT)
 		return;
@@ -349,7 +357,7 @@ build_streams(struct leak_report *r, const struct lk_scan *sc)
 			live += k->delta[n + 1];
 		if (live <= 0)
 			continue;
-		s = report_stream(r, k->device, k->stream);
+		s = query_leak_stream(r, k->device, k->stream);
 		s->segment_bytes = live;
 		for (live = n = 0; n < sc->nsteps; n++)
 			live += k->delta_n[n + 1];
@@ -363,8 +371,8 @@ build_streams(struct leak_report *r, const struct lk_scan *sc)
  * per-thread default) of an imported snapshot.
  */
 static int
-load_stream_info(struct query *q, struct leak_report *r, int imported,
-    char **cause)
+load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
+    int imported, char **cause)
 {
 	sqlite3_stmt		*st;
 	struct leak_stream	*s;
@@ -374,10 +382,12 @@ load_stream_info(struct query *q, struct leak_report *r, int imported,
 	int32_t			 device;
 
 	st = query_prepare(q, "SELECT device, stream, flags, created_ns,"
-	    " destroyed_ns FROM streams WHERE run_id = ?1 ORDER BY id", cause);
+	    " destroyed_ns FROM streams WHERE run_id = ?1 AND (?2 = 0 OR"
+	    " process_id = ?2) ORDER BY id", cause);
 	if (st == NULL)
 		return (-1);
 	sqlite3_bind_int64(st, 1, r->run_id);
+	sqlite3_bind_int64(st, 2, process_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		device = column_device(st, 0);
 		stream = column_stream(st, 1);
@@ -443,10 +453,13 @@ build_suspects(struct query *q, struct leak_report *r, struct lk_scan *sc,
 }
 
 /*
- * Analyse run opts->run_id (0: the newest) of q.  Returns 0 with *out set
- * (the caller frees it with leak_report_free), or -1 with *cause when the
- * run does not exist or the database cannot be read.  A run with no steps
- * is not an error: its verdict is INCONCLUSIVE.
+ * Analyse run opts->run_id (0: the newest) of q, or only the allocations and
+ * streams of process opts->process_id when it is not 0.  A whole run with
+ * two or more ranked processes gets each rank analysed alone and the skew;
+ * a run with no allocations is analysed from its usage samples.  Returns 0
+ * with *out set (the caller frees it with leak_report_free), or -1 with
+ * *cause when the run does not exist or the database cannot be read.  A
+ * run with no steps is not an error: its verdict is INCONCLUSIVE.
  */
 int
 analysis_leaks(struct query *q, const struct leak_options *opts,
@@ -467,16 +480,22 @@ analysis_leaks(struct query *q, const struct leak_options *opts,
 		goto fail;
 	sc.nsteps = (int64_t)r->nsteps;
 	sc.warmup = r->warmup;
-	if (scan_run(q, r->run_id, &sc, cause) != 0)
+	if (scan_run(q, r->run_id, opts->process_id, &sc, cause) != 0)
 		goto fail;
 	r->layer = opts->layer >= 0 ? opts->layer :
 	    query_run_layer(q, r->run_id);
 	build_streams(r, &sc);
-	if (load_stream_info(q, r, strcmp(source, "import") == 0, cause) != 0)
+	if (sc.nkeys == 0 && opts->process_id == 0 &&
+	    query_leak_usage(q, r, cause) != 0)
+		goto fail;
+	if (load_stream_info(q, r, opts->process_id,
+	    strcmp(source, "import") == 0, cause) != 0)
 		goto fail;
 	if (build_suspects(q, r, &sc, cause) != 0)
 		goto fail;
 	leak_analyse(r);
+	if (opts->process_id == 0 && query_leak_ranks(q, opts, r, cause) != 0)
+		goto fail;
 	scan_free(&sc);
 	free(source);
 	*out = r;

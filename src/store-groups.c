@@ -3,8 +3,9 @@
  * run is written.
  *
  * Every allocation row, once final (freed, or live when the run finishes),
- * adds its bytes to the group of (layer, device, stream, alloc step, free
- * step, site), the same columns the rows hold.  The leak analysis reads
+ * adds its bytes to the group of (process, layer, device, stream, alloc
+ * step, free step, site), the same columns the rows hold; the process keeps
+ * the ranks of a torchrun job apart.  The leak analysis reads
  * these few groups instead of grouping millions of rows (query-leaks.c), so
  * neither it nor the writer pays for a wide index.  The groups live in an
  * open-addressing hash table; a step of 0 stands for NULL.
@@ -26,6 +27,7 @@ group_hash(const struct store_group *g)
 {
 	uint64_t	h = 0x9e3779b97f4a7c15ULL;
 
+	h = (h ^ (uint64_t)g->process_id) * 0x100000001b3ULL;
 	h = (h ^ (uint64_t)g->layer) * 0x100000001b3ULL;
 	h = (h ^ (uint64_t)(uint32_t)g->device) * 0x100000001b3ULL;
 	h = (h ^ g->stream) * 0x100000001b3ULL;
@@ -38,7 +40,8 @@ group_hash(const struct store_group *g)
 static int
 group_same(const struct store_group *a, const struct store_group *b)
 {
-	return (a->layer == b->layer && a->device == b->device &&
+	return (a->process_id == b->process_id && a->layer == b->layer &&
+	    a->device == b->device &&
 	    a->stream == b->stream && a->alloc_step == b->alloc_step &&
 	    a->free_step == b->free_step && a->site_id == b->site_id);
 }
@@ -102,6 +105,7 @@ store_groups_note(struct store *s, const struct store_allocation *a)
 		gs->pending[gs->npending++] = *a;
 		return;
 	}
+	g.process_id = a->process_id;
 	g.layer = a->layer;
 	g.device = a->device;
 	g.stream = a->stream;
@@ -130,6 +134,7 @@ store_groups_flush_pending(struct store *s)
 		}
 		/* No steps at all: the rows' steps stay NULL. */
 		memset(&g, 0, sizeof g);
+		g.process_id = gs->pending[i].process_id;
 		g.layer = gs->pending[i].layer;
 		g.device = gs->pending[i].device;
 		g.stream = gs->pending[i].stream;
@@ -166,11 +171,11 @@ store_groups_write(struct store *s, char **cause)
 	const char		*sql;
 
 	if (!gs->valid) {
-		sql = "INSERT INTO allocation_groups SELECT run_id, layer,"
-		    " device, stream, alloc_step, free_step, site_id,"
-		    " sum(bytes), count(*) FROM allocations WHERE run_id = ?1"
-		    " GROUP BY layer, device, stream, alloc_step, free_step,"
-		    " site_id";
+		sql = "INSERT INTO allocation_groups SELECT run_id,"
+		    " process_id, layer, device, stream, alloc_step,"
+		    " free_step, site_id, sum(bytes), count(*) FROM"
+		    " allocations WHERE run_id = ?1 GROUP BY process_id,"
+		    " layer, device, stream, alloc_step, free_step, site_id";
 		if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
 			return (store_error(s, cause, "cannot group:"));
 		sqlite3_bind_int64(st, 1, s->run_id);
@@ -183,7 +188,7 @@ store_groups_write(struct store *s, char **cause)
 	}
 	store_groups_flush_pending(s);
 	if (sqlite3_prepare_v2(s->db, "INSERT INTO allocation_groups VALUES"
-	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", -1, &st, NULL) !=
+	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", -1, &st, NULL) !=
 	    SQLITE_OK)
 		return (store_error(s, cause, "cannot group:"));
 	for (i = 0; gs->slots != NULL && i <= gs->mask; i++) {
@@ -191,17 +196,15 @@ store_groups_write(struct store *s, char **cause)
 		if (g->blocks == 0)
 			continue;
 		sqlite3_bind_int64(st, 1, s->run_id);
-		sqlite3_bind_int(st, 2, g->layer);
-		sqlite3_bind_int(st, 3, g->device);
-		store_bind_opt(st, 4, g->stream);
-		bind_step(st, 5, g->alloc_step);
-		bind_step(st, 6, g->free_step);
-		if (g->site_id != 0)
-			sqlite3_bind_int64(st, 7, g->site_id);
-		else
-			sqlite3_bind_null(st, 7);
-		sqlite3_bind_int64(st, 8, g->bytes);
-		sqlite3_bind_int64(st, 9, g->blocks);
+		store_bind_id(st, 2, g->process_id);
+		sqlite3_bind_int(st, 3, g->layer);
+		sqlite3_bind_int(st, 4, g->device);
+		store_bind_opt(st, 5, g->stream);
+		bind_step(st, 6, g->alloc_step);
+		bind_step(st, 7, g->free_step);
+		store_bind_id(st, 8, g->site_id);
+		sqlite3_bind_int64(st, 9, g->bytes);
+		sqlite3_bind_int64(st, 10, g->blocks);
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			sqlite3_finalize(st);
 			return (store_error(s, cause, "cannot group:"));

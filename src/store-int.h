@@ -41,8 +41,12 @@ struct store_idmap {
 	size_t		 count;
 };
 
-/* One (layer, device, stream, alloc step, free step, site) and its sums. */
+/*
+ * One (process, layer, device, stream, alloc step, free step, site) and its
+ * sums.
+ */
 struct store_group {
+	int64_t		 process_id;	/* 0: NULL */
 	int		 layer;
 	int32_t		 device;
 	uint64_t	 stream;

@@ -116,6 +116,7 @@ const char *store_schema_sql =
 "  correlation_id INTEGER);\n"
 "CREATE TABLE allocation_groups(\n"	/* written when a run finishes */
 "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+"  process_id INTEGER,\n"
 "  layer INTEGER NOT NULL,\n"
 "  device INTEGER,\n"
 "  stream INTEGER,\n"

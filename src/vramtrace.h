@@ -196,12 +196,13 @@ struct query_run {
 	char		*input;
 	char		*command;
 	char		*host;
+	char		*git_commit;
 	char		*allocator;
 	char		*step_source;
 	uint64_t	start_ns;	/* 0: unknown */
 	uint64_t	end_ns;		/* 0: unknown or not finished */
 	int		complete;
-	int64_t		processes;
+	int64_t		processes;	/* the counts: -1 when not counted */
 	int64_t		devices;
 	int64_t		allocations;
 };
@@ -210,9 +211,10 @@ struct query	*query_open(const char *, char **);
 void	 query_close(struct query *);
 void	*query_db(struct query *);
 int64_t	 query_latest_run(struct query *);
-int	 query_info(struct query *, struct query_info *, char **);
+int	 query_info(struct query *, int64_t, struct query_info *, char **);
 int	 query_run(struct query *, int64_t, struct query_run *, char **);
 void	 query_run_free(struct query_run *);
+int	 query_runs(struct query *, struct query_run **, size_t *, char **);
 int	 query_has_import(struct query *, const char *);
 int	 query_sql(struct query *, const char *, query_row_fn, void *,
 	     char **);

@@ -4,6 +4,7 @@
 : "${VRAMTRACE:=./vramtrace}"
 : "${MKSPOOL:=./tests/mkspool}"
 : "${srcdir:=.}"
+PY=${PYTHON3:-python3}
 tap_n=0
 tap_failed=0
 TMP=$(mktemp -d /tmp/vramtrace-test-XXXXXX) || exit 99
@@ -48,4 +49,20 @@ expect() {
 
 done_testing() {
 	[ "$tap_failed" -eq 0 ]
+}
+
+# spool NAME: replay $TMP/NAME.txt into $TMP/NAME.db
+spool() {
+	"$MKSPOOL" "$TMP/$1.txt" "$TMP/$1.vtr" &&
+	"$VRAMTRACE" replay "$TMP/$1.vtr" -o "$TMP/$1.db" >/dev/null
+}
+
+# jq_py FILE EXPR: evaluate a Python expression on the JSON in FILE (as d);
+# exit 0 when it is true.
+jq_py() {
+	"$PY" - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)
+PY
 }

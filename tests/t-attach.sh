@@ -3,7 +3,7 @@
 # growing usage for one pid on device 1, a constant one on device 0, and
 # 1 GiB for another pid: the same dlopen and NVML calls as on a GPU.
 . "${srcdir:-.}/tests/lib.sh"
-plan 10
+plan 12
 FAKE="${top_builddir:-.}/tests/libfake-nvml.so"
 q() { "$VRAMTRACE" sql "$1" "$2" --format csv | tail -n +2; }
 
@@ -37,6 +37,15 @@ ok $? "device 0: the pid's constant usage, sampled every interval"
 ok $? "device 1: the growth, in order, and only this pid's"
 [ "$(q "$TMP/a.db" "select count(*) between 5 and 8, max(end_ns) - min(end_ns) = (count(*) - 1) * 200000000 from steps")" = "1,1" ]
 ok $? "steps cut every --step-ms"
+# leaks on the samples: a verdict per device, the run's on their total.
+run "$VRAMTRACE" leaks "$TMP/a.db" --format json
+jq_py "$TMP/out" 'd["verdict"] == "LEAK" and d["usage_only"] and [(s["device"], s["stream"], s["verdict"]) for s in d["streams"]] == [(0, None, "CLEAN"), (1, None, "LEAK")] and d["streams"][0]["live_bytes"] == 104857600'
+ok $? "leaks: LEAK on the growing device 1, CLEAN on the constant device 0"
+run "$VRAMTRACE" leaks "$TMP/a.db"
+grep -q '^attach saw total usage per device only; streams and blocks are not visible$' "$TMP/out" &&
+    grep -Eq '^ +0 +100\.0 MiB +\+0 B +CLEAN$' "$TMP/out" &&
+    grep -Eq '^ +1 .* LEAK$' "$TMP/out" && grep -q 'mostly on device 1' "$TMP/out"
+ok $? "leaks as text: says what attach cannot see, a verdict per device"
 
 sleep 30 &
 pid=$!

@@ -3,17 +3,8 @@
 # two snapshots; vramtrace report on a run and on a snapshot.
 . "${srcdir:-.}/tests/lib.sh"
 plan 14
-PY=${PYTHON3:-python3}
 XDG_CACHE_HOME=$TMP/cache
 export XDG_CACHE_HOME
-
-jq_py() {
-	"$PY" - "$1" "$2" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-sys.exit(0 if eval(sys.argv[2]) else 1)
-PY
-}
 
 # Step 1 makes the model (A, B); step 2 frees B and stashes C on stream 13;
 # step 3 stashes D; E is made and freed within step 3.

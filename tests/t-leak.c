@@ -47,6 +47,28 @@ series(struct leak_stream *s, const int64_t *v, size_t n)
 	s->live_bytes = n > 0 ? v[n - 1] : 0;
 }
 
+/* The skew of ranks: the fastest against the median. */
+static void
+rank_skew(void)
+{
+	struct leak_rank	ranks[3];
+	struct leak_skew	sk;
+
+	memset(ranks, 0, sizeof ranks);
+	ranks[0].growth_bytes_per_step = 0;
+	ranks[1].growth_bytes_per_step = 8 * MiB;
+	ranks[2].growth_bytes_per_step = 2 * MiB;
+	leak_skew(ranks, 3, &sk);
+	tap_ok(sk.worst == 1 && sk.median_growth_bytes_per_step == 2 * MiB &&
+	    sk.ratio == 4, "skew: the worst of 3 ranks is 4 times the median");
+	leak_skew(ranks, 2, &sk);
+	tap_ok(sk.worst == 1 && sk.median_growth_bytes_per_step == 4 * MiB &&
+	    sk.ratio == 2, "2 ranks: the median is their mean");
+	ranks[1].growth_bytes_per_step = 0;
+	leak_skew(ranks, 2, &sk);
+	tap_ok(sk.worst == 0 && isnan(sk.ratio), "no growth: no ratio");
+}
+
 int
 main(void)
 {
@@ -63,7 +85,7 @@ main(void)
 	struct leak_report	*r;
 	struct leak_stream	*s;
 
-	tap_plan(29);
+	tap_plan(33);
 
 	tap_ok(leak_slope(line, 5) == 10, "slope of a line");
 	tap_ok(leak_slope(spike, 5) == 10, "one outlier does not move it");
@@ -99,6 +121,8 @@ main(void)
 	tap_eq(r->streams[0].garbage, LEAK_GARBAGE_NONE,
 	    "the default stream is not garbage");
 	tap_eq(r->top_stream, 1, "the side stream is named");
+	tap_ok(r->streams[1].verdict == LEAK_LEAK &&
+	    r->streams[0].verdict == LEAK_CLEAN, "each stream's verdict");
 	leak_report_free(r);
 
 	/* The threshold and "most steps grew". */
@@ -160,6 +184,8 @@ main(void)
 	tap_eq(r->streams[2].garbage, LEAK_GARBAGE_NONE,
 	    "idle for only 2 steps: not stranded");
 	leak_report_free(r);
+
+	rank_skew();
 
 	tap_ok(strcmp(leak_garbage_name(LEAK_GARBAGE_GROWING), "growing") == 0
 	    && leak_garbage_name(LEAK_GARBAGE_NONE) == NULL &&

@@ -5,23 +5,6 @@
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
 plan 29
-PY=${PYTHON3:-python3}
-
-# spool NAME: replay $TMP/NAME.txt into $TMP/NAME.db
-spool() {
-	"$MKSPOOL" "$TMP/$1.txt" "$TMP/$1.vtr" &&
-	"$VRAMTRACE" replay "$TMP/$1.vtr" -o "$TMP/$1.db" >/dev/null
-}
-
-# jq_py FILE EXPR: evaluate a Python expression on the JSON in FILE (as d);
-# exit 0 when it is true.
-jq_py() {
-	"$PY" - "$1" "$2" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-sys.exit(0 if eval(sys.argv[2]) else 1)
-PY
-}
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed

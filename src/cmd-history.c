@@ -1,0 +1,196 @@
+/*
+ * cmd-history.c: vramtrace history DB: the leak verdict of every run in a
+ * database, oldest first, and whether the leak rate is rising, falling or
+ * flat over the last runs; --fail-if-worse makes it a CI check.
+ */
+#include "config.h"
+
+#include "vramtrace.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "analysis.h"
+#include "cmd.h"
+
+static int	cmd_history_exec(const struct cmd_entry *, int, char **);
+
+const struct cmd_entry cmd_history_entry = {
+	"history", "DB|PICKLE [--warmup N] [--threshold BYTES] "
+	"[--format text|json] [--fail-if-worse]",
+	"the leak rate of every run, oldest first, and its trend",
+	"  -w, --warmup N       steps left out at the start of each run (1)\n"
+	"  -t, --threshold B    growth per step that is a leak, and the change\n"
+	"                       of it that is a trend (1MiB)\n"
+	"  -f, --format FMT     text (default) or json\n"
+	"  -W, --fail-if-worse  exit 1 when the newest run leaks faster than\n"
+	"                       the one before by more than the threshold\n",
+	cmd_history_exec
+};
+
+enum { FORMAT_TEXT, FORMAT_JSON };
+static const char *const formats[] = { "text", "json", NULL };
+
+/* Every run of the database and its report, oldest first. */
+struct history {
+	struct query_run	 *runs;
+	struct leak_report	**reports;
+	size_t			  n;
+	struct leak_trend	  trend;
+	int			  worse;
+};
+
+static void
+history_free(struct history *h)
+{
+	size_t	i;
+
+	for (i = 0; i < h->n; i++) {
+		query_run_free(&h->runs[i]);
+		leak_report_free(h->reports[i]);
+	}
+	free(h->runs);
+	free(h->reports);
+}
+
+static int
+history_load(struct query *q, const struct leak_options *opts,
+    struct history *h, char **cause)
+{
+	struct leak_options	one = *opts;
+	size_t			i;
+
+	if (query_runs(q, &h->runs, &h->n, cause) != 0)
+		return (-1);
+	h->reports = xcalloc(h->n + 1, sizeof *h->reports);
+	for (i = 0; i < h->n; i++) {
+		one.run_id = h->runs[i].id;
+		if (analysis_leaks(q, &one, &h->reports[i], cause) != 0)
+			return (-1);
+	}
+	leak_trend(h->reports, h->n, opts->threshold, &h->trend);
+	h->worse = h->n >= 2 && leak_worse(h->reports[h->n - 2],
+	    h->reports[h->n - 1], opts->threshold);
+	return (0);
+}
+
+/* A run's start as UTC date and time, or "n/a". */
+static const char *
+format_start(uint64_t ns, char *buf, size_t len)
+{
+	time_t		t = (time_t)(ns / 1000000000);
+	struct tm	tm;
+
+	if (ns == 0 || gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "n/a");
+	return (buf);
+}
+
+static void
+print_text(const struct history *h)
+{
+	const struct leak_report	*r;
+	char				 a[32], b[32], t[32];
+	size_t				 i;
+
+	printf("%5s  %-19s  %-7s  %6s  %12s  %12s  %s\n", "run",
+	    "start (UTC)", "source", "steps", "peak", "growth/step",
+	    "verdict");
+	for (i = 0; i < h->n; i++) {
+		r = h->reports[i];
+		printf("%5" PRId64 "  %-19s  %-7s  %6zu  %12s  %12s  %s\n",
+		    r->run_id, format_start(h->runs[i].start_ns, t, sizeof t),
+		    h->runs[i].source != NULL ? h->runs[i].source : "n/a",
+		    r->nsteps, util_format_bytes(r->peak_bytes, a, sizeof a),
+		    cmd_format_signed(r->growth_bytes_per_step, b, sizeof b),
+		    leak_verdict_name(r->verdict));
+	}
+	printf("trend: %s", leak_direction_name(h->trend.direction));
+	if (h->trend.direction == LEAK_TREND_UNKNOWN)
+		printf(" (fewer than 2 runs with a verdict)\n");
+	else
+		printf(", the leak rate changed by %s per step over the last"
+		    " %zu runs with a verdict\n", cmd_format_signed(
+		    h->trend.change_bytes_per_step, b, sizeof b),
+		    h->trend.runs);
+}
+
+static void
+print_json(const struct history *h)
+{
+	const struct query_run		*run;
+	const struct leak_report	*r;
+	size_t				 i;
+
+	printf("{\"runs\": [");
+	for (i = 0; i < h->n; i++) {
+		run = &h->runs[i];
+		r = h->reports[i];
+		printf("%s\n  {\"run\": %" PRId64 ", \"start_ns\": ",
+		    i ? "," : "", run->id);
+		json_int_or_null(stdout, (int64_t)run->start_ns,
+		    run->start_ns != 0);
+		printf(", \"source\": ");
+		json_string(stdout, run->source);
+		printf(", \"command\": ");
+		json_string(stdout, run->command);
+		printf(", \"git_commit\": ");
+		json_string(stdout, run->git_commit);
+		printf(", \"steps\": %zu, \"peak_bytes\": %" PRId64
+		    ", \"growth_bytes_per_step\": %.1f, \"verdict\": \"%s\"}",
+		    r->nsteps, r->peak_bytes, r->growth_bytes_per_step,
+		    leak_verdict_name(r->verdict));
+	}
+	printf("],\n \"trend\": {\"direction\": \"%s\", \"runs\": %zu, "
+	    "\"change_bytes_per_step\": %.1f},\n \"worse\": %s}\n",
+	    leak_direction_name(h->trend.direction), h->trend.runs,
+	    h->trend.change_bytes_per_step, h->worse ? "true" : "false");
+}
+
+static int
+cmd_history_exec(const struct cmd_entry *self, int argc, char **argv)
+{
+	static const struct option	 longopts[] = {
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "threshold", required_argument, NULL, 't' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "fail-if-worse", no_argument, NULL, 'W' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct leak_options		 opts;
+	struct history			 h = { 0 };
+	struct query			*q;
+	char				*cause = NULL, b[32];
+	int				 i, format, fail, rc;
+
+	if ((i = cmd_analysis_args(self, argc, argv, "w:t:f:W", longopts,
+	    formats, 'W', &opts, &format, &fail)) < 0)
+		return (EXIT_USAGE);
+	if ((q = input_open(argv[i], &cause)) == NULL ||
+	    history_load(q, &opts, &h, &cause) != 0) {
+		log_warn("%s", cause);
+		free(cause);
+		history_free(&h);
+		query_close(q);
+		return (EXIT_FOUND);
+	}
+	query_close(q);
+	if (format == FORMAT_JSON)
+		print_json(&h);
+	else
+		print_text(&h);
+	rc = EXIT_OK;
+	if (fail && h.worse) {
+		log_warn("run %" PRId64 " leaks %s per step faster than run %"
+		    PRId64, h.runs[h.n - 1].id, cmd_format_signed(
+		    h.reports[h.n - 1]->growth_bytes_per_step -
+		    h.reports[h.n - 2]->growth_bytes_per_step, b, sizeof b),
+		    h.runs[h.n - 2].id);
+		rc = EXIT_FOUND;
+	}
+	history_free(&h);
+	return (rc);
+}

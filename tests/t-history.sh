@@ -1,0 +1,76 @@
+#!/bin/sh
+# t-history.sh: vramtrace history over runs appended to one database: a run
+# per line, the trend of the leak rate, and --fail-if-worse for CI; and
+# info --run on such a database.
+. "${srcdir:-.}/tests/lib.sh"
+plan 11
+
+# leaky NAME MIB: a run of 6 steps that keeps MIB MiB of every step.
+leaky() {
+	{
+		echo 'process-start 1000 pid=10'
+		echo 'alloc 1100 address=0x1000 bytes=104857600 stream=7'
+		t=2000
+		for k in 1 2 3 4 5 6; do
+			echo "alloc $((t - 300)) address=$((0x10000000 + 0x1000000 * k)) bytes=$(($2 * 1048576)) stream=7"
+			echo "step-end $t"
+			t=$((t + 1000))
+		done
+	} >"$TMP/$1.txt"
+	"$MKSPOOL" "$TMP/$1.txt" "$TMP/$1.vtr"
+}
+
+# history DB RATE...: append a run for each rate to DB.
+history() {
+	db=$1
+	shift
+	for mib in "$@"; do
+		leaky "r$mib" "$mib" &&
+		"$VRAMTRACE" replay "$TMP/r$mib.vtr" -o "$db" --append >/dev/null
+	done
+}
+
+history "$TMP/up.db" 2 4 8
+run "$VRAMTRACE" history "$TMP/up.db" --format json
+cp "$TMP/out" "$TMP/up.json"
+jq_py "$TMP/up.json" '[(r["run"], r["verdict"], r["growth_bytes_per_step"], r["steps"]) for r in d["runs"]] == [(1, "LEAK", 2097152, 6), (2, "LEAK", 4194304, 6), (3, "LEAK", 8388608, 6)]'
+ok $? "a run per entry, oldest first, with its verdict, rate and steps"
+jq_py "$TMP/up.json" 'all(r["source"] == "replay" and r["start_ns"] > 0 and r["peak_bytes"] > 104857600 and "command" in r and "git_commit" in r for r in d["runs"])'
+ok $? "each run's source, start, peak, command and commit"
+jq_py "$TMP/up.json" 'd["trend"] == {"direction": "rising", "runs": 3, "change_bytes_per_step": 6291456} and d["worse"]'
+ok $? "2, 4, 8 MiB per step: rising by 6 MiB, the newest is worse"
+run "$VRAMTRACE" history "$TMP/up.db" --fail-if-worse
+[ $rc -eq 1 ] && grep -q 'run 3 leaks +4.0 MiB per step faster than run 2' "$TMP/err" &&
+    grep -Eq '^ +3  [0-9-]+ [0-9:]+  replay +6 +.* +\+8\.0 MiB  LEAK$' "$TMP/out" &&
+    grep -q '^trend: rising, the leak rate changed by +6.0 MiB per step over the last 3 runs' "$TMP/out"
+ok $? "--fail-if-worse: exit 1, says by how much; the table and the trend"
+run "$VRAMTRACE" history "$TMP/up.db" --fail-if-worse --threshold 5MiB
+[ $rc -eq 0 ]
+ok $? "a rise under --threshold is not worse"
+
+# info --run counts one run; without it, the whole database.
+run "$VRAMTRACE" info "$TMP/up.db" --run 2 --format json
+jq_py "$TMP/out" '(d["run"], d["runs"], d["processes"], d["steps"], d["allocations"]) == (2, 1, 1, 6, 7)' &&
+    "$VRAMTRACE" info "$TMP/up.db" | grep -q '^  steps           18$'
+ok $? "info --run: that run's counts; without it, the database's"
+run "$VRAMTRACE" info "$TMP/up.db" --run 4
+expect 1 'no run 4' "info --run of a run that does not exist: exit 1"
+
+history "$TMP/down.db" 8 4 2
+run "$VRAMTRACE" history "$TMP/down.db" --fail-if-worse --format json
+[ $rc -eq 0 ] && jq_py "$TMP/out" 'd["trend"]["direction"] == "falling" and not d["worse"]'
+ok $? "8, 4, 2 MiB per step: falling, exit 0 with --fail-if-worse"
+
+history "$TMP/flat.db" 4 4
+run "$VRAMTRACE" history "$TMP/flat.db" --format json
+jq_py "$TMP/out" 'd["trend"]["direction"] == "flat"'
+ok $? "the same rate twice: flat"
+
+history "$TMP/one.db" 4
+run "$VRAMTRACE" history "$TMP/one.db" --fail-if-worse
+[ $rc -eq 0 ] && grep -q '^trend: unknown' "$TMP/out"
+ok $? "one run: no trend, nothing to be worse than"
+
+run "$VRAMTRACE" history
+expect 2 'missing database' "no database: exit 2"
+done_testing
