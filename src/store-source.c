@@ -33,10 +33,14 @@
 /* How far behind the newest event a source applies events, in ns. */
 #define STORE_REORDER_NS	(2000ull * 1000 * 1000)
 
-/* A held event and its arrival number, which breaks ties in time. */
+/*
+ * A held event, its arrival number (which breaks ties in time) and the
+ * process it arrived under (a spool file may hold several processes).
+ */
 struct held_event {
 	struct event	ev;
 	uint64_t	seq;
+	int64_t		process_id;
 };
 
 struct store_source {
@@ -45,7 +49,8 @@ struct store_source {
 	char		**strings;	/* by id; NULL: undefined */
 	int64_t		*site_ids;	/* by string id; 0: not resolved */
 	size_t		 nstrings;
-	int64_t		 process_id;
+	int64_t		 process_id;	/* of the latest PROCESS_START */
+	int64_t		 apply_pid;	/* of the event being applied */
 	int64_t		 step_begin;	/* ns of the last STEP_BEGIN; 0 */
 
 	struct held_event *heap;	/* late events: min-heap by (time, seq) */
@@ -229,7 +234,7 @@ source_alloc(struct store_source *src, const struct event *ev)
 	if ((site = source_site(src, ev->u.alloc.site)) < 0)
 		return (-1);
 	memset(&a, 0, sizeof a);
-	a.process_id = src->process_id;
+	a.process_id = src->apply_pid;
 	a.device = ev->u.alloc.device;
 	a.layer = ev->u.alloc.layer;
 	a.stream = ev->u.alloc.stream;
@@ -263,7 +268,7 @@ source_memcpy(struct store_source *src, const struct event *ev)
 
 	device = m->kind == EVENT_COPY_HTOD ? m->dst_device : m->src_device;
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_id(st, 2, src->process_id);
+	store_bind_id(st, 2, src->apply_pid);
 	sqlite3_bind_int(st, 3, device);
 	store_bind_opt(st, 4, m->stream);
 	sqlite3_bind_int(st, 5, m->kind);
@@ -280,9 +285,9 @@ static int
 source_stream(struct store_source *src, const struct event *ev)
 {
 	if (ev->type == EVENT_STREAM_CREATE)
-		return (store_add_stream(src->store, src->process_id,
+		return (store_add_stream(src->store, src->apply_pid,
 		    &ev->u.stream, 1, ev->time_ns));
-	return (store_end_stream(src->store, src->process_id, &ev->u.stream,
+	return (store_end_stream(src->store, src->apply_pid, &ev->u.stream,
 	    ev->time_ns));
 }
 
@@ -294,7 +299,7 @@ source_offload(struct store_source *src, const struct event *ev)
 	const struct event_offload *o = &ev->u.offload;
 
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_id(st, 2, src->process_id);
+	store_bind_id(st, 2, src->apply_pid);
 	sqlite3_bind_int(st, 3, o->device);
 	store_bind_opt(st, 4, o->stream);
 	sqlite3_bind_int64(st, 5, (int64_t)ev->time_ns);
@@ -321,7 +326,7 @@ source_misc(struct store_source *src, const struct event *ev)
 	case EVENT_DROPPED:
 		st = s->stmt[STMT_DROPPED];
 		sqlite3_bind_int64(st, 1, s->run_id);
-		store_bind_id(st, 2, src->process_id);
+		store_bind_id(st, 2, src->apply_pid);
 		store_bind_opt(st, 3, ev->time_ns);
 		store_bind_text(st, 4, source_string(src,
 		    ev->u.dropped.source));
@@ -330,7 +335,7 @@ source_misc(struct store_source *src, const struct event *ev)
 	case EVENT_DEVICE:
 		st = s->stmt[STMT_DEVICE];
 		sqlite3_bind_int64(st, 1, s->run_id);
-		store_bind_id(st, 2, src->process_id);
+		store_bind_id(st, 2, src->apply_pid);
 		sqlite3_bind_int(st, 3, ev->u.device.device);
 		store_bind_text(st, 4, source_string(src,
 		    ev->u.device.name));
@@ -338,10 +343,10 @@ source_misc(struct store_source *src, const struct event *ev)
 		    EVENT_NONE : ev->u.device.total_bytes);
 		return (store_step_stmt(s, st));
 	case EVENT_PROCESS_END:
-		if (src->process_id == 0)
+		if (src->apply_pid == 0)
 			return (0);
 		st = s->stmt[STMT_PROCESS_END];
-		sqlite3_bind_int64(st, 1, src->process_id);
+		sqlite3_bind_int64(st, 1, src->apply_pid);
 		store_bind_opt(st, 2, ev->time_ns);
 		return (store_step_stmt(s, st));
 	case EVENT_STEP_BEGIN:
@@ -355,7 +360,7 @@ source_misc(struct store_source *src, const struct event *ev)
 		src->step_begin = 0;
 		return (0);
 	case EVENT_MARK:
-		return (store_add_mark(s, src->process_id, -1, ev->time_ns,
+		return (store_add_mark(s, src->apply_pid, -1, ev->time_ns,
 		    NULL, source_string(src, ev->u.step.name) != NULL ?
 		    source_string(src, ev->u.step.name) : "mark"));
 	}
@@ -385,6 +390,7 @@ heap_push(struct store_source *src, const struct event *ev)
 	i = src->nheld++;
 	src->heap[i].ev = *ev;
 	src->heap[i].seq = src->seq++;
+	src->heap[i].process_id = src->process_id;
 	while (i > 0) {
 		parent = (i - 1) / 2;
 		if (!held_before(&src->heap[i], &src->heap[parent]))
@@ -396,7 +402,7 @@ heap_push(struct store_source *src, const struct event *ev)
 	}
 }
 
-static struct event
+static struct held_event
 heap_pop(struct store_source *src)
 {
 	struct held_event	 top = src->heap[0], tmp;
@@ -418,7 +424,7 @@ heap_pop(struct store_source *src)
 		src->heap[m] = tmp;
 		i = m;
 	}
-	return (top.ev);
+	return (top);
 }
 
 static void
@@ -441,6 +447,7 @@ fifo_push(struct store_source *src, const struct event *ev)
 	i = (src->fifo_head + src->nfifo++) & (src->fifo_alloc - 1);
 	src->fifo[i].ev = *ev;
 	src->fifo[i].seq = src->seq++;
+	src->fifo[i].process_id = src->process_id;
 }
 
 static const struct held_event *
@@ -463,7 +470,7 @@ static int
 source_release(struct store_source *src, uint64_t until, char **cause)
 {
 	const struct held_event	*f;
-	struct event		 ev;
+	struct held_event	 h;
 
 	for (;;) {
 		f = src->nfifo > 0 ? &src->fifo[src->fifo_head] : NULL;
@@ -471,15 +478,16 @@ source_release(struct store_source *src, uint64_t until, char **cause)
 		    held_before(f, &src->heap[0]))) {
 			if (f->ev.time_ns >= until)
 				break;
-			ev = f->ev;
+			h = *f;
 			src->fifo_head = (src->fifo_head + 1) &
 			    (src->fifo_alloc - 1);
 			src->nfifo--;
 		} else if (src->nheld > 0 && src->heap[0].ev.time_ns < until)
-			ev = heap_pop(src);
+			h = heap_pop(src);
 		else
 			break;
-		if (source_apply(src, &ev, cause) != 0)
+		src->apply_pid = h.process_id;
+		if (source_apply(src, &h.ev, cause) != 0)
 			return (-1);
 	}
 	return (0);
@@ -499,8 +507,10 @@ store_source_event(struct store_source *src, const struct event *ev,
 	if (src->store->run_id == 0)
 		return (source_error(src, cause, "no run to write into"));
 	if (ev->type == EVENT_STRING || ev->type == EVENT_PROCESS_START ||
-	    ev->time_ns == 0)
+	    ev->time_ns == 0) {
+		src->apply_pid = src->process_id;
 		return (source_apply(src, ev, cause));
+	}
 	if (fifo_tail(src) == NULL || fifo_tail(src)->ev.time_ns <= ev->time_ns)
 		fifo_push(src, ev);
 	else
