@@ -77,6 +77,13 @@ inject_memory(const CUpti_ActivityMemory4 *r)
 		ev.type = EVENT_FREE;
 	else
 		return;
+	/*
+	 * Static memory is a loaded module's globals, placed when the module
+	 * loads and never freed by the program: not an allocation to follow.
+	 */
+	if (r->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC ||
+	    r->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC)
+		return;
 	ev.time_ns = r->timestamp;
 	ev.u.alloc.address = r->address;
 	ev.u.alloc.bytes = r->bytes;

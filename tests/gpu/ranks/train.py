@@ -3,8 +3,8 @@
 usage: torchrun --nproc_per_node=2 train.py STEPS
 
 Every rank runs the same small model for STEPS steps; rank 1 also keeps
-an 8 MiB tensor per step in a list that is never cleared.  Steps are NVTX
-ranges named "step", which vramtrace record cuts steps on.
+an 8 MiB tensor per step in a list that is never cleared.  Steps are
+marked at every optimizer step (vramtrace record --torch-steps).
 """
 import os
 import sys
@@ -21,7 +21,6 @@ model = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.ReLU(),
 opt = torch.optim.SGD(model.parameters(), lr=1e-3)
 kept = []
 for step in range(steps):
-    torch.cuda.nvtx.range_push("step")
     x = torch.randn(256, 1024, device="cuda")
     loss = model(x).pow(2).mean()
     loss.backward()
@@ -30,4 +29,3 @@ for step in range(steps):
     if rank == 1:
         kept.append(torch.empty(8 << 20, dtype=torch.uint8, device="cuda"))
     torch.cuda.synchronize()
-    torch.cuda.nvtx.range_pop()
