@@ -3,7 +3,7 @@
  * and store what its processes send.
  *
  * The command's environment gets CUDA_INJECTION64_PATH (our injection
- * library), NVTX_INJECTION64_PATH (libcupti, so that CUPTI sees NVTX ranges)
+ * library), NVTX_INJECTION64_PATH (the same library, which hands NVTX to CUPTI)
  * and VRAMTRACE_SOCKET (the collector's socket), plus the knobs the library
  * reads (VRAMTRACE_FLUSH_MS, VRAMTRACE_NVTX, VRAMTRACE_STEP_MARKER) and,
  * depending on the options, PYTORCH_CUDA_ALLOC_CONF and PYTHONPATH.  The
@@ -162,14 +162,19 @@ record_environment(struct record_options *o, const char *socket_path)
 		return (-1);
 	}
 	setenv("CUDA_INJECTION64_PATH", inject, 1);
+	/*
+	 * NVTX goes to the injection library too, which hands it to the
+	 * libcupti it is bound to: naming a libcupti file here could load a
+	 * second copy (PyTorch brings its own) that nothing subscribes to.
+	 */
+	if (o->nvtx)
+		setenv("NVTX_INJECTION64_PATH", inject, 1);
 	free(inject);
 	if ((lib = record_find("VRAMTRACE_LIBRARY", "libvramtrace.so", libs,
 	    VRAMTRACE_PKGLIBDIR)) != NULL) {
 		setenv("VRAMTRACE_LIBRARY", lib, 1);
 		free(lib);
 	}
-	if (o->nvtx)
-		setenv("NVTX_INJECTION64_PATH", CUPTI_LIBDIR "/libcupti.so", 1);
 	setenv("VRAMTRACE_NVTX", o->nvtx ? "1" : "0", 1);
 	setenv("VRAMTRACE_SOCKET", socket_path, 1);
 	unsetenv("VRAMTRACE_OUTPUT");

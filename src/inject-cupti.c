@@ -24,6 +24,7 @@
 #include "config.h"
 
 #include <cupti.h>
+#include <dlfcn.h>
 
 #include <pthread.h>
 #include <stdio.h>
@@ -491,4 +492,33 @@ void
 inject_cupti_flush(int forced)
 {
 	cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}
+
+/*
+ * NVTX's injection entry point (NVTX_INJECTION64_PATH names this library):
+ * hand NVTX to the libcupti this library is bound to, so that ranges and
+ * marks reach the subscriber that records them.  A process may hold two
+ * copies of libcupti (PyTorch ships its own and loads it first); naming a
+ * libcupti file in NVTX_INJECTION64_PATH could reach the other one.
+ * Returns 0 (NVTX then stays off) when that libcupti has no NVTX support.
+ */
+int InitializeInjectionNvtx2(const void *) __attribute__((visibility("default")));
+
+int
+InitializeInjectionNvtx2(const void *get_export_table)
+{
+	int	(*init)(const void *);
+	Dl_info	 info;
+	void	*h;
+
+	if (dladdr((void *)(uintptr_t)cuptiSubscribe, &info) == 0 ||
+	    info.dli_fname == NULL)
+		return (0);
+	if ((h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD)) == NULL)
+		return (0);
+	*(void **)&init = dlsym(h, "InitializeInjectionNvtx2");
+	dlclose(h);
+	if (init == NULL)
+		return (0);
+	return (init(get_export_table));
 }
