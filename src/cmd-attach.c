@@ -161,7 +161,7 @@ attach_loop(struct store *s, struct nvml *n, pid_t pid,
 			break;
 		while (now >= t0 + (uint64_t)(steps + 1) * step_ns) {
 			steps++;
-			if (store_add_step(s, steps, 0, t0 + (uint64_t)steps *
+			if (store_add_step(s, 0, steps, 0, t0 + (uint64_t)steps *
 			    step_ns, NULL) != 0)
 				rc = attach_write_error(o->output, cause);
 			else

@@ -33,6 +33,14 @@ enum store_stmt {
 	STMT_MAX
 };
 
+/* The ends of one process's (or the run's) steps, increasing. */
+struct store_timeline {
+	int64_t		 process_id;	/* 0: the run */
+	uint64_t	*ends;
+	size_t		 n;
+	size_t		 alloc;
+};
+
 /* A small open-addressing map from 64-bit hashes to row ids. */
 struct store_idmap {
 	uint64_t	*keys;		/* 0 marks an empty slot */
@@ -77,10 +85,10 @@ struct store {
 	sqlite3_stmt	*stmt[STMT_MAX];
 	struct store_live live;
 
-	/* Step boundaries of the run, in order, as they arrived. */
-	uint64_t	*step_ends;
-	size_t		 nsteps;
-	size_t		 step_alloc;
+	/* Step boundaries of the run and of each process (store-steps.c). */
+	struct store_timeline run_steps;
+	struct store_timeline *procs;
+	size_t		 nprocs;
 	uint64_t	 max_assigned_ns;	/* latest time given a step */
 	int		 steps_dirty;	/* a boundary arrived late */
 	int		 unstepped;	/* rows written before any boundary */
@@ -95,7 +103,7 @@ struct store {
 int	 store_error(struct store *, char **, const char *, ...)
 	     printflike(3, 4);
 int	 store_begin(struct store *, char **);
-int64_t	 store_step_of(struct store *, uint64_t);
+int	 store_assign_unstepped(struct store *);
 void	 store_bind_opt(sqlite3_stmt *, int, uint64_t);
 void	 store_bind_text(sqlite3_stmt *, int, const char *);
 void	 store_bind_id(sqlite3_stmt *, int, int64_t);
@@ -106,6 +114,11 @@ void	 store_groups_reset(struct store_groups *);
 void	 store_groups_note(struct store *, const struct store_allocation *);
 void	 store_groups_flush_pending(struct store *);
 int	 store_groups_write(struct store *, char **);
+
+/* store-steps.c */
+void	 store_steps_reset(struct store *);
+int	 store_has_steps(struct store *, int64_t);
+int64_t	 store_step_of(struct store *, int64_t, uint64_t);
 
 /* store-site.c */
 void	 store_idmap_free(struct store_idmap *);

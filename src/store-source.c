@@ -303,8 +303,9 @@ source_offload(struct store_source *src, const struct event *ev)
 	sqlite3_bind_int(st, 3, o->device);
 	store_bind_opt(st, 4, o->stream);
 	sqlite3_bind_int64(st, 5, (int64_t)ev->time_ns);
-	if (s->nsteps > 0)
-		sqlite3_bind_int64(st, 6, store_step_of(s, ev->time_ns));
+	if (store_has_steps(s, src->apply_pid))
+		sqlite3_bind_int64(st, 6, store_step_of(s, src->apply_pid,
+		    ev->time_ns));
 	else
 		s->unstepped = 1;
 	sqlite3_bind_text(st, 7, event_offload_kind_name(o->kind), -1,
@@ -353,7 +354,7 @@ source_misc(struct store_source *src, const struct event *ev)
 		src->step_begin = (int64_t)ev->time_ns;
 		return (0);
 	case EVENT_STEP_END:
-		if (store_add_step(s, ev->u.step.step,
+		if (store_add_step(s, src->apply_pid, ev->u.step.step,
 		    (uint64_t)src->step_begin, ev->time_ns,
 		    source_string(src, ev->u.step.name)) != 0)
 			return (-1);

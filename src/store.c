@@ -29,7 +29,6 @@
 /* Commit on our own after this many statements, to bound the WAL. */
 #define STORE_AUTOCOMMIT	(1u << 21)
 
-static int	assign_unstepped(struct store *);
 
 static const char *stmt_sql[STMT_MAX] = {
 	[STMT_ALLOC] = "INSERT INTO allocations(run_id, process_id, device,"
@@ -270,7 +269,7 @@ store_free(struct store *s)
 	store_groups_reset(&s->groups);
 	store_idmap_free(&s->sites);
 	store_idmap_free(&s->frames);
-	free(s->step_ends);
+	store_steps_reset(s);
 	free(s->tmp_path);
 	free(s->path);
 	free(s);
@@ -397,77 +396,10 @@ store_run_begin(struct store *s, const struct store_run_info *info)
 	if (rc != SQLITE_DONE)
 		return (-1);
 	s->run_id = sqlite3_last_insert_rowid(s->db);
-	s->nsteps = 0;
-	s->steps_dirty = 0;
+	store_steps_reset(s);
 	s->unstepped = 0;
-	s->max_assigned_ns = 0;
 	store_groups_reset(&s->groups);
 	return (s->run_id);
-}
-
-/*
- * The step an event at time t belongs to, from the boundaries known so far:
- * the first step whose end is at or after t (numbered from 1), or N+1 after
- * the last one; NULL-worthy 0 when the run has no steps yet.
- */
-int64_t
-store_step_of(struct store *s, uint64_t t)
-{
-	size_t	lo = 0, hi = s->nsteps, mid;
-
-	if (t == EVENT_NONE)
-		return (1);
-	if (t > s->max_assigned_ns)
-		s->max_assigned_ns = t;
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (s->step_ends[mid] < t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return ((int64_t)lo + 1);
-}
-
-/*
- * Record the end of step `step` (-1: the next) of the current run at end_ns,
- * starting at start_ns (0: the previous end), with an optional name.  Steps
- * must arrive in order: a repeat (another rank's marker for the same step)
- * or a gap is ignored; a boundary earlier than a time already given a step
- * marks the run's step numbers for recomputation at finish.  0, or -1.
- */
-int
-store_add_step(struct store *s, int64_t step, uint64_t start_ns,
-    uint64_t end_ns, const char *name)
-{
-	sqlite3_stmt	*st = s->stmt[STMT_STEP];
-
-	if (step < 0)
-		step = (int64_t)s->nsteps + 1;
-	if ((size_t)step != s->nsteps + 1)
-		return (0);	/* a repeat (another rank) or a gap */
-	if (s->nsteps > 0 && end_ns < s->step_ends[s->nsteps - 1])
-		return (0);
-	if (s->nsteps == s->step_alloc) {
-		s->step_alloc = s->step_alloc == 0 ? 64 : 2 * s->step_alloc;
-		s->step_ends = xreallocarray(s->step_ends, s->step_alloc,
-		    sizeof *s->step_ends);
-	}
-	if (start_ns == 0 && s->nsteps > 0)
-		start_ns = s->step_ends[s->nsteps - 1];
-	s->step_ends[s->nsteps++] = end_ns;
-	if (end_ns < s->max_assigned_ns)
-		s->steps_dirty = 1;
-	if (store_begin(s, NULL) != 0)
-		return (-1);
-	sqlite3_bind_int64(st, 1, s->run_id);
-	sqlite3_bind_int64(st, 2, step);
-	store_bind_opt(st, 3, start_ns == 0 ? EVENT_NONE : start_ns);
-	sqlite3_bind_int64(st, 4, (int64_t)end_ns);
-	store_bind_text(st, 5, name);
-	if (store_step_stmt(s, st) != 0)
-		return (-1);
-	return (s->unstepped ? assign_unstepped(s) : 0);
 }
 
 /* Add a named instant or annotation (stage "START", "END" or NULL). */
@@ -583,11 +515,12 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 	store_bind_opt(st, 9, a->alloc_ns);
 	store_bind_opt(st, 10, a->free_requested_ns);
 	store_bind_opt(st, 11, a->free_ns);
-	if (s->nsteps > 0) {
-		sqlite3_bind_int64(st, 12, store_step_of(s, a->alloc_ns));
+	if (store_has_steps(s, a->process_id)) {
+		sqlite3_bind_int64(st, 12, store_step_of(s, a->process_id,
+		    a->alloc_ns));
 		if (a->free_ns != EVENT_NONE)
 			sqlite3_bind_int64(st, 13,
-			    store_step_of(s, a->free_ns));
+			    store_step_of(s, a->process_id, a->free_ns));
 	} else
 		s->unstepped = 1;
 	if (a->site_id != 0)
@@ -635,8 +568,9 @@ live_end(struct store *s, struct store_live_entry *e,
 		sqlite3_bind_int64(st, 1, e->rowid);
 		store_bind_opt(st, 2, free_requested_ns);
 		store_bind_opt(st, 3, free_ns);
-		if (s->nsteps > 0)
-			sqlite3_bind_int64(st, 4, store_step_of(s, free_ns));
+		if (store_has_steps(s, e->a.process_id))
+			sqlite3_bind_int64(st, 4, store_step_of(s,
+			    e->a.process_id, free_ns));
 		else
 			s->unstepped = 1;
 		rc = store_step_stmt(s, st);
@@ -757,12 +691,13 @@ step_of_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	struct store	*s = sqlite3_user_data(ctx);
 
 	(void)argc;
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+	if (sqlite3_value_type(argv[1]) == SQLITE_NULL) {
 		sqlite3_result_int64(ctx, 1);
 		return;
 	}
 	sqlite3_result_int64(ctx, store_step_of(s,
-	    (uint64_t)sqlite3_value_int64(argv[0])));
+	    sqlite3_value_int64(argv[0]),
+	    (uint64_t)sqlite3_value_int64(argv[1])));
 }
 
 static int
@@ -774,11 +709,11 @@ assign_steps(struct store *s, const char *alloc_sql, const char *offload_sql,
 	size_t		 i;
 	int		 rc;
 
-	if (s->nsteps == 0)
+	if (s->run_steps.n == 0)
 		return (0);
 	if (store_begin(s, cause) != 0)
 		return (-1);
-	sqlite3_create_function(s->db, "vt_step_of", 1, SQLITE_UTF8, s,
+	sqlite3_create_function(s->db, "vt_step_of", 2, SQLITE_UTF8, s,
 	    step_of_fn, NULL, NULL);
 	for (i = 0; i < 2; i++) {
 		if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) !=
@@ -802,10 +737,10 @@ int
 store_assign_steps(struct store *s, char **cause)
 {
 	if (assign_steps(s, "UPDATE allocations SET"
-	    " alloc_step = vt_step_of(alloc_ns), free_step = CASE WHEN"
-	    " free_ns IS NULL THEN NULL ELSE vt_step_of(free_ns) END"
+	    " alloc_step = vt_step_of(coalesce(process_id, 0), alloc_ns), free_step = CASE WHEN"
+	    " free_ns IS NULL THEN NULL ELSE vt_step_of(coalesce(process_id, 0), free_ns) END"
 	    " WHERE run_id = ?", "UPDATE offload_events SET"
-	    " step = vt_step_of(time_ns) WHERE run_id = ?", cause) != 0)
+	    " step = vt_step_of(coalesce(process_id, 0), time_ns) WHERE run_id = ?", cause) != 0)
 		return (-1);
 	s->steps_dirty = 0;
 	s->unstepped = 0;
@@ -817,15 +752,15 @@ store_assign_steps(struct store *s, char **cause)
  * At the first step boundary: give their steps to the rows written before
  * it (one step's worth at most, so this is cheap).  0, or -1.
  */
-static int
-assign_unstepped(struct store *s)
+int
+store_assign_unstepped(struct store *s)
 {
 	if (assign_steps(s, "UPDATE allocations SET"
-	    " alloc_step = vt_step_of(alloc_ns), free_step = CASE WHEN"
-	    " free_ns IS NULL THEN NULL ELSE vt_step_of(free_ns) END"
+	    " alloc_step = vt_step_of(coalesce(process_id, 0), alloc_ns), free_step = CASE WHEN"
+	    " free_ns IS NULL THEN NULL ELSE vt_step_of(coalesce(process_id, 0), free_ns) END"
 	    " WHERE run_id = ?1 AND (alloc_step IS NULL OR (free_step IS NULL"
 	    " AND free_ns IS NOT NULL))", "UPDATE offload_events SET"
-	    " step = vt_step_of(time_ns) WHERE run_id = ?1 AND step IS NULL",
+	    " step = vt_step_of(coalesce(process_id, 0), time_ns) WHERE run_id = ?1 AND step IS NULL",
 	    NULL) != 0)
 		return (-1);
 	s->unstepped = 0;

@@ -3,7 +3,7 @@
 # with ranks): each rank has its verdict, the skew names the rank that
 # grows, and a run of one process has no ranks.
 . "${srcdir:-.}/tests/lib.sh"
-plan 7
+plan 8
 
 # Rank 0 on device 0 holds its model; rank 1 on device 1 churns 20 MiB a
 # step on its NULL stream and keeps 8 MiB a step on its side stream 13.
@@ -42,6 +42,22 @@ run "$VRAMTRACE" leaks "$TMP/ranks.db"
 grep -Eq '^ +1 +1 +101 +n1 +1 +LEAK +\+8\.0 MiB +100%$' "$TMP/out" &&
     grep -q '^skew: rank 1 grows +8.0 MiB per step, the median rank +4.0 MiB (2.0x)$' "$TMP/out"
 ok $? "text: a row per rank and the skew"
+
+# Ranks at their own pace: rank 0 ends each step at T, rank 1 only at
+# T+600, and rank 1 keeps 8 MiB at T+300, inside its own step.  Each rank's
+# rows take their steps from that rank's own boundaries.
+{
+	echo 'process-start 1000 pid=200 rank=0 local_rank=0'
+	for k in 1 2 3 4 5; do echo "step-end $((1000 + 1000 * k))"; done
+	echo 'process-start 1001 pid=201 rank=1 local_rank=1'
+	for k in 1 2 3 4 5; do
+		echo "alloc $((1300 + 1000 * k)) address=$((0x100000 * k)) bytes=8388608 stream=13 device=1"
+		echo "step-end $((1600 + 1000 * k))"
+	done
+} >"$TMP/pace.txt"
+spool pace
+[ "$("$VRAMTRACE" sql "$TMP/pace.db" "select group_concat(alloc_step) from (select alloc_step from allocations order by alloc_ns)" --format csv | tail -n 1)" = '"1,2,3,4,5"' ]
+ok $? "rank 1's blocks are in its own steps 1..5, not in rank 0's 2..6"
 
 # One process with a rank: no ranks in the report.
 grep -v 'rank=1\|device=1' "$TMP/ranks.txt" >"$TMP/one.txt"
