@@ -13,7 +13,8 @@ trap 'rm -rf "$work"' EXIT
 cc="clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=all -I$top -I$top/src"
 $cc "$top/fuzz/fuzz-pickle.c" "$top/src/pickle.c" "$top/src/pickle-read.c" \
-	"$top/src/pickle-parse.c" -o "$work/fuzz-pickle" || exit 1
+	"$top/src/pickle-parse.c" "$top/src/pickle-error.c" \
+	"$top/src/pickle-stream.c" -o "$work/fuzz-pickle" || exit 1
 $cc "$top/fuzz/fuzz-event.c" "$top/src/event.c" -o "$work/fuzz-event" ||
 	exit 1
 mkdir -p "$work/pickle/seeds" "$work/pickle/corpus" "$work/event/seeds" \

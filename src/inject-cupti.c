@@ -502,7 +502,8 @@ inject_cupti_flush(int forced)
  * libcupti file in NVTX_INJECTION64_PATH could reach the other one.
  * Returns 0 (NVTX then stays off) when that libcupti has no NVTX support.
  */
-int InitializeInjectionNvtx2(const void *) __attribute__((visibility("default")));
+int	InitializeInjectionNvtx2(const void *)
+	    __attribute__((visibility("default")));
 
 int
 InitializeInjectionNvtx2(const void *get_export_table)

@@ -86,6 +86,47 @@ struct pickle_reader {
 	const struct pickle_callbacks	*cb;
 };
 
+/* The parser's state (pickle-parse.c). */
+struct pickle_parser {
+	const char			*name;
+	struct pickle_reader		 r;
+	const struct pickle_callbacks	*cb;
+	uint64_t			 op;	/* offset of this opcode */
+	size_t				 devices; /* trace lists seen */
+
+	struct pickle_value		*stack;
+	size_t				 depth;
+	size_t				 stack_cap;
+	size_t				*marks;
+	size_t				 nmarks;
+	size_t				 marks_cap;
+	struct pickle_value		*memo;
+	size_t				 nmemo;
+	size_t				 memo_cap;
+
+	char				*cause;
+};
+
+/* pickle-error.c */
+char	*pickle_error_fmt(const char *fmt, ...)
+	     __attribute__((format(printf, 1, 2)));
+int	 pickle_error_set(struct pickle_parser *p, const char *fmt, ...)
+	     __attribute__((format(printf, 2, 3)));
+int	 pickle_error_nomem(struct pickle_parser *p);
+int	 pickle_error_short(struct pickle_parser *p, const char *what);
+const char *pickle_error_opname(int code);
+int	 pickle_error_refuse(struct pickle_parser *p, int code);
+int	 pickle_error_underflow(struct pickle_parser *p, int code);
+const char *pickle_error_a(const struct pickle_value *v);
+int	 pickle_error_not_dict(struct pickle_parser *p,
+	     const struct pickle_value *v);
+
+/* pickle-stream.c */
+void	 pickle_stream_role(struct pickle_parser *p,
+	     struct pickle_container *c);
+int	 pickle_stream_element(struct pickle_parser *p,
+	     struct pickle_container *list, struct pickle_value *v);
+
 /* pickle-read.c */
 int	 pickle_read_open(struct pickle_reader *r, int fd,
 	     const struct pickle_callbacks *cb);

@@ -7,15 +7,7 @@
  * above the top mark, as Python's unpickler does.  No slot of the stack
  * holds a mark, and every stack or memo value that is a node holds one
  * reference, so freeing the three arrays frees everything not returned.
- *
- * Streaming: when a list is created, its role is read off the stack shape.
- * The root dict is stack[0] and its pairs sit above it, key then value, so
- * a list created at an even position p whose key stack[p-1] is "segments"
- * or "device_traces" (with no mark between them and the root's own mark)
- * is that top-level list, and a list created right above the device_traces
- * list or above one of its device lists is the next device's trace list.
- * Elements appended to such lists go to the element callback first.  A
- * crafted file can fool this guess; the consumer validates what it gets.
+ * Streaming is in pickle-stream.c, error messages in pickle-error.c.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -32,137 +24,6 @@
 #include <string.h>
 #include <unistd.h>
 
-struct pickle_parser {
-	const char			*name;
-	struct pickle_reader		 r;
-	const struct pickle_callbacks	*cb;
-	uint64_t			 op;	/* offset of this opcode */
-	size_t				 devices; /* trace lists seen */
-
-	struct pickle_value		*stack;
-	size_t				 depth;
-	size_t				 stack_cap;
-	size_t				*marks;
-	size_t				 nmarks;
-	size_t				 marks_cap;
-	struct pickle_value		*memo;
-	size_t				 nmemo;
-	size_t				 memo_cap;
-
-	char				*cause;
-};
-
-/* Python's opcode names, for the refusal message. */
-static const char *pickle_opcode_names[256] = {
-	['('] = "MARK", ['.'] = "STOP", ['0'] = "POP", ['1'] = "POP_MARK",
-	['2'] = "DUP", ['F'] = "FLOAT", ['I'] = "INT", ['J'] = "BININT",
-	['K'] = "BININT1", ['L'] = "LONG", ['M'] = "BININT2", ['N'] = "NONE",
-	['P'] = "PERSID", ['Q'] = "BINPERSID", ['R'] = "REDUCE",
-	['S'] = "STRING", ['T'] = "BINSTRING", ['U'] = "SHORT_BINSTRING",
-	['V'] = "UNICODE", ['X'] = "BINUNICODE", ['a'] = "APPEND",
-	['b'] = "BUILD", ['c'] = "GLOBAL", ['d'] = "DICT", ['}'] = "EMPTY_DICT",
-	['e'] = "APPENDS", ['g'] = "GET", ['h'] = "BINGET", ['i'] = "INST",
-	['j'] = "LONG_BINGET", ['l'] = "LIST", [']'] = "EMPTY_LIST",
-	['o'] = "OBJ", ['p'] = "PUT", ['q'] = "BINPUT", ['r'] = "LONG_BINPUT",
-	['s'] = "SETITEM", ['t'] = "TUPLE", [')'] = "EMPTY_TUPLE",
-	['u'] = "SETITEMS", ['G'] = "BINFLOAT", ['B'] = "BINBYTES",
-	['C'] = "SHORT_BINBYTES", [0x80] = "PROTO", [0x81] = "NEWOBJ",
-	[0x82] = "EXT1", [0x83] = "EXT2", [0x84] = "EXT4", [0x85] = "TUPLE1",
-	[0x86] = "TUPLE2", [0x87] = "TUPLE3", [0x88] = "NEWTRUE",
-	[0x89] = "NEWFALSE", [0x8a] = "LONG1", [0x8b] = "LONG4",
-	[0x8c] = "SHORT_BINUNICODE", [0x8d] = "BINUNICODE8",
-	[0x8e] = "BINBYTES8", [0x8f] = "EMPTY_SET", [0x90] = "ADDITEMS",
-	[0x91] = "FROZENSET", [0x92] = "NEWOBJ_EX", [0x93] = "STACK_GLOBAL",
-	[0x94] = "MEMOIZE", [0x95] = "FRAME", [0x96] = "BYTEARRAY8",
-	[0x97] = "NEXT_BUFFER", [0x98] = "READONLY_BUFFER"
-};
-
-/* Format into a new string; NULL when out of memory. */
-static char *
-pickle_parse_vfmt(const char *fmt, va_list ap)
-{
-	va_list	 aq;
-	char	*s;
-	int	 n;
-
-	va_copy(aq, ap);
-	n = vsnprintf(NULL, 0, fmt, aq);
-	va_end(aq);
-	if (n < 0 || (s = malloc((size_t)n + 1)) == NULL)
-		return (NULL);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	return (s);
-}
-
-static char *
-pickle_parse_fmt(const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*s;
-
-	va_start(ap, fmt);
-	s = pickle_parse_vfmt(fmt, ap);
-	va_end(ap);
-	return (s);
-}
-
-/* Set the cause to "NAME: message", keeping the first error. */
-static int
-pickle_parse_error(struct pickle_parser *p, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*msg;
-
-	if (p->cause != NULL)
-		return (-1);
-	va_start(ap, fmt);
-	msg = pickle_parse_vfmt(fmt, ap);
-	va_end(ap);
-	if (msg != NULL)
-		p->cause = pickle_parse_fmt("%s: %s", p->name, msg);
-	free(msg);
-	return (-1);
-}
-
-static int
-pickle_parse_nomem(struct pickle_parser *p)
-{
-	return (pickle_parse_error(p, "out of memory at offset %llu",
-	    (unsigned long long)p->op));
-}
-
-/* Error for input that ends early; errno tells EOF (0) from read error. */
-static int
-pickle_parse_short(struct pickle_parser *p, const char *what)
-{
-	if (errno != 0) {
-		return (pickle_parse_error(p, "read error at offset %llu: %s",
-		    (unsigned long long)pickle_read_offset(&p->r),
-		    strerror(errno)));
-	}
-	return (pickle_parse_error(p, "truncated at offset %llu (%s at offset"
-	    " %llu)", (unsigned long long)(p->r.base + (uint64_t)(p->r.end -
-	    p->r.start)), what, (unsigned long long)p->op));
-}
-
-static const char *
-pickle_parse_opname(int code)
-{
-	return (pickle_opcode_names[code]);
-}
-
-static int
-pickle_parse_refuse(struct pickle_parser *p, int code)
-{
-	char	hex[8];
-
-	snprintf(hex, sizeof hex, "0x%02x", code);
-	return (pickle_parse_error(p, "unsupported pickle opcode %s at offset"
-	    " %llu (not a PyTorch memory snapshot)",
-	    pickle_opcode_names[code] != NULL ? pickle_opcode_names[code] : hex,
-	    (unsigned long long)p->op));
-}
-
 /* Take the n-byte argument of opcode code; NULL on error. */
 static const unsigned char *
 pickle_parse_arg(struct pickle_parser *p, int code, size_t n)
@@ -171,7 +32,7 @@ pickle_parse_arg(struct pickle_parser *p, int code, size_t n)
 
 	if ((size_t)(p->r.end - p->r.p) < n &&
 	    pickle_read_fill(&p->r, n) != 0) {
-		pickle_parse_short(p, pickle_parse_opname(code));
+		pickle_error_short(p, pickle_error_opname(code));
 		return (NULL);
 	}
 	arg = p->r.p;
@@ -196,33 +57,6 @@ pickle_parse_avail(const struct pickle_parser *p)
 	return (p->depth - (p->nmarks > 0 ? p->marks[p->nmarks - 1] : 0));
 }
 
-static int
-pickle_parse_underflow(struct pickle_parser *p, int code)
-{
-	return (pickle_parse_error(p, "stack underflow at offset %llu (%s)",
-	    (unsigned long long)p->op, pickle_parse_opname(code)));
-}
-
-/* The type of v with its article, for messages: "an int", "a list". */
-static const char *
-pickle_parse_a(const struct pickle_value *v)
-{
-	static const char *names[] = {
-		"a none", "a bool", "an int", "a float", "a str", "a bytes",
-		"a list", "a tuple", "a dict"
-	};
-
-	return (v->type < sizeof names / sizeof names[0] ? names[v->type] :
-	    "a consumed element");
-}
-
-static int
-pickle_parse_not_dict(struct pickle_parser *p, const struct pickle_value *v)
-{
-	return (pickle_parse_error(p, "top-level value is %s, not a dict (not"
-	    " a PyTorch memory snapshot)", pickle_parse_a(v)));
-}
-
 /* Push v, taking its reference (dropped on error). */
 static int
 pickle_parse_push(struct pickle_parser *p, struct pickle_value *v)
@@ -231,12 +65,12 @@ pickle_parse_push(struct pickle_parser *p, struct pickle_value *v)
 	size_t			 cap;
 
 	if (p->depth == 0 && v->type != PICKLE_DICT) {
-		pickle_parse_not_dict(p, v);
+		pickle_error_not_dict(p, v);
 		goto fail;
 	}
 	if (p->depth == p->stack_cap) {
 		if (p->depth == PICKLE_STACK_MAX) {
-			pickle_parse_error(p, "stack deeper than %u values at "
+			pickle_error_set(p, "stack deeper than %u values at "
 			    "offset %llu", PICKLE_STACK_MAX,
 			    (unsigned long long)p->op);
 			goto fail;
@@ -244,7 +78,7 @@ pickle_parse_push(struct pickle_parser *p, struct pickle_value *v)
 		cap = p->stack_cap == 0 ? 256 : p->stack_cap * 2;
 		stack = realloc(p->stack, cap * sizeof *stack);
 		if (stack == NULL) {
-			pickle_parse_nomem(p);
+			pickle_error_nomem(p);
 			goto fail;
 		}
 		p->stack = stack;
@@ -274,61 +108,14 @@ pickle_parse_scalar(struct pickle_parser *p, enum pickle_type type,
 
 /* Whether the str v holds exactly key. */
 static int
-pickle_parse_is_key(const struct pickle_value *v, const char *key)
-{
-	size_t	len = strlen(key);
-
-	return (v->type == PICKLE_STR && v->u.s->len == len &&
-	    memcmp(v->u.s->data, key, len) == 0);
-}
-
-/* Whether a value pushed now would be the root dict's value for key. */
-static int
-pickle_parse_is_top(const struct pickle_parser *p, const char *key)
-{
-	size_t	pos = p->depth, m = 0;
-
-	if (pos < 2 || pos % 2 != 0 || p->stack[0].type != PICKLE_DICT ||
-	    !pickle_parse_is_key(&p->stack[pos - 1], key))
-		return (0);
-	while (m < p->nmarks && p->marks[m] <= 1)
-		m++;
-	return (m == p->nmarks);
-}
-
-static void
-pickle_parse_role(struct pickle_parser *p, struct pickle_container *c)
-{
-	const struct pickle_value	*below;
-
-	if (pickle_parse_is_top(p, "segments")) {
-		c->role = PICKLE_ROLE_SEGMENTS;
-		return;
-	}
-	if (pickle_parse_is_top(p, "device_traces")) {
-		c->role = PICKLE_ROLE_DEVICE_TRACES;
-		return;
-	}
-	if (p->depth == 0)
-		return;
-	below = &p->stack[p->depth - 1];
-	if (below->type == PICKLE_LIST &&
-	    (below->u.c->role == PICKLE_ROLE_DEVICE_TRACES ||
-	    below->u.c->role == PICKLE_ROLE_TRACE)) {
-		c->role = PICKLE_ROLE_TRACE;
-		c->device = p->devices++;
-	}
-}
-
-static int
 pickle_parse_new(struct pickle_parser *p, enum pickle_type type)
 {
 	struct pickle_value	v;
 
 	if (pickle_value_container(&v, type, 0) != 0)
-		return (pickle_parse_nomem(p));
+		return (pickle_error_nomem(p));
 	if (type == PICKLE_LIST && p->cb != NULL && p->cb->element != NULL)
-		pickle_parse_role(p, v.u.c);
+		pickle_stream_role(p, v.u.c);
 	return (pickle_parse_push(p, &v));
 }
 
@@ -372,7 +159,7 @@ pickle_parse_string(struct pickle_parser *p, int code, enum pickle_type type,
     uint64_t len)
 {
 	struct pickle_value	 v;
-	const char		*what = pickle_parse_opname(code);
+	const char		*what = pickle_error_opname(code);
 	uint64_t		 left;
 	char			 buf[80];
 
@@ -380,23 +167,23 @@ pickle_parse_string(struct pickle_parser *p, int code, enum pickle_type type,
 	if (p->r.total != 0 && len > left) {
 		snprintf(buf, sizeof buf, "%s of %llu bytes", what,
 		    (unsigned long long)len);
-		return (pickle_parse_short(p, buf));
+		return (pickle_error_short(p, buf));
 	}
 	if (len > PICKLE_STR_MAX) {
-		return (pickle_parse_error(p, "%s of %llu bytes at offset %llu"
+		return (pickle_error_set(p, "%s of %llu bytes at offset %llu"
 		    " is longer than %u", what, (unsigned long long)len,
 		    (unsigned long long)p->op, PICKLE_STR_MAX));
 	}
 	if (pickle_value_str(&v, type, (size_t)len) != 0)
-		return (pickle_parse_nomem(p));
+		return (pickle_error_nomem(p));
 	if (pickle_read_copy(&p->r, v.u.s->data, (size_t)len) != 0) {
 		pickle_value_unref(&v);
-		return (pickle_parse_short(p, what));
+		return (pickle_error_short(p, what));
 	}
 	if (type == PICKLE_STR &&
 	    pickle_parse_utf8((unsigned char *)v.u.s->data, (size_t)len) != 0) {
 		pickle_value_unref(&v);
-		return (pickle_parse_error(p, "invalid UTF-8 in %s at offset "
+		return (pickle_error_set(p, "invalid UTF-8 in %s at offset "
 		    "%llu", what, (unsigned long long)p->op));
 	}
 	return (pickle_parse_push(p, &v));
@@ -422,8 +209,8 @@ pickle_parse_longn(struct pickle_parser *p, int code, uint64_t n)
 	const unsigned char	*b;
 
 	if (n > 8) {
-		return (pickle_parse_error(p, "%s of %llu bytes at offset %llu"
-		    " does not fit in 64 bits", pickle_parse_opname(code),
+		return (pickle_error_set(p, "%s of %llu bytes at offset %llu"
+		    " does not fit in 64 bits", pickle_error_opname(code),
 		    (unsigned long long)n, (unsigned long long)p->op));
 	}
 	if ((b = pickle_parse_arg(p, code, (size_t)n)) == NULL)
@@ -461,16 +248,16 @@ pickle_parse_put(struct pickle_parser *p, int code, uint64_t i)
 	size_t			 cap;
 
 	if (pickle_parse_avail(p) == 0)
-		return (pickle_parse_underflow(p, code));
+		return (pickle_error_underflow(p, code));
 	if (i > p->nmemo || i >= PICKLE_MEMO_MAX) {
-		return (pickle_parse_error(p, "memo index %llu out of range at "
+		return (pickle_error_set(p, "memo index %llu out of range at "
 		    "offset %llu (%s; memo has %zu entries)",
 		    (unsigned long long)i, (unsigned long long)p->op,
-		    pickle_parse_opname(code), p->nmemo));
+		    pickle_error_opname(code), p->nmemo));
 	}
 	top = &p->stack[p->depth - 1];
 	if (pickle_value_ref(top) != 0) {
-		return (pickle_parse_error(p, "too many references at offset "
+		return (pickle_error_set(p, "too many references at offset "
 		    "%llu", (unsigned long long)p->op));
 	}
 	if (i == p->nmemo && p->nmemo == p->memo_cap) {
@@ -478,7 +265,7 @@ pickle_parse_put(struct pickle_parser *p, int code, uint64_t i)
 		memo = realloc(p->memo, cap * sizeof *memo);
 		if (memo == NULL) {
 			pickle_value_unref(top);
-			return (pickle_parse_nomem(p));
+			return (pickle_error_nomem(p));
 		}
 		p->memo = memo;
 		p->memo_cap = cap;
@@ -500,18 +287,18 @@ pickle_parse_get(struct pickle_parser *p, int code, uint64_t i)
 	struct pickle_value	v;
 
 	if (i >= p->nmemo) {
-		return (pickle_parse_error(p, "memo index %llu out of range at "
+		return (pickle_error_set(p, "memo index %llu out of range at "
 		    "offset %llu (%s; memo has %zu entries)",
 		    (unsigned long long)i, (unsigned long long)p->op,
-		    pickle_parse_opname(code), p->nmemo));
+		    pickle_error_opname(code), p->nmemo));
 	}
 	v = p->memo[i];
 	if (v.type == PICKLE_CONSUMED) {
-		return (pickle_parse_error(p, "reference to a consumed element "
+		return (pickle_error_set(p, "reference to a consumed element "
 		    "at offset %llu", (unsigned long long)p->op));
 	}
 	if (pickle_value_ref(&v) != 0) {
-		return (pickle_parse_error(p, "too many references at offset "
+		return (pickle_error_set(p, "too many references at offset "
 		    "%llu", (unsigned long long)p->op));
 	}
 	return (pickle_parse_push(p, &v));
@@ -530,25 +317,25 @@ pickle_parse_check(struct pickle_parser *p, int code,
 	size_t				 i;
 
 	if (c->sealed) {
-		return (pickle_parse_error(p, "%s into a container already "
+		return (pickle_error_set(p, "%s into a container already "
 		    "nested in another at offset %llu",
-		    pickle_parse_opname(code), (unsigned long long)p->op));
+		    pickle_error_opname(code), (unsigned long long)p->op));
 	}
 	for (i = 0; i < n; i++) {
 		v = &items[i];
 		if (pickle_value_depth(v) + 1 > PICKLE_DEPTH_MAX) {
-			return (pickle_parse_error(p, "nesting deeper than %d "
+			return (pickle_error_set(p, "nesting deeper than %d "
 			    "levels at offset %llu", PICKLE_DEPTH_MAX,
 			    (unsigned long long)p->op));
 		}
 		if (pickle_value_depth(v) > 0 && v->u.c == c) {
-			return (pickle_parse_error(p, "container put inside "
+			return (pickle_error_set(p, "container put inside "
 			    "itself at offset %llu",
 			    (unsigned long long)p->op));
 		}
 		if (dict && i % 2 == 0 &&
 		    (v->type == PICKLE_LIST || v->type == PICKLE_DICT)) {
-			return (pickle_parse_error(p, "unhashable dict key "
+			return (pickle_error_set(p, "unhashable dict key "
 			    "(%s) at offset %llu", pickle_type_name(v->type),
 			    (unsigned long long)p->op));
 		}
@@ -562,44 +349,9 @@ pickle_parse_fill(struct pickle_parser *p, struct pickle_container *c,
     size_t n)
 {
 	if (pickle_value_append(c, &p->stack[p->depth - n], n) != 0)
-		return (pickle_parse_nomem(p));
+		return (pickle_error_nomem(p));
 	p->depth -= n;
 	return (0);
-}
-
-/* Give one element to the callback; 1 if it consumed it (any answer > 0). */
-static int
-pickle_parse_stream(struct pickle_parser *p, struct pickle_container *list,
-    struct pickle_value *v)
-{
-	enum pickle_list_kind	 kind;
-	size_t			 device = 0;
-	int			 rc;
-	char			*cause = NULL;
-
-	if (list->role == PICKLE_ROLE_SEGMENTS)
-		kind = PICKLE_SEGMENTS;
-	else {
-		kind = PICKLE_TRACE;
-		device = list->device;
-	}
-	rc = p->cb->element(p->cb->arg, kind, device, list->streamed++, v,
-	    &cause);
-	if (rc < 0) {
-		free(p->cause);
-		p->cause = cause != NULL ? cause :
-		    pickle_parse_fmt("%s: element callback failed", p->name);
-		return (-1);
-	}
-	free(cause);
-	if (rc == 0)
-		return (0);
-	if (pickle_value_depth(v) > 0 && v->u.c->slot != PICKLE_NO_SLOT &&
-	    pickle_same(&p->memo[v->u.c->slot], v)) {
-		pickle_value_unref(&p->memo[v->u.c->slot]);
-		p->memo[v->u.c->slot].type = PICKLE_CONSUMED;
-	}
-	return (1);
 }
 
 /* APPEND and APPENDS: the top n values go into the list below them. */
@@ -611,11 +363,11 @@ pickle_parse_append(struct pickle_parser *p, int code, size_t n)
 	int			 rc;
 
 	if (pickle_parse_avail(p) < n || p->depth < n + 1)
-		return (pickle_parse_underflow(p, code));
+		return (pickle_error_underflow(p, code));
 	list = &p->stack[p->depth - n - 1];
 	if (list->type != PICKLE_LIST) {
-		return (pickle_parse_error(p, "%s to %s, not a list, at offset "
-		    "%llu", pickle_parse_opname(code), pickle_parse_a(list),
+		return (pickle_error_set(p, "%s to %s, not a list, at offset "
+		    "%llu", pickle_error_opname(code), pickle_error_a(list),
 		    (unsigned long long)p->op));
 	}
 	first = p->depth - n;
@@ -628,9 +380,9 @@ pickle_parse_append(struct pickle_parser *p, int code, size_t n)
 	/* Streamed: each element in turn goes to the callback first. */
 	for (i = 0; i < n; i++) {
 		item = &p->stack[first + i];
-		rc = pickle_parse_stream(p, list->u.c, item);
+		rc = pickle_stream_element(p, list->u.c, item);
 		if (rc == 0 && pickle_value_append(list->u.c, item, 1) != 0)
-			rc = pickle_parse_nomem(p);
+			rc = pickle_error_nomem(p);
 		if (rc < 0) {
 			/* Items before i are gone; the rest stay stacked. */
 			memmove(&p->stack[first], item, (n - i) * sizeof *item);
@@ -651,16 +403,16 @@ pickle_parse_setitems(struct pickle_parser *p, int code, size_t n)
 	struct pickle_value	*dict;
 
 	if (pickle_parse_avail(p) < n || p->depth < n + 1)
-		return (pickle_parse_underflow(p, code));
+		return (pickle_error_underflow(p, code));
 	if (n % 2 != 0) {
-		return (pickle_parse_error(p, "odd number of items (%zu) for "
-		    "%s at offset %llu", n, pickle_parse_opname(code),
+		return (pickle_error_set(p, "odd number of items (%zu) for "
+		    "%s at offset %llu", n, pickle_error_opname(code),
 		    (unsigned long long)p->op));
 	}
 	dict = &p->stack[p->depth - n - 1];
 	if (dict->type != PICKLE_DICT) {
-		return (pickle_parse_error(p, "%s to %s, not a dict, at offset "
-		    "%llu", pickle_parse_opname(code), pickle_parse_a(dict),
+		return (pickle_error_set(p, "%s to %s, not a dict, at offset "
+		    "%llu", pickle_error_opname(code), pickle_error_a(dict),
 		    (unsigned long long)p->op));
 	}
 	if (pickle_parse_check(p, code, dict->u.c, &p->stack[p->depth - n], n,
@@ -676,9 +428,9 @@ pickle_parse_tuple(struct pickle_parser *p, int code, size_t n)
 	struct pickle_value	v;
 
 	if (pickle_parse_avail(p) < n)
-		return (pickle_parse_underflow(p, code));
+		return (pickle_error_underflow(p, code));
 	if (pickle_value_container(&v, PICKLE_TUPLE, n) != 0)
-		return (pickle_parse_nomem(p));
+		return (pickle_error_nomem(p));
 	if (n > 0 && (pickle_parse_check(p, code, v.u.c,
 	    &p->stack[p->depth - n], n, 0) != 0 ||
 	    pickle_parse_fill(p, v.u.c, n) != 0)) {
@@ -694,8 +446,8 @@ pickle_parse_pop_mark(struct pickle_parser *p, int code, size_t *n)
 {
 	*n = 0;
 	if (p->nmarks == 0) {
-		return (pickle_parse_error(p, "%s without MARK at offset %llu",
-		    pickle_parse_opname(code), (unsigned long long)p->op));
+		return (pickle_error_set(p, "%s without MARK at offset %llu",
+		    pickle_error_opname(code), (unsigned long long)p->op));
 	}
 	*n = pickle_parse_avail(p);
 	p->nmarks--;
@@ -709,14 +461,14 @@ pickle_parse_mark(struct pickle_parser *p)
 
 	if (p->nmarks == p->marks_cap) {
 		if (p->nmarks == PICKLE_MARK_MAX) {
-			return (pickle_parse_error(p, "more than %u open "
+			return (pickle_error_set(p, "more than %u open "
 			    "MARKs at offset %llu", PICKLE_MARK_MAX,
 			    (unsigned long long)p->op));
 		}
 		cap = p->marks_cap == 0 ? 64 : p->marks_cap * 2;
 		marks = realloc(p->marks, cap * sizeof *marks);
 		if (marks == NULL)
-			return (pickle_parse_nomem(p));
+			return (pickle_error_nomem(p));
 		p->marks = marks;
 		p->marks_cap = cap;
 	}
@@ -735,14 +487,14 @@ pickle_parse_start(struct pickle_parser *p)
 	pickle_read_fill(&p->r, 16);
 	have = (size_t)(p->r.end - p->r.p);
 	if (have == 0)
-		return (pickle_parse_error(p, "empty file (not a pickle)"));
+		return (pickle_error_set(p, "empty file (not a pickle)"));
 	b = p->r.p;
 	if (have >= sizeof sqlite && memcmp(b, sqlite, sizeof sqlite) == 0) {
-		return (pickle_parse_error(p, "a SQLite database, not a pickle "
+		return (pickle_error_set(p, "a SQLite database, not a pickle "
 		    "(not a PyTorch memory snapshot)"));
 	}
 	if (b[0] != 0x80) {
-		return (pickle_parse_error(p, "not a pickle of protocol 2 to 5 "
+		return (pickle_error_set(p, "not a pickle of protocol 2 to 5 "
 		    "(byte 0x%02x at offset 0, expected PROTO)", b[0]));
 	}
 	return (0);
@@ -761,14 +513,14 @@ pickle_parse_run(struct pickle_parser *p, struct pickle_value *root)
 	for (;;) {
 		p->op = pickle_read_offset(&p->r);
 		if (p->r.p == p->r.end && pickle_read_fill(&p->r, 1) != 0)
-			return (pickle_parse_short(p, "no STOP opcode"));
+			return (pickle_error_short(p, "no STOP opcode"));
 		code = *p->r.p++;
 		switch (code) {
 		case 0x80:	/* PROTO */
 			if ((a = pickle_parse_arg(p, code, 1)) == NULL)
 				return (-1);
 			if (a[0] < 2 || a[0] > 5) {
-				return (pickle_parse_error(p, "unsupported "
+				return (pickle_error_set(p, "unsupported "
 				    "pickle protocol %u at offset %llu (2 to 5"
 				    " are read)", a[0],
 				    (unsigned long long)p->op));
@@ -780,7 +532,7 @@ pickle_parse_run(struct pickle_parser *p, struct pickle_value *root)
 				return (-1);
 			if (p->r.total != 0 && pickle_parse_le(a, 8) >
 			    p->r.total - pickle_read_offset(&p->r))
-				return (pickle_parse_short(p, "FRAME"));
+				return (pickle_error_short(p, "FRAME"));
 			rc = 0;
 			break;
 		case '}':
@@ -897,7 +649,7 @@ pickle_parse_run(struct pickle_parser *p, struct pickle_value *root)
 			else if (p->nmarks > 0)
 				p->nmarks--;
 			else
-				return (pickle_parse_underflow(p, code));
+				return (pickle_error_underflow(p, code));
 			rc = 0;
 			break;
 		case '1':	/* POP_MARK */
@@ -906,16 +658,16 @@ pickle_parse_run(struct pickle_parser *p, struct pickle_value *root)
 			break;
 		case '.':	/* STOP; the rest is ignored, as by Python */
 			if (pickle_parse_avail(p) == 0)
-				return (pickle_parse_underflow(p, code));
+				return (pickle_error_underflow(p, code));
 			*root = p->stack[--p->depth];
 			if (root->type != PICKLE_DICT) {
-				pickle_parse_not_dict(p, root);
+				pickle_error_not_dict(p, root);
 				pickle_value_unref(root);
 				return (-1);
 			}
 			return (0);
 		default:
-			return (pickle_parse_refuse(p, code));
+			return (pickle_error_refuse(p, code));
 		}
 		if (rc != 0)
 			return (-1);
@@ -930,7 +682,7 @@ pickle_parse(struct pickle_parser *p, char **cause)
 
 	root = malloc(sizeof *root);
 	if (root == NULL)
-		pickle_parse_nomem(p);
+		pickle_error_nomem(p);
 	else if (pickle_parse_run(p, root) != 0) {
 		free(root);
 		root = NULL;
@@ -986,7 +738,7 @@ pickle_parse_fd(int fd, const char *name, const struct pickle_callbacks *cb,
 	p.cb = cb;
 	if (pickle_read_open(&p.r, fd, cb) != 0) {
 		if (cause != NULL)
-			*cause = pickle_parse_fmt("%s: out of memory", name);
+			*cause = pickle_error_fmt("%s: out of memory", name);
 		return (NULL);
 	}
 	root = pickle_parse(&p, cause);
@@ -1005,7 +757,7 @@ pickle_parse_file(const char *path, const struct pickle_callbacks *cb,
 	fd = open(path, O_RDONLY);
 	if (fd == -1) {
 		if (cause != NULL)
-			*cause = pickle_parse_fmt("%s: %s", path,
+			*cause = pickle_error_fmt("%s: %s", path,
 			    strerror(errno));
 		return (NULL);
 	}
