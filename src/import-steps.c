@@ -91,7 +91,7 @@ import_annotations(struct import_state *st, const struct pickle_value *root,
 		ends = xreallocarray(ends, nends + 1, sizeof *ends);
 		ends[nends++] = (uint64_t)time_us * 1000;
 	}
-	qsort(ends, nends, sizeof *ends, compare_u64);
+	util_sort(ends, nends, sizeof *ends, compare_u64);
 	for (i = 0; i < nends; i++) {
 		if (store_add_step(st->store, 0, (int64_t)i + 1, i == 0 ?
 		    st->first_ns : ends[i - 1], ends[i], NULL) != 0) {

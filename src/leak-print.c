@@ -104,7 +104,7 @@ leak_print_streams(FILE *f, const struct leak_report *r, size_t max)
 	for (i = 0; i < r->nstreams; i++)
 		order[i] = i;
 	sort_report = r;
-	qsort(order, r->nstreams, sizeof *order, cmp_live);
+	util_sort(order, r->nstreams, sizeof *order, cmp_live);
 	fprintf(f, "%6s  %-18s  %12s  %12s  %s\n", "device", "stream", "live",
 	    "growth/step", "garbage");
 	for (i = 0; i < r->nstreams && i < max; i++) {

@@ -87,7 +87,7 @@ cmp_double(const void *a, const void *b)
 static double
 median(double *v, size_t n)
 {
-	qsort(v, n, sizeof *v, cmp_double);
+	util_sort(v, n, sizeof *v, cmp_double);
 	return (n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
 }
 

@@ -117,7 +117,7 @@ load_side(struct query *q, struct diff_point *p, int layer, struct dside *d,
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return (query_fail(q, cause));
-	qsort(d->b, d->n, sizeof *d->b, cmp_block);
+	util_sort(d->b, d->n, sizeof *d->b, cmp_block);
 	return (0);
 }
 
@@ -132,7 +132,7 @@ add_groups(struct query *q, struct diff_report *r, struct dblk *v, size_t n,
 	struct diff_group	*g = NULL;
 	size_t			 i;
 
-	qsort(v, n, sizeof *v, cmp_site);
+	util_sort(v, n, sizeof *v, cmp_site);
 	for (i = 0; i < n; i++) {
 		if (i == 0 || cmp_site(&v[i - 1], &v[i]) != 0) {
 			r->groups = xreallocarray(r->groups, r->ngroups + 1,
@@ -195,7 +195,7 @@ merge_groups(struct diff_report *r)
 	struct diff_group	*g, *last;
 	size_t			 i, n = 0;
 
-	qsort(r->groups, r->ngroups, sizeof *r->groups, cmp_group_key);
+	util_sort(r->groups, r->ngroups, sizeof *r->groups, cmp_group_key);
 	for (i = 0; i < r->ngroups; i++) {
 		g = &r->groups[i];
 		last = n > 0 ? &r->groups[n - 1] : NULL;
@@ -209,7 +209,7 @@ merge_groups(struct diff_report *r)
 			r->groups[n++] = *g;
 	}
 	r->ngroups = n;
-	qsort(r->groups, r->ngroups, sizeof *r->groups, cmp_group_size);
+	util_sort(r->groups, r->ngroups, sizeof *r->groups, cmp_group_size);
 }
 
 /*

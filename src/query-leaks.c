@@ -143,7 +143,7 @@ scan_merge_sites(struct lk_scan *sc)
 {
 	size_t	i, n = 0;
 
-	qsort(sc->sites, sc->nsites, sizeof *sc->sites, cmp_site_key);
+	util_sort(sc->sites, sc->nsites, sizeof *sc->sites, cmp_site_key);
 	for (i = 0; i < sc->nsites; i++) {
 		if (n > 0 && cmp_site_key(&sc->sites[n - 1],
 		    &sc->sites[i]) == 0) {
@@ -432,7 +432,7 @@ build_suspects(struct query *q, struct leak_report *r, struct lk_scan *sc,
 	size_t			 i;
 
 	scan_merge_sites(sc);
-	qsort(sc->sites, sc->nsites, sizeof *sc->sites, cmp_suspect);
+	util_sort(sc->sites, sc->nsites, sizeof *sc->sites, cmp_suspect);
 	r->suspects = xcalloc(LEAK_MAX_SUSPECTS, sizeof *r->suspects);
 	for (i = 0; i < sc->nsites && r->nsuspects < LEAK_MAX_SUSPECTS; i++) {
 		s = &sc->sites[i];

@@ -39,7 +39,7 @@ rank_fill(struct leak_rank *k, const struct leak_report *pr)
 		if (pr->streams[i].device >= 0)
 			k->devices[k->ndevices++] = pr->streams[i].device;
 	}
-	qsort(k->devices, k->ndevices, sizeof *k->devices, cmp_device);
+	util_sort(k->devices, k->ndevices, sizeof *k->devices, cmp_device);
 	for (i = j = 0; i < k->ndevices; i++) {
 		if (j == 0 || k->devices[j - 1] != k->devices[i])
 			k->devices[j++] = k->devices[i];

@@ -93,6 +93,18 @@ util_format_bytes(int64_t bytes, char *buf, size_t len)
 	return (buf);
 }
 
+/*
+ * qsort() that accepts an empty array: qsort(NULL, 0, ...) is undefined
+ * behaviour, and growing arrays start as NULL.
+ */
+void
+util_sort(void *base, size_t n, size_t size,
+    int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 /* The wall clock in ns since the Unix epoch (CUPTI's time base). */
 uint64_t
 util_now_ns(void)

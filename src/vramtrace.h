@@ -47,6 +47,8 @@ int	 util_parse_bytes(const char *, uint64_t *);
 int	 util_parse_uint(const char *, uint64_t *);
 const char *util_format_bytes(int64_t, char *, size_t);
 uint64_t util_now_ns(void);
+void	 util_sort(void *, size_t, size_t,
+	     int (*)(const void *, const void *));
 int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
 int	 util_isatty_err(void);

@@ -99,6 +99,17 @@ same(const struct event *a, const struct event *b)
 	return (memcmp(&a->u, &b->u, sizeof a->u) == 0);
 }
 
+static void
+free_strings(struct event *evs, int n)
+{
+	int	k;
+
+	for (k = 0; k < n; k++) {
+		if (evs[k].type == EVENT_STRING)
+			free((char *)evs[k].u.string.text);
+	}
+}
+
 /* Decode everything in buf fed in pieces of `chunk` bytes. */
 static int
 decode(const unsigned char *buf, size_t len, size_t chunk, struct event *out,
@@ -107,10 +118,11 @@ decode(const unsigned char *buf, size_t len, size_t chunk, struct event *out,
 	struct event_reader	r;
 	struct event		ev;
 	size_t			off;
-	int			n = 0, got;
+	int			n = 0, got = 0;
 
 	*cause = NULL;
 	event_reader_init(&r, "test.vtr");
+	/* On failure the strings copied so far are freed here. */
 	for (off = 0; off < len; off += chunk) {
 		event_reader_feed(&r, buf + off,
 		    off + chunk > len ? len - off : chunk);
@@ -126,15 +138,16 @@ decode(const unsigned char *buf, size_t len, size_t chunk, struct event *out,
 			}
 			n++;
 		}
-		if (got < 0) {
-			event_reader_free(&r);
-			return (-1);
-		}
+		if (got < 0)
+			break;
 	}
-	if (event_reader_finish(&r, cause) != 0)
-		n = -1;
+	if (got >= 0 && event_reader_finish(&r, cause) == 0) {
+		event_reader_free(&r);
+		return (n);
+	}
 	event_reader_free(&r);
-	return (n);
+	free_strings(out, n < max ? n : max);
+	return (-1);
 }
 
 int
@@ -168,10 +181,8 @@ main(void)
 			all_same = same(&evs[k], &got[k]);
 		tap_ok(all_same, "round trip of every event type, fed %zu "
 		    "bytes at a time", chunks[i]);
-		for (k = 0; n > 0 && k < n && k < NEVENTS * 2; k++) {
-			if (got[k].type == EVENT_STRING)
-				free((char *)got[k].u.string.text);
-		}
+		if (n > 0)
+			free_strings(got, n < NEVENTS * 2 ? n : NEVENTS * 2);
 		free(cause);
 	}
 
@@ -184,10 +195,8 @@ main(void)
 		if (cut == EVENT_HEADER_SIZE || cut == boundary)
 			continue;
 		n = decode(b.data, cut, 4096, got, NEVENTS * 2, &cause);
-		for (k = 0; n > 0 && k < n && k < NEVENTS * 2; k++) {
-			if (got[k].type == EVENT_STRING)
-				free((char *)got[k].u.string.text);
-		}
+		if (n > 0)
+			free_strings(got, n < NEVENTS * 2 ? n : NEVENTS * 2);
 		if (n >= 0)
 			bad_cuts++;
 		else if (cause != NULL && strstr(cause, "test.vtr: ") ==
@@ -205,10 +214,8 @@ main(void)
 	for (cut = 0; cut < b.size; cut++) {
 		b.data[cut] ^= 0x04;
 		n = decode(b.data, b.size, 4096, got, NEVENTS * 2, &cause);
-		for (k = 0; n > 0 && k < n && k < NEVENTS * 2; k++) {
-			if (got[k].type == EVENT_STRING)
-				free((char *)got[k].u.string.text);
-		}
+		if (n > 0)
+			free_strings(got, n < NEVENTS * 2 ? n : NEVENTS * 2);
 		b.data[cut] ^= 0x04;
 		if (n < 0)
 			caught++;

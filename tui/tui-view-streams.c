@@ -80,7 +80,7 @@ tui_view_streams_reload(struct tui *t, void *state)
 		for (i = 0; i < v->n; i++)
 			v->order[i] = i;
 		tui_view_streams_sort_base = t->report->streams;
-		qsort(v->order, v->n, sizeof *v->order, tui_view_streams_cmp);
+		util_sort(v->order, v->n, sizeof *v->order, tui_view_streams_cmp);
 	}
 	v->list.valid = 0;
 	v->list.end = -1;
