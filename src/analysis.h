@@ -241,6 +241,13 @@ struct block_row {
 int	 analysis_blocks(struct query *, const struct block_filter *,
 	     int64_t, struct block_row *, int, char **);
 
+/*
+ * How many of the first blocks matching the filter analysis_blocks() reads
+ * quickly, from the run's largest rows: -1 when it has no such bound; past
+ * it, a page reads every row of the run.
+ */
+int64_t	 analysis_blocks_quick(struct query *, const struct block_filter *);
+
 /* One frame of a site's stack, innermost first. */
 struct frame_row {
 	char		 name[128];
