@@ -129,10 +129,8 @@ blocks_read(struct query *q, const struct block_filter *f, int64_t run,
 	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		r = &rows[n++];
 		r->id = sqlite3_column_int64(st, 0);
-		r->device = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 :
-		    sqlite3_column_int(st, 1);
-		r->stream = sqlite3_column_type(st, 2) == SQLITE_NULL ?
-		    EVENT_NONE : (uint64_t)sqlite3_column_int64(st, 2);
+		r->device = query_column_device(st, 1);
+		r->stream = query_column_stream(st, 2);
 		r->layer = sqlite3_column_int(st, 3);
 		r->address = (uint64_t)sqlite3_column_int64(st, 4);
 		r->bytes = sqlite3_column_int64(st, 5);
