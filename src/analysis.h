@@ -241,6 +241,13 @@ struct block_row {
 int	 analysis_blocks(struct query *, const struct block_filter *,
 	     int64_t, struct block_row *, int, char **);
 
+/*
+ * How many of the first blocks matching the filter analysis_blocks() reads
+ * quickly, from the run's largest rows: -1 when it has no such bound; past
+ * it, a page reads every row of the run.
+ */
+int64_t	 analysis_blocks_quick(struct query *, const struct block_filter *);
+
 /* One frame of a site's stack, innermost first. */
 struct frame_row {
 	char		 name[128];
@@ -252,8 +259,10 @@ int	 analysis_site_frames(struct query *, int64_t, struct frame_row *,
 
 /*
  * Differences between two points: a step end of a run, or the end of a run
- * (a snapshot's state).  Blocks are matched by device, layer, address and
- * size, so the two points may be in one run or in two runs or files.
+ * (a snapshot's state).  Within one run of one file a block is its row: one
+ * freed and made again at the same address is gone and new.  Between runs
+ * or files blocks are matched by device, layer, address and size.  Two step
+ * ends of one complete run are read from its allocation groups.
  */
 struct diff_point {
 	int64_t		 run_id;	/* 0: the newest */

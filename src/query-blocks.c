@@ -1,11 +1,17 @@
 /*
  * query-blocks.c: blocks (allocation rows) for browsing, a page at a time,
  * and the frames of an allocation site.
+ *
+ * Live blocks by size have an index (allocations_live).  Every block by
+ * size, largest first, pages from allocation_top, the run's largest rows
+ * kept by the writer (store-top.c): a row not kept ranks below every row
+ * kept, so a full page of kept rows that match is the right page.
  */
 #include "config.h"
 
 #include "query-int.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -35,53 +41,96 @@ copy_text(char *dst, size_t len, const unsigned char *src)
 }
 
 /*
- * Fill rows[0..max) with the blocks of run f->run_id (0: the newest) that
- * match f, in f's order, after skipping `offset` of them.  Returns the
- * number of rows filled (0 past the end), or -1 with *cause.  Site labels
- * longer than the row's buffer are cut.
+ * The SQL for the blocks of ?1 that match f, in f's order: `what` selects,
+ * `tail` ends it.  With `top`, only the run's largest rows (allocation_top)
+ * are read.  The caller frees it.
  */
-int
-analysis_blocks(struct query *q, const struct block_filter *f,
-    int64_t offset, struct block_row *rows, int max, char **cause)
+static char *
+blocks_sql(const struct block_filter *f, int top, const char *what,
+    const char *tail)
 {
-	sqlite3_stmt	*st;
-	char		*sql;
-	struct block_row *r;
-	int		 n = 0, rc = SQLITE_DONE;
+	char	*sql;
 
-	xasprintf(&sql, "SELECT a.id, a.device, a.stream, a.layer, a.address,"
-	    " a.bytes, a.alloc_ns, a.free_ns, a.alloc_step, a.site_id, s.label"
-	    " FROM allocations a LEFT JOIN sites s ON s.id = a.site_id"
-	    " WHERE a.run_id = ?1%s%s%s%s%s%s ORDER BY %s %s, a.id"
-	    " LIMIT ?7 OFFSET ?8",
+	xasprintf(&sql, "SELECT %s FROM %s LEFT JOIN sites s ON"
+	    " s.id = a.site_id WHERE a.run_id = ?1%s%s%s%s%s%s%s ORDER BY %s"
+	    " %s, a.id%s", what, top ? "allocation_top t JOIN allocations a"
+	    " ON a.id = t.allocation_id" : "allocations a",
+	    top ? " AND t.run_id = ?1" : "",
 	    f->live_only ? " AND a.free_ns IS NULL" : "",
 	    f->layer >= 0 ? " AND a.layer = ?2" : "",
 	    f->has_stream ? " AND a.stream = ?3" : "",
 	    f->step_min > 0 ? " AND a.alloc_step >= ?4" : "",
 	    f->step_max > 0 ? " AND a.alloc_step <= ?5" : "",
 	    f->search != NULL ? " AND instr(s.label, ?6) > 0" : "",
-	    sort_column(f->sort), f->descending ? "DESC" : "ASC");
-	st = query_prepare(q, sql, cause);
-	free(sql);
-	if (st == NULL)
-		return (-1);
-	sqlite3_bind_int64(st, 1, f->run_id != 0 ? f->run_id :
-	    query_latest_run(q));
+	    sort_column(f->sort), f->descending ? "DESC" : "ASC", tail);
+	return (sql);
+}
+
+static sqlite3_stmt *
+blocks_prepare(struct query *q, const struct block_filter *f, int64_t run,
+    const char *sql, char **cause)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = query_prepare(q, sql, cause)) == NULL)
+		return (NULL);
+	sqlite3_bind_int64(st, 1, run);
 	sqlite3_bind_int(st, 2, f->layer);
 	sqlite3_bind_int64(st, 3, (int64_t)f->stream);
 	sqlite3_bind_int64(st, 4, f->step_min);
 	sqlite3_bind_int64(st, 5, f->step_max);
 	if (f->search != NULL)
 		sqlite3_bind_text(st, 6, f->search, -1, SQLITE_STATIC);
+	return (st);
+}
+
+/*
+ * How many of the run's largest rows allocation_top holds for f's order
+ * (every block by size, largest first), -1 when f wants another order or
+ * the run has none kept, or INT64_MAX when they are all its rows.
+ */
+static int64_t
+blocks_top_rows(struct query *q, const struct block_filter *f, int64_t run)
+{
+	int64_t	n, all;
+
+	if (f->live_only || f->sort != SORT_SIZE || !f->descending)
+		return (-1);
+	if (query_int(q, "SELECT count(*) FROM sqlite_master WHERE type ="
+	    " 'table' AND name = 'allocation_top'") != 1)
+		return (-1);
+	n = query_int_arg(q, "SELECT count(*) FROM allocation_top WHERE"
+	    " run_id = ?1", run);
+	if (n <= 0)
+		return (-1);
+	all = query_int_arg(q, "SELECT sum(blocks) FROM allocation_groups"
+	    " WHERE run_id = ?1", run);
+	return (query_has_groups(q, run) && n >= all ? INT64_MAX : n);
+}
+
+static int
+blocks_read(struct query *q, const struct block_filter *f, int64_t run,
+    int top, int64_t offset, struct block_row *rows, int max, char **cause)
+{
+	sqlite3_stmt	*st;
+	char		*sql;
+	struct block_row *r;
+	int		 n = 0, rc = SQLITE_DONE;
+
+	sql = blocks_sql(f, top, "a.id, a.device, a.stream, a.layer,"
+	    " a.address, a.bytes, a.alloc_ns, a.free_ns, a.alloc_step,"
+	    " a.site_id, s.label", " LIMIT ?7 OFFSET ?8");
+	st = blocks_prepare(q, f, run, sql, cause);
+	free(sql);
+	if (st == NULL)
+		return (-1);
 	sqlite3_bind_int(st, 7, max);
 	sqlite3_bind_int64(st, 8, offset);
 	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		r = &rows[n++];
 		r->id = sqlite3_column_int64(st, 0);
-		r->device = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 :
-		    sqlite3_column_int(st, 1);
-		r->stream = sqlite3_column_type(st, 2) == SQLITE_NULL ?
-		    EVENT_NONE : (uint64_t)sqlite3_column_int64(st, 2);
+		r->device = query_column_device(st, 1);
+		r->stream = query_column_stream(st, 2);
 		r->layer = sqlite3_column_int(st, 3);
 		r->address = (uint64_t)sqlite3_column_int64(st, 4);
 		r->bytes = sqlite3_column_int64(st, 5);
@@ -95,6 +144,57 @@ analysis_blocks(struct query *q, const struct block_filter *f,
 		sqlite3_finalize(st);
 		return (query_fail(q, cause));
 	}
+	sqlite3_finalize(st);
+	return (n);
+}
+
+/*
+ * Fill rows[0..max) with the blocks of run f->run_id (0: the newest) that
+ * match f, in f's order, after skipping `offset` of them.  Returns the
+ * number of rows filled (0 past the end), or -1 with *cause.  Site labels
+ * longer than the row's buffer are cut.  Every block by size, largest
+ * first, comes from the run's largest rows while they have a full page;
+ * past them every row is read (analysis_blocks_quick says where).
+ */
+int
+analysis_blocks(struct query *q, const struct block_filter *f,
+    int64_t offset, struct block_row *rows, int max, char **cause)
+{
+	int64_t	run = f->run_id != 0 ? f->run_id : query_latest_run(q);
+	int64_t	top = blocks_top_rows(q, f, run);
+	int	n;
+
+	if (top < 0)
+		return (blocks_read(q, f, run, 0, offset, rows, max, cause));
+	n = blocks_read(q, f, run, 1, offset, rows, max, cause);
+	if (n < 0 || n == max || top == INT64_MAX)
+		return (n);
+	return (blocks_read(q, f, run, 0, offset, rows, max, cause));
+}
+
+/*
+ * How many blocks matching f analysis_blocks() reads from the run's
+ * largest rows without going through every row: -1 when there is no such
+ * bound (other orders, live blocks, a run whose rows are all kept, or none
+ * kept).  0 when there are none, or on errors.
+ */
+int64_t
+analysis_blocks_quick(struct query *q, const struct block_filter *f)
+{
+	sqlite3_stmt	*st;
+	char		*sql;
+	int64_t		 run = f->run_id != 0 ? f->run_id : query_latest_run(q);
+	int64_t		 top = blocks_top_rows(q, f, run), n = 0;
+
+	if (top < 0 || top == INT64_MAX)
+		return (-1);
+	sql = blocks_sql(f, 1, "count(*)", "");
+	st = blocks_prepare(q, f, run, sql, NULL);
+	free(sql);
+	if (st == NULL)
+		return (0);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return (n);
 }

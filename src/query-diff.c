@@ -2,8 +2,11 @@
  * query-diff.c: the block-level difference between two points.
  *
  * A point is a step end of a run or the end of a run.  Each side's live
- * blocks are read into an array sorted by (device, address, bytes); a merge
- * pairs the blocks that are live at both points, and what is left over is
+ * blocks are read into an array sorted by (device, address, bytes), or by
+ * row id when both points are in one run of one file, where a block is its
+ * row (a block freed and made again at the same address is gone and new);
+ * a merge pairs the blocks that are live at both points, and what is left
+ * over is
  * new (only at B) or gone (only at A).  Those are summed per (site, device,
  * stream) on each side; as site ids belong to one database, the groups of
  * the two sides are then matched by the site's label.
@@ -12,12 +15,15 @@
 
 #include "query-int.h"
 
+#include <sys/stat.h>
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 
 struct dblk {
+	int64_t		 id;		/* 0 when pairing by address */
 	int32_t		 device;
 	uint64_t	 stream;
 	uint64_t	 address;
@@ -35,6 +41,8 @@ cmp_block(const void *x, const void *y)
 {
 	const struct dblk	*a = x, *b = y;
 
+	if (a->id != b->id)
+		return (a->id < b->id ? -1 : 1);
 	if (a->device != b->device)
 		return (a->device < b->device ? -1 : 1);
 	if (a->address != b->address)
@@ -70,29 +78,18 @@ step_exists(struct query *q, const struct diff_point *p)
 	return (found);
 }
 
-/* Check point p of q (resolving run 0) and load its live blocks. */
+/* Load the blocks live at point p of q (checked). */
 static int
-load_side(struct query *q, struct diff_point *p, int layer, struct dside *d,
-    char **cause)
+load_side(struct query *q, struct diff_point *p, int layer, int by_id,
+    struct dside *d, char **cause)
 {
 	sqlite3_stmt	*st;
 	struct dblk	*b;
-	char		*source = NULL;
 	size_t		 alloc = 0;
 	int		 rc;
 
-	if (p->run_id == 0)
-		p->run_id = query_latest_run(q);
-	if (query_run_source(q, p->run_id, &source, cause) != 0)
-		return (-1);
-	free(source);
-	if (p->step != 0 && !step_exists(q, p)) {
-		xasprintf(cause, "no step %lld in run %lld", (long long)p->step,
-		    (long long)p->run_id);
-		return (-1);
-	}
-	st = query_prepare(q, "SELECT device, stream, address, bytes, site_id"
-	    " FROM allocations WHERE run_id = ?1 AND layer = ?2 AND CASE WHEN"
+	st = query_prepare(q, "SELECT device, stream, address, bytes, site_id,"
+	    " id FROM allocations WHERE run_id = ?1 AND layer = ?2 AND CASE WHEN"
 	    " ?3 = 0 THEN free_ns IS NULL ELSE coalesce(alloc_step, 1) <= ?3"
 	    " AND (free_step IS NULL OR free_step > ?3) END", cause);
 	if (st == NULL)
@@ -106,13 +103,12 @@ load_side(struct query *q, struct diff_point *p, int layer, struct dside *d,
 			d->b = xreallocarray(d->b, alloc, sizeof *d->b);
 		}
 		b = &d->b[d->n++];
-		b->device = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 :
-		    sqlite3_column_int(st, 0);
-		b->stream = sqlite3_column_type(st, 1) == SQLITE_NULL ?
-		    EVENT_NONE : (uint64_t)sqlite3_column_int64(st, 1);
+		b->device = query_column_device(st, 0);
+		b->stream = query_column_stream(st, 1);
 		b->address = (uint64_t)sqlite3_column_int64(st, 2);
 		b->bytes = sqlite3_column_int64(st, 3);
 		b->site_id = sqlite3_column_int64(st, 4);
+		b->id = by_id ? sqlite3_column_int64(st, 5) : 0;
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -185,7 +181,9 @@ cmp_group_size(const void *x, const void *y)
 {
 	int64_t	a = net_size(x), b = net_size(y);
 
-	return ((a < b) - (a > b));
+	if (a != b)
+		return ((a < b) - (a > b));
+	return (cmp_group_key(x, y));
 }
 
 /* Merge the new and gone groups of one label, device and stream. */
@@ -249,6 +247,102 @@ sum_bytes(const struct dside *d)
 	return (sum);
 }
 
+/* Are qa and qb the same database file? */
+static int
+same_file(struct query *qa, struct query *qb)
+{
+	struct stat	sa, sb;
+
+	if (qa == qb)
+		return (1);
+	if (stat(qa->path, &sa) != 0 || stat(qb->path, &sb) != 0)
+		return (0);
+	return (sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+/*
+ * Fill r (points resolved and checked, layer set) from the allocation
+ * groups of its run: a group is live at step S when it was made by S
+ * (no step: step 1, as the rows count it) and not freed by S.  0, or -1.
+ */
+static int
+diff_from_groups(struct query *q, struct diff_report *r, char **cause)
+{
+	struct diff_group	*g;
+	sqlite3_stmt		*st;
+	int			 rc;
+
+	st = query_prepare(q, "SELECT site_id, device, stream,"
+	    " sum(CASE WHEN lb AND NOT la THEN bytes ELSE 0 END),"
+	    " sum(CASE WHEN lb AND NOT la THEN blocks ELSE 0 END),"
+	    " sum(CASE WHEN la AND NOT lb THEN bytes ELSE 0 END),"
+	    " sum(CASE WHEN la AND NOT lb THEN blocks ELSE 0 END),"
+	    " sum(CASE WHEN la THEN bytes ELSE 0 END),"
+	    " sum(CASE WHEN lb THEN bytes ELSE 0 END) FROM (SELECT *,"
+	    " coalesce(alloc_step, 1) <= ?2 AND (free_step IS NULL OR"
+	    " free_step > ?2) AS la, coalesce(alloc_step, 1) <= ?3 AND"
+	    " (free_step IS NULL OR free_step > ?3) AS lb FROM"
+	    " allocation_groups WHERE run_id = ?1 AND layer = ?4)"
+	    " GROUP BY site_id, device, stream", cause);
+	if (st == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, r->a.run_id);
+	sqlite3_bind_int64(st, 2, r->a.step);
+	sqlite3_bind_int64(st, 3, r->b.step);
+	sqlite3_bind_int(st, 4, r->layer);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r->a_bytes += sqlite3_column_int64(st, 7);
+		r->b_bytes += sqlite3_column_int64(st, 8);
+		if (sqlite3_column_int64(st, 4) == 0 &&
+		    sqlite3_column_int64(st, 6) == 0)
+			continue;
+		r->groups = xreallocarray(r->groups, r->ngroups + 1,
+		    sizeof *r->groups);
+		g = &r->groups[r->ngroups++];
+		memset(g, 0, sizeof *g);
+		g->site_id = sqlite3_column_int64(st, 0);
+		g->device = query_column_device(st, 1);
+		g->stream = query_column_stream(st, 2);
+		g->new_bytes = sqlite3_column_int64(st, 3);
+		g->new_blocks = sqlite3_column_int64(st, 4);
+		g->gone_bytes = sqlite3_column_int64(st, 5);
+		g->gone_blocks = sqlite3_column_int64(st, 6);
+		r->new_bytes += g->new_bytes;
+		r->new_blocks += g->new_blocks;
+		r->gone_bytes += g->gone_bytes;
+		r->gone_blocks += g->gone_blocks;
+		if (g->site_id != 0 && query_site_label(q, g->site_id,
+		    &g->site, cause) != 0) {
+			sqlite3_finalize(st);
+			return (-1);
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	merge_groups(r);
+	return (0);
+}
+
+/* Check point p of q (resolving run 0): its run and step exist. */
+static int
+check_point(struct query *q, struct diff_point *p, char **cause)
+{
+	char	*source = NULL;
+
+	if (p->run_id == 0)
+		p->run_id = query_latest_run(q);
+	if (query_run_source(q, p->run_id, &source, cause) != 0)
+		return (-1);
+	free(source);
+	if (p->step != 0 && !step_exists(q, p)) {
+		xasprintf(cause, "no step %lld in run %lld", (long long)p->step,
+		    (long long)p->run_id);
+		return (-1);
+	}
+	return (0);
+}
+
 /* Free a diff report; NULL is fine. */
 void
 diff_report_free(struct diff_report *r)
@@ -277,6 +371,7 @@ analysis_diff(struct query *qa, const struct diff_point *a,
 	struct diff_report	*r;
 	struct dside		 da = { NULL, 0 }, db = { NULL, 0 };
 	size_t			 na, nb, i;
+	int			 one_run;
 
 	r = xcalloc(1, sizeof *r);
 	r->a = *a;
@@ -284,8 +379,19 @@ analysis_diff(struct query *qa, const struct diff_point *a,
 	if (r->b.run_id == 0)
 		r->b.run_id = query_latest_run(qb);
 	r->layer = layer >= 0 ? layer : query_run_layer(qb, r->b.run_id);
-	if (load_side(qa, &r->a, r->layer, &da, cause) != 0 ||
-	    load_side(qb, &r->b, r->layer, &db, cause) != 0)
+	if (check_point(qa, &r->a, cause) != 0 ||
+	    check_point(qb, &r->b, cause) != 0)
+		goto fail;
+	one_run = r->a.run_id == r->b.run_id && same_file(qa, qb);
+	if (one_run && r->a.step != 0 && r->b.step != 0 &&
+	    query_has_groups(qb, r->b.run_id)) {
+		if (diff_from_groups(qb, r, cause) != 0)
+			goto fail;
+		*out = r;
+		return (0);
+	}
+	if (load_side(qa, &r->a, r->layer, one_run, &da, cause) != 0 ||
+	    load_side(qb, &r->b, r->layer, one_run, &db, cause) != 0)
 		goto fail;
 	r->a_bytes = sum_bytes(&da);
 	r->b_bytes = sum_bytes(&db);

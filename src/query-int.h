@@ -20,6 +20,8 @@ int64_t	 query_int_arg(struct query *, const char *, int64_t);
 int	 query_fail(struct query *, char **);
 int	 query_run_source(struct query *, int64_t, char **, char **);
 int	 query_has_groups(struct query *, int64_t);
+int32_t	 query_column_device(sqlite3_stmt *, int);
+uint64_t query_column_stream(sqlite3_stmt *, int);
 int	 query_run_layer(struct query *, int64_t);
 int	 query_site_label(struct query *, int64_t, char **, char **);
 

@@ -225,6 +225,24 @@ query_site_label(struct query *q, int64_t site_id, char **label,
 	return (0);
 }
 
+/* Column i of st as a device: -1 when NULL. */
+int32_t
+query_column_device(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return (-1);
+	return (sqlite3_column_int(st, i));
+}
+
+/* Column i of st as a stream: EVENT_NONE when NULL. */
+uint64_t
+query_column_stream(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return (EVENT_NONE);
+	return ((uint64_t)sqlite3_column_int64(st, i));
+}
+
 /*
  * Does run run_id have its allocation_groups (it finished, written by a
  * vramtrace that keeps them per process)?

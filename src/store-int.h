@@ -75,6 +75,17 @@ struct store_groups {
 	int			 valid;		/* 0: rebuild from the rows */
 };
 
+/* The largest rows of the run (store-top.c): a min-heap, heap[0] least. */
+#define STORE_TOP_ROWS	10000
+struct store_top_row {
+	int64_t		 id;
+	int64_t		 bytes;
+};
+struct store_top {
+	struct store_top_row *heap;
+	size_t		 n;
+};
+
 struct store {
 	sqlite3		*db;
 	char		*path;		/* the name the caller asked for */
@@ -97,6 +108,7 @@ struct store {
 	struct store_idmap frames;	/* frame hash -> frames.id */
 	uint64_t	 writes;	/* statements since the last commit */
 	struct store_groups groups;
+	struct store_top top;
 };
 
 /* store.c */
@@ -114,6 +126,11 @@ void	 store_groups_reset(struct store_groups *);
 void	 store_groups_note(struct store *, const struct store_allocation *);
 void	 store_groups_flush_pending(struct store *);
 int	 store_groups_write(struct store *, char **);
+
+/* store-top.c */
+void	 store_top_reset(struct store_top *);
+void	 store_top_note(struct store_top *, int64_t, int64_t);
+int	 store_top_write(struct store *, char **);
 
 /* store-steps.c */
 void	 store_steps_reset(struct store *);

@@ -31,12 +31,15 @@
 #include <string.h>
 
 /*
- * Tables copied by hand (runs, sites) or not at all (meta, layers); every
+ * Tables copied by hand (runs, sites) or not at all (meta, layers, and
+ * allocation_top: the largest rows of two files are not the largest of a
+ * joined run, and a merged run without them is read the slow way); every
  * other table of the schema is copied with the generic rule, in the order
  * the schema creates them, which respects their references.
  */
 static const char *const merge_special =
-    "'meta', 'layers', 'runs', 'frames', 'sites', 'site_frames'";
+    "'meta', 'layers', 'runs', 'frames', 'sites', 'site_frames',"
+    " 'allocation_top'";
 
 /* Tables whose id other tables refer to: their offsets. */
 enum merge_off {

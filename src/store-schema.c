@@ -18,6 +18,19 @@
 
 #include "vramtrace.h"
 
+/*
+ * The largest rows of each run (store-top.c), written when it finishes;
+ * files made before the table existed get it then.
+ */
+#define ALLOCATION_TOP_SQL \
+"CREATE TABLE IF NOT EXISTS allocation_top(\n" \
+"  run_id INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  bytes INTEGER NOT NULL,\n" \
+"  allocation_id INTEGER NOT NULL,\n" \
+"  PRIMARY KEY(run_id, bytes, allocation_id)) WITHOUT ROWID;\n"
+
+const char *store_top_sql = ALLOCATION_TOP_SQL;
+
 const char *store_schema_sql =
 "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 "  WITHOUT ROWID;\n"
@@ -126,6 +139,7 @@ const char *store_schema_sql =
 "  bytes INTEGER NOT NULL,\n"
 "  blocks INTEGER NOT NULL);\n"
 "CREATE INDEX allocation_groups_run ON allocation_groups(run_id);\n"
+ALLOCATION_TOP_SQL
 "CREATE TABLE layers(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n"
 "INSERT INTO layers VALUES (0, 'segment'), (1, 'pool'), (2, 'block'),"
 "  (3, 'host');\n"

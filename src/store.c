@@ -267,6 +267,7 @@ store_free(struct store *s)
 		sqlite3_close(s->db);
 	store_live_free(&s->live);
 	store_groups_reset(&s->groups);
+	store_top_reset(&s->top);
 	store_idmap_free(&s->sites);
 	store_idmap_free(&s->frames);
 	store_steps_reset(s);
@@ -399,6 +400,7 @@ store_run_begin(struct store *s, const struct store_run_info *info)
 	store_steps_reset(s);
 	s->unstepped = 0;
 	store_groups_reset(&s->groups);
+	store_top_reset(&s->top);
 	return (s->run_id);
 }
 
@@ -503,6 +505,7 @@ insert_allocation(struct store *s, const struct store_allocation *a,
     int64_t *rowid)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_ALLOC];
+	int64_t		 id;
 
 	sqlite3_bind_int64(st, 1, s->run_id);
 	store_bind_id(st, 2, a->process_id);
@@ -528,8 +531,10 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 	store_bind_opt(st, 15, a->correlation);
 	if (store_step_stmt(s, st) != 0)
 		return (-1);
+	id = sqlite3_last_insert_rowid(s->db);
+	store_top_note(&s->top, id, (int64_t)a->bytes);
 	if (rowid != NULL)
-		*rowid = sqlite3_last_insert_rowid(s->db);
+		*rowid = id;
 	if (a->free_ns != EVENT_NONE)
 		store_groups_note(s, a);
 	return (0);
@@ -798,7 +803,7 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 	store_live_init(&s->live);
 	if (s->steps_dirty && store_assign_steps(s, cause) != 0)
 		return (-1);
-	if (store_groups_write(s, cause) != 0)
+	if (store_groups_write(s, cause) != 0 || store_top_write(s, cause) != 0)
 		return (-1);
 	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET end_ns = ?,"
 	    " exit_status = ?, complete = 1 WHERE id = ?", -1, &st, NULL)

@@ -167,6 +167,7 @@ int	 store_merge(struct store *, const char *, int, char **);
 #define STORE_SCHEMA_VERSION 1
 extern const char *store_schema_sql;
 extern const char *store_index_sql;
+extern const char *store_top_sql;
 
 /* query.c */
 struct query;

@@ -2,7 +2,7 @@
 # t-diff-report.sh: vramtrace diff between two steps of a run and between
 # two snapshots; vramtrace report on a run and on a snapshot.
 . "${srcdir:-.}/tests/lib.sh"
-plan 14
+plan 19
 XDG_CACHE_HOME=$TMP/cache
 export XDG_CACHE_HOME
 
@@ -41,6 +41,45 @@ expect 2 'needs two points' "one argument: exit 2"
 run "$VRAMTRACE" diff "$TMP/run.db@x" "$TMP/run.db"
 expect 1 'run.db@x' "a file that does not exist (no step suffix): exit 1"
 
+# Within one run a block is its row.  Step 2 frees the 4 KiB buffer and makes
+# another at the same address and size (gone and new); step 3 frees the
+# 8 KiB one and leaves a 16 KiB one.
+cat >"$TMP/reuse.txt" <<'SPOOL'
+alloc 100 address=0x1000 bytes=4096 stream=7 site="buf@train.py:5"
+alloc 110 address=0x2000 bytes=8192 stream=7 site="act@train.py:6"
+step-end 200
+free 210 address=0x1000 bytes=4096 stream=7
+alloc 220 address=0x1000 bytes=4096 stream=7 site="buf@train.py:5"
+step-end 300
+free 310 address=0x2000 bytes=8192 stream=7
+alloc 320 address=0x3000 bytes=16384 stream=13 site="act@train.py:6"
+step-end 400
+SPOOL
+spool reuse
+# The report without its file names, whichever file it came from.
+nofile() { sed 's/"file": "[^"]*"//g' "$TMP/out"; }
+# A copy of DB as an unfinished run: no allocation groups to read.
+unfinished() {
+	cp "$1" "$2" &&
+	"$PY" -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("UPDATE runs SET complete = 0"); c.commit()' "$2"
+}
+run "$VRAMTRACE" diff "$TMP/reuse.db@1" "$TMP/reuse.db@3" --format json
+jq_py "$TMP/out" 'sorted((g["site"], g["stream"], g["new_bytes"], g["new_blocks"], g["gone_bytes"], g["gone_blocks"]) for g in d["groups"]) == [("train.py:5 buf", 7, 4096, 1, 4096, 1), ("train.py:6 act", 7, 0, 0, 8192, 1), ("train.py:6 act", 13, 16384, 1, 0, 0)] and (d["a"]["live_bytes"], d["b"]["live_bytes"], d["new_blocks"], d["gone_blocks"]) == (12288, 20480, 2, 2)'
+ok $? "one run: a block made again at the same address is gone and new"
+nofile >"$TMP/groups.json"
+unfinished "$TMP/reuse.db" "$TMP/reuse-rows.db"
+run "$VRAMTRACE" diff "$TMP/reuse-rows.db@1" "$TMP/reuse-rows.db@3" --format json
+nofile | cmp -s - "$TMP/groups.json"
+ok $? "one run: the blocks of an unfinished run give the same report as the groups"
+cp "$TMP/reuse.db" "$TMP/reuse-copy.db"
+run "$VRAMTRACE" diff "$TMP/reuse.db@1" "$TMP/reuse-copy.db@3" --format json
+jq_py "$TMP/out" 'all(g["site"] != "train.py:5 buf" for g in d["groups"]) and (d["new_blocks"], d["gone_blocks"]) == (1, 1)'
+ok $? "two files: blocks are matched by address and size"
+"$PY" -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("DELETE FROM allocations"); c.commit()' "$TMP/reuse-copy.db"
+run "$VRAMTRACE" diff "$TMP/reuse-copy.db@1" "$TMP/reuse-copy.db@3" --format json
+nofile | cmp -s - "$TMP/groups.json"
+ok $? "two steps of a finished run come from its allocation groups alone"
+
 run "$VRAMTRACE" report "$TMP/run.db" --format json
 jq_py "$TMP/out" 'd["verdict"] == "INCONCLUSIVE" and d["total_steps"] == 3 and d["peak_bytes"] == 3000 and d["source"] == "replay" and d["allocations"] == 5'
 ok $? "report --format json: run, steps, peak, verdict"
@@ -62,4 +101,10 @@ ok $? "diff of two snapshots: the side stream's stash leads"
 run "$VRAMTRACE" diff "$EX/garbage_stream.pickle@1" "$EX/garbage_stream.pickle@5" --format json
 jq_py "$TMP/out" 'd["net_bytes"] == d["b"]["live_bytes"] - d["a"]["live_bytes"] and abs(d["net_bytes"] / 4 - 107.1 * 2**20) < 0.1 * 2**20'
 ok $? "diff of steps 1 and 5 of a snapshot: 4 steps of 107.1 MiB"
+run "$VRAMTRACE" diff "$EX/garbage_stream.pickle@2" "$EX/garbage_stream.pickle@5" --format json
+nofile >"$TMP/groups.json"
+unfinished "$(ls "$XDG_CACHE_HOME"/vramtrace/garbage_stream.pickle-*.db)" "$TMP/gs.db"
+run "$VRAMTRACE" diff "$TMP/gs.db@2" "$TMP/gs.db@5" --format json
+nofile | cmp -s - "$TMP/groups.json" && jq_py "$TMP/out" 'len(d["groups"]) >= 2 and d["gone_blocks"] > 0'
+ok $? "a snapshot's steps 2 and 5: the groups and the blocks agree"
 done_testing

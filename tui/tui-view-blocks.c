@@ -20,6 +20,7 @@ struct tui_view_blocks {
 	struct block_filter filter;
 	char		 search[128];
 	int		 visible;
+	int64_t		 quick;		/* analysis_blocks_quick; -2: ask */
 	int		 stack;		/* the stack pane is open */
 	int64_t		 stack_site;	/* the site whose frames we have */
 	struct frame_row frames[BLOCKS_FRAMES];
@@ -52,6 +53,12 @@ tui_view_blocks_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
 
 	v->filter.run_id = t->run.run_id;
 	v->filter.search = v->search[0] != '\0' ? v->search : NULL;
+	if (v->quick == -2)
+		v->quick = analysis_blocks_quick(t->q, &v->filter);
+	if (v->quick >= 0 && offset + max > v->quick)
+		snprintf(t->message, sizeof t->message, "past the %lld largest"
+		    " blocks that match: reading every block of the run",
+		    (long long)v->quick);
 	return (analysis_blocks(t->q, &v->filter, offset, rows, max, cause));
 }
 
@@ -66,6 +73,7 @@ tui_view_blocks_create(struct tui *t)
 	v->filter.layer = -1;
 	v->filter.sort = SORT_SIZE;
 	v->filter.descending = 1;
+	v->quick = -2;
 	tui_list_init(&v->list, sizeof(struct block_row),
 	    tui_view_blocks_fetch, v);
 	return (v);
@@ -88,6 +96,7 @@ tui_view_blocks_reload(struct tui *t, void *state)
 	(void)t;
 	v->list.valid = 0;
 	v->list.end = -1;
+	v->quick = -2;
 }
 
 static void
@@ -95,6 +104,7 @@ tui_view_blocks_refilter(struct tui_view_blocks *v)
 {
 	tui_list_reset(&v->list);
 	v->stack_site = -1;
+	v->quick = -2;
 }
 
 static void

@@ -8,10 +8,10 @@
  * The layer is the one the analysis chose (all until it is known), so
  * that segments and the blocks inside them are not counted twice.
  *
- * g switches to the sites: analysis_diff() matches the blocks of the two
- * steps by address and sums what is new and gone per allocation site and
- * stream.  It reads every block live at either step at once, so it runs
- * only when asked for.
+ * g switches to the sites: analysis_diff() sums what is new and gone per
+ * allocation site and stream, the same blocks as the list counts.  A
+ * finished run answers from its few allocation groups; an unfinished one
+ * reads every block live at either step, so it runs only when asked for.
  */
 #include "config.h"
 
