@@ -36,8 +36,16 @@
  * copy only while the forward stash is over its bound (offload_stash_over).
  * Backward tells the engine how much memory it freed since it began
  * (vramtrace_offload_reached, at every unpack) and the engine asks for the
- * next host copies, last packed first, within that room plus cfg.prefetch,
- * so copies back run ahead without raising the peak.
+ * next host copies, last packed first, within that room plus cfg.prefetch
+ * less a reserve of twice the step's largest saved tensor, so copies back
+ * run ahead without raising the peak: the peak comes a little after
+ * backward begins, once the loss has freed its tensors and a node of the
+ * last layer holds its output's gradient while it makes its input's, and
+ * bytes brought back on the room the loss freed would add to it.
+ *
+ * Waste.  A tensor whose storage outlives its copy (the caller finds it
+ * alive when backward begins, vramtrace_offload_alive) is never offloaded
+ * again: its bytes would leave the GPU and come back, and stay there too.
  *
  * Every decision is sent as an EVENT_OFFLOAD record through client.h.
  */
@@ -76,6 +84,7 @@ struct vramtrace_offload {
 
 	struct vramtrace_offload_stats	 st;
 	uint64_t			 kept_bytes;	/* kept this step */
+	uint64_t			 largest; /* largest pack this step */
 	size_t				 pf_next; /* no prefetch from here up */
 	int				 backward;	/* _reached() was called */
 	uint64_t			 host_live;	/* this step */
@@ -495,6 +504,7 @@ vramtrace_offload_enter(struct vramtrace_offload *e)
 	offload_budget_step(&e->budget);
 	offload_dedupe_clear(&e->kept);
 	e->kept_bytes = 0;
+	e->largest = 0;
 	e->backward = 0;
 	e->st.step++;
 	e->inside = 1;
@@ -615,6 +625,8 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	}
 	offload_key_from(&k, t);
 	e->st.packs++;
+	if (t->bytes > e->largest)
+		e->largest = t->bytes;
 	offload_emit(e, EVENT_OFFLOAD_PACK, 0, &k, t->bytes, compute);
 	if (e->inside && offload_reap_some(e, NULL, compute) != 0)
 		return (-1);
@@ -654,6 +666,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	}
 	en->key = k;
 	en->bytes = t->bytes;
+	en->candidate = e->budget.index - 1;
 	en->refs = 1;
 	if (offload_host_get(e, en) != 0 ||
 	    (rc = offload_copy_out(e, en, t->src, compute)) < 0) {
@@ -666,7 +679,8 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 
 /*
  * Bring back the host copies backward needs next, last packed first, as
- * long as their bytes fit room plus cfg.prefetch.  pf_next only moves
+ * long as their bytes fit room plus cfg.prefetch less the reserve (see
+ * Overlap at the top).  pf_next only moves
  * down: an entry passed over (its source still held, or gone) needs no
  * prefetch, and one unpacked before its turn was restored on demand.
  */
@@ -674,7 +688,8 @@ int
 vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
 {
 	struct offload_entry	*x;
-	int64_t			 left = room + (int64_t)e->cfg.prefetch;
+	int64_t			 left = room + (int64_t)e->cfg.prefetch -
+				    2 * (int64_t)e->largest;
 
 	if (!e->cfg.use_streams || !e->inside)
 		return (0);
@@ -699,6 +714,20 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
 		left -= (int64_t)x->bytes;
 		e->pf_next--;
 	}
+	return (0);
+}
+
+int
+vramtrace_offload_alive(struct vramtrace_offload *e, uint64_t id)
+{
+	struct offload_entry	*en = offload_stash_get(&e->stash, id);
+
+	if (en == NULL || en->where == OFFLOAD_GONE) {
+		snprintf(e->error, sizeof e->error, "tensor %" PRIu64
+		    " is unknown or was already unpacked", id);
+		return (-1);
+	}
+	offload_budget_alive(&e->budget, en->candidate);
 	return (0);
 }
 
