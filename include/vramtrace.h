@@ -190,7 +190,9 @@ int	 vramtrace_offload_exit(struct vramtrace_offload *e);
  * the earlier live tensor with the same key), or -1.
  *
  * Forward never waits on a copy it need not: a source is let go as soon as
- * its copy is seen done (queried, never waited on); compute waits for the
+ * its copy is seen done (queried, never waited on; the source the pack
+ * before stashed stays for this one, so a tensor saved twice in a row is
+ * a dedupe hit); compute waits for the
  * oldest copy only while the forward stash is over its bound, which is
  * max_fwd_stash sources, or in budget mode the budget (bytes kept plus
  * sources still held).

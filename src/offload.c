@@ -32,8 +32,10 @@
  *    it; only a full slab makes it allocate, recorded as POOL_FALLBACK.
  *
  * Overlap.  Forward lets a source go as soon as its copy is seen done
- * (cudaEventQuery at every pack, kept tensors' too); compute waits on a
- * copy only while the forward stash is over its bound (offload_stash_over).
+ * (cudaEventQuery at every pack, kept tensors' too, but not the source the
+ * pack just before stashed, so that a tensor saved twice in a row is one
+ * copy); compute waits on a copy only while the forward stash is over its
+ * bound (offload_stash_over).
  * Backward tells the engine how much memory it freed since it began
  * (vramtrace_offload_reached, at every unpack) and the engine asks for the
  * next host copies, last packed first, within that room plus cfg.prefetch
@@ -86,6 +88,7 @@ struct vramtrace_offload {
 	uint64_t			 kept_bytes;	/* kept this step */
 	uint64_t			 largest; /* largest pack this step */
 	size_t				 pf_next; /* no prefetch from here up */
+	uint64_t			 fresh;	/* stashed by the last pack */
 	int				 backward;	/* _reached() was called */
 	uint64_t			 host_live;	/* this step */
 	uint64_t			 host_peak;	/* any step */
@@ -505,6 +508,7 @@ vramtrace_offload_enter(struct vramtrace_offload *e)
 	offload_dedupe_clear(&e->kept);
 	e->kept_bytes = 0;
 	e->largest = 0;
+	e->fresh = 0;
 	e->backward = 0;
 	e->st.step++;
 	e->inside = 1;
@@ -605,6 +609,7 @@ offload_copy_out(struct vramtrace_offload *e, struct offload_entry *en,
 	en->has_key = rc == 1;
 	offload_emit(e, EVENT_OFFLOAD_STASH, en->id, &en->key, en->bytes,
 	    stream);
+	e->fresh = en->id;
 	if (offload_reap_some(e, en, compute) != 0)
 		return (-1);
 	return (VRAMTRACE_OFFLOAD_STASHED);
@@ -615,7 +620,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
     const struct vramtrace_offload_tensor *t, uint64_t compute, uint64_t *id)
 {
 	struct offload_key	 k;
-	struct offload_entry	*en;
+	struct offload_entry	*en, *prev;
 	uint64_t		 hit;
 	int			 rc;
 
@@ -628,7 +633,14 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	if (t->bytes > e->largest)
 		e->largest = t->bytes;
 	offload_emit(e, EVENT_OFFLOAD_PACK, 0, &k, t->bytes, compute);
-	if (e->inside && offload_reap_some(e, NULL, compute) != 0)
+	/*
+	 * The source the last pack stashed is not reaped for this one: a
+	 * tensor saved twice in a row (x * x, then sin(t) and cos(t)) is a
+	 * dedupe hit however fast its copy ran.
+	 */
+	prev = e->fresh != 0 ? offload_stash_get(&e->stash, e->fresh) : NULL;
+	e->fresh = 0;
+	if (e->inside && offload_reap_some(e, prev, compute) != 0)
 		return (-1);
 	if (!e->inside || (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP) ||
 	    t->bytes < e->cfg.min_offload_size)
@@ -639,6 +651,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	    en->where != OFFLOAD_GONE && en->refs > 0) {
 		en->refs++;
 		e->st.dedupe_hits++;
+		e->fresh = hit;
 		offload_emit(e, EVENT_OFFLOAD_DEDUPE_HIT, hit, &k, t->bytes,
 		    compute);
 		*id = hit;
@@ -680,9 +693,10 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 /*
  * Bring back the host copies backward needs next, last packed first, as
  * long as their bytes fit room plus cfg.prefetch less the reserve (see
- * Overlap at the top).  pf_next only moves
- * down: an entry passed over (its source still held, or gone) needs no
- * prefetch, and one unpacked before its turn was restored on demand.
+ * Overlap at the top).  pf_next only moves down: an entry passed over
+ * (gone, or already brought back) needs no prefetch, and one unpacked
+ * before its turn was restored on demand; an entry whose copy out still
+ * runs (forward ended before it) stops the walk until it is reaped.
  */
 int
 vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
@@ -701,6 +715,9 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
 		return (-1);
 	while (e->pf_next > 0) {
 		x = &e->stash.entries[e->pf_next - 1];
+		/* Its copy out still runs: it comes back once reaped. */
+		if (x->where == OFFLOAD_FWD)
+			break;
 		if (x->where != OFFLOAD_HOST || x->refs == 0 || x->requested) {
 			e->pf_next--;
 			continue;
