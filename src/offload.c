@@ -694,9 +694,10 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
  * Bring back the host copies backward needs next, last packed first, as
  * long as their bytes fit room plus cfg.prefetch less the reserve (see
  * Overlap at the top).  pf_next only moves down: an entry passed over
- * (gone, or already brought back) needs no prefetch, and one unpacked
- * before its turn was restored on demand; an entry whose copy out still
- * runs (forward ended before it) stops the walk until it is reaped.
+ * (its source still held, or gone) needs no prefetch, and one unpacked
+ * before its turn was restored on demand.  (Stopping the walk at a source
+ * still held instead, until its copy is done, was measured slower: the
+ * requests then come late, when the CPU is far ahead of the GPU.)
  */
 int
 vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
@@ -715,9 +716,6 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
 		return (-1);
 	while (e->pf_next > 0) {
 		x = &e->stash.entries[e->pf_next - 1];
-		/* Its copy out still runs: it comes back once reaped. */
-		if (x->where == OFFLOAD_FWD)
-			break;
 		if (x->where != OFFLOAD_HOST || x->refs == 0 || x->requested) {
 			e->pf_next--;
 			continue;
