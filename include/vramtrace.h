@@ -139,7 +139,7 @@ struct vramtrace_offload_stats {
 /*
  * Fill cfg with the defaults (the TRL ones: min_offload_size 1024,
  * max_fwd_stash 5, streams and pinned memory on; no budget; slab sized
- * after the first step; prefetch 128 MiB) and apply the environment:
+ * after the first step; prefetch 0) and apply the environment:
  * VRAMTRACE_OFFLOAD_SLAB, _MIN_SIZE, _BUDGET (bytes, suffixes K M G),
  * _STASH, _PREFETCH and _BREAK (a comma list of dedupe-generation,
  * exit-cleanup, stream-wait, slab).  Returns -1 if a variable is malformed
@@ -190,7 +190,9 @@ int	 vramtrace_offload_exit(struct vramtrace_offload *e);
  * the earlier live tensor with the same key), or -1.
  *
  * Forward never waits on a copy it need not: a source is let go as soon as
- * its copy is seen done (queried, never waited on); compute waits for the
+ * its copy is seen done (queried, never waited on; the source the pack
+ * before stashed stays for this one, so a tensor saved twice in a row is
+ * a dedupe hit); compute waits for the
  * oldest copy only while the forward stash is over its bound, which is
  * max_fwd_stash sources, or in budget mode the budget (bytes kept plus
  * sources still held).
@@ -204,12 +206,24 @@ int	 vramtrace_offload_pack(struct vramtrace_offload *e,
  * room more bytes may be allocated on the GPU without going over what was
  * allocated when backward began (negative when over).  Brings back ahead
  * (ALLOC requests) the offloaded tensors backward needs next, last packed
- * first, as long as their bytes fit room plus cfg->prefetch: copies run
- * ahead of backward on the memory backward frees, so they neither raise
- * the peak nor make backward wait.  Returns 0, or -1.
+ * first, as long as their bytes fit room plus cfg->prefetch less twice the
+ * largest tensor packed this step (what the nodes of the last layer
+ * allocate over what backward began with): copies run ahead of backward on
+ * the memory backward frees, so they neither raise the peak nor make
+ * backward wait.  Returns 0, or -1.
  */
 int	 vramtrace_offload_reached(struct vramtrace_offload *e,
 	     int64_t room);
+
+/*
+ * Offloaded tensor id's GPU storage was still alive when backward began,
+ * though the caller had let go of its source (something else holds it):
+ * its copy lowered no peak.  Later steps keep the tensor at that place in
+ * the sequence of candidates on the GPU while it has the same size, with
+ * or without a budget, and the budget counts it as kept.  Call it before
+ * id is unpacked.  Returns 0, or -1 for an unknown or spent id.
+ */
+int	 vramtrace_offload_alive(struct vramtrace_offload *e, uint64_t id);
 
 /*
  * Autograd wants tensor id back on stream compute.  Returns _FROM_STASH

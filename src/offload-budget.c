@@ -17,6 +17,16 @@
  * The first step offloads every candidate (nothing is known yet, and that
  * is the safe side); every step relearns, so a changing model settles
  * within a step.
+ *
+ * Some candidates are useless to offload: their GPU storage stays alive
+ * anyway (the input batch the training loop holds, a tensor also saved
+ * outside the hooks), so their copies cost bandwidth and lower no peak.
+ * The caller reports them once backward begins (offload_budget_alive); the
+ * flag sticks to the candidate's index while later steps see the same size
+ * there, such a candidate is never offloaded again, with or without a
+ * budget, and the selection counts its bytes as kept.  seen and alive
+ * share one capacity; past index they still hold the step before's
+ * sequence, which is what the flags are compared with.
  */
 #include "config.h"
 
@@ -30,7 +40,8 @@ offload_budget_init(struct offload_budget *b, int64_t budget)
 {
 	b->budget = budget;
 	b->seen = NULL;
-	b->nseen = b->aseen = 0;
+	b->alive = NULL;
+	b->nseen = b->nlast = b->aseen = 0;
 	b->fixed = 0;
 	b->cutoff = SIZE_MAX;
 	b->index = 0;
@@ -41,27 +52,53 @@ void
 offload_budget_free(struct offload_budget *b)
 {
 	free(b->seen);
+	free(b->alive);
 	offload_budget_init(b, b->budget);
 }
 
 /*
- * The smallest k such that fixed plus the bytes of candidates k..n-1 is
- * within budget: offloading candidates 0..k-1 is enough.  Returns n when
- * even offloading every candidate does not fit (offload them all).
+ * The smallest k such that fixed plus the bytes of the alive candidates
+ * (kept wherever they are) and of the others from k to n-1 is within
+ * budget: offloading the candidates before k that are not alive is
+ * enough.  Returns n when even that for every candidate does not fit
+ * (offload them all).  alive may be NULL only when n is 0.
  */
 size_t
-offload_budget_select(const uint64_t *bytes, size_t n, uint64_t fixed,
-    uint64_t budget)
+offload_budget_select(const uint64_t *bytes, const uint8_t *alive,
+    size_t n, uint64_t fixed, uint64_t budget)
 {
 	uint64_t	kept = fixed;
-	size_t		k = n;
+	size_t		i, k = n;
 
+	for (i = 0; i < n; i++)
+		kept += alive[i] ? bytes[i] : 0;
 	/* Keep candidates from the end while they fit. */
-	while (k > 0 && kept + bytes[k - 1] <= budget) {
-		kept += bytes[k - 1];
+	while (k > 0 && (alive[k - 1] || kept + bytes[k - 1] <= budget)) {
+		kept += alive[k - 1] ? 0 : bytes[k - 1];
 		k--;
 	}
 	return (kept <= budget ? k : n);
+}
+
+/* Room for candidate i in both arrays: 0, or -1 when out of memory. */
+static int
+offload_budget_grow(struct offload_budget *b, size_t i)
+{
+	uint64_t	*seen;
+	uint8_t		*alive;
+	size_t		 alloc;
+
+	if (i < b->aseen)
+		return (0);
+	alloc = b->aseen == 0 ? 256 : b->aseen * 2;
+	if ((seen = realloc(b->seen, alloc * sizeof *seen)) == NULL)
+		return (-1);
+	b->seen = seen;
+	if ((alive = realloc(b->alive, alloc * sizeof *alive)) == NULL)
+		return (-1);
+	b->alive = alive;
+	b->aseen = alloc;
+	return (0);
 }
 
 /*
@@ -72,8 +109,9 @@ void
 offload_budget_step(struct offload_budget *b)
 {
 	if (b->budget >= 0 && (b->nseen > 0 || b->fixed > 0))
-		b->cutoff = offload_budget_select(b->seen, b->nseen, b->fixed,
-		    (uint64_t)b->budget);
+		b->cutoff = offload_budget_select(b->seen, b->alive, b->nseen,
+		    b->fixed, (uint64_t)b->budget);
+	b->nlast = b->nseen;
 	b->nseen = 0;
 	b->fixed = 0;
 	b->index = 0;
@@ -88,25 +126,36 @@ offload_budget_fixed(struct offload_budget *b, uint64_t bytes)
 
 /*
  * The next candidate of this step has bytes: 1 to offload it, 0 to keep
- * it.  Without a budget, or while learning, every candidate is offloaded.
+ * it.  A candidate found alive at this index in the step before, with the
+ * same size, is kept; otherwise, without a budget or while learning,
+ * every candidate is offloaded.  Its index is b->index - 1 after the call.
  */
 int
 offload_budget_decide(struct offload_budget *b, uint64_t bytes)
 {
-	uint64_t	*seen;
-	size_t		 i = b->index++, alloc;
+	size_t	i = b->index++;
+	int	alive = 0;
 
-	if (b->budget < 0)
-		return (1);
-	if (b->nseen == b->aseen) {
-		alloc = b->aseen == 0 ? 256 : b->aseen * 2;
-		seen = realloc(b->seen, alloc * sizeof *seen);
-		if (seen != NULL) {
-			b->seen = seen;
-			b->aseen = alloc;
-		}
+	/* Out of memory: this step's sequence stops here, flags are lost. */
+	if (i == b->nseen && offload_budget_grow(b, i) == 0) {
+		alive = i < b->nlast && b->seen[i] == bytes && b->alive[i];
+		b->seen[i] = bytes;
+		b->alive[i] = (uint8_t)alive;
+		b->nseen = i + 1;
 	}
-	if (b->nseen < b->aseen)
-		b->seen[b->nseen++] = bytes;
-	return (i < b->cutoff);
+	if (alive)
+		return (0);
+	return (b->budget < 0 || i < b->cutoff);
+}
+
+/*
+ * Candidate i of this step, offloaded, still had its GPU storage alive
+ * when backward began: keep it from now on.  An index not recorded is
+ * ignored.
+ */
+void
+offload_budget_alive(struct offload_budget *b, size_t i)
+{
+	if (i < b->nseen)
+		b->alive[i] = 1;
 }

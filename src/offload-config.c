@@ -72,7 +72,7 @@ offload_config_env(const char *name, uint64_t *out)
 int
 vramtrace_offload_config_init(struct vramtrace_offload_config *cfg)
 {
-	uint64_t	 slab = 0, min = 1024, stash = 5, prefetch = 128 << 20;
+	uint64_t	 slab = 0, min = 1024, stash = 5, prefetch = 0;
 	uint64_t	 budget = UINT64_MAX;
 	const char	*s;
 	int		 rc = 0;

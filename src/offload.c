@@ -32,12 +32,22 @@
  *    it; only a full slab makes it allocate, recorded as POOL_FALLBACK.
  *
  * Overlap.  Forward lets a source go as soon as its copy is seen done
- * (cudaEventQuery at every pack, kept tensors' too); compute waits on a
- * copy only while the forward stash is over its bound (offload_stash_over).
+ * (cudaEventQuery at every pack, kept tensors' too, but not the source the
+ * pack just before stashed, so that a tensor saved twice in a row is one
+ * copy); compute waits on a copy only while the forward stash is over its
+ * bound (offload_stash_over).
  * Backward tells the engine how much memory it freed since it began
  * (vramtrace_offload_reached, at every unpack) and the engine asks for the
- * next host copies, last packed first, within that room plus cfg.prefetch,
- * so copies back run ahead without raising the peak.
+ * next host copies, last packed first, within that room plus cfg.prefetch
+ * less a reserve of twice the step's largest saved tensor, so copies back
+ * run ahead without raising the peak: the peak comes a little after
+ * backward begins, once the loss has freed its tensors and a node of the
+ * last layer holds its output's gradient while it makes its input's, and
+ * bytes brought back on the room the loss freed would add to it.
+ *
+ * Waste.  A tensor whose storage outlives its copy (the caller finds it
+ * alive when backward begins, vramtrace_offload_alive) is never offloaded
+ * again: its bytes would leave the GPU and come back, and stay there too.
  *
  * Every decision is sent as an EVENT_OFFLOAD record through client.h.
  */
@@ -76,7 +86,9 @@ struct vramtrace_offload {
 
 	struct vramtrace_offload_stats	 st;
 	uint64_t			 kept_bytes;	/* kept this step */
+	uint64_t			 largest; /* largest pack this step */
 	size_t				 pf_next; /* no prefetch from here up */
+	uint64_t			 fresh;	/* stashed by the last pack */
 	int				 backward;	/* _reached() was called */
 	uint64_t			 host_live;	/* this step */
 	uint64_t			 host_peak;	/* any step */
@@ -495,6 +507,8 @@ vramtrace_offload_enter(struct vramtrace_offload *e)
 	offload_budget_step(&e->budget);
 	offload_dedupe_clear(&e->kept);
 	e->kept_bytes = 0;
+	e->largest = 0;
+	e->fresh = 0;
 	e->backward = 0;
 	e->st.step++;
 	e->inside = 1;
@@ -595,6 +609,7 @@ offload_copy_out(struct vramtrace_offload *e, struct offload_entry *en,
 	en->has_key = rc == 1;
 	offload_emit(e, EVENT_OFFLOAD_STASH, en->id, &en->key, en->bytes,
 	    stream);
+	e->fresh = en->id;
 	if (offload_reap_some(e, en, compute) != 0)
 		return (-1);
 	return (VRAMTRACE_OFFLOAD_STASHED);
@@ -605,7 +620,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
     const struct vramtrace_offload_tensor *t, uint64_t compute, uint64_t *id)
 {
 	struct offload_key	 k;
-	struct offload_entry	*en;
+	struct offload_entry	*en, *prev;
 	uint64_t		 hit;
 	int			 rc;
 
@@ -615,8 +630,17 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	}
 	offload_key_from(&k, t);
 	e->st.packs++;
+	if (t->bytes > e->largest)
+		e->largest = t->bytes;
 	offload_emit(e, EVENT_OFFLOAD_PACK, 0, &k, t->bytes, compute);
-	if (e->inside && offload_reap_some(e, NULL, compute) != 0)
+	/*
+	 * The source the last pack stashed is not reaped for this one: a
+	 * tensor saved twice in a row (x * x, then sin(t) and cos(t)) is a
+	 * dedupe hit however fast its copy ran.
+	 */
+	prev = e->fresh != 0 ? offload_stash_get(&e->stash, e->fresh) : NULL;
+	e->fresh = 0;
+	if (e->inside && offload_reap_some(e, prev, compute) != 0)
 		return (-1);
 	if (!e->inside || (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP) ||
 	    t->bytes < e->cfg.min_offload_size)
@@ -627,6 +651,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	    en->where != OFFLOAD_GONE && en->refs > 0) {
 		en->refs++;
 		e->st.dedupe_hits++;
+		e->fresh = hit;
 		offload_emit(e, EVENT_OFFLOAD_DEDUPE_HIT, hit, &k, t->bytes,
 		    compute);
 		*id = hit;
@@ -654,6 +679,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	}
 	en->key = k;
 	en->bytes = t->bytes;
+	en->candidate = e->budget.index - 1;
 	en->refs = 1;
 	if (offload_host_get(e, en) != 0 ||
 	    (rc = offload_copy_out(e, en, t->src, compute)) < 0) {
@@ -666,15 +692,19 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 
 /*
  * Bring back the host copies backward needs next, last packed first, as
- * long as their bytes fit room plus cfg.prefetch.  pf_next only moves
- * down: an entry passed over (its source still held, or gone) needs no
- * prefetch, and one unpacked before its turn was restored on demand.
+ * long as their bytes fit room plus cfg.prefetch less the reserve (see
+ * Overlap at the top).  pf_next only moves down: an entry passed over
+ * (its source still held, or gone) needs no prefetch, and one unpacked
+ * before its turn was restored on demand.  (Stopping the walk at a source
+ * still held instead, until its copy is done, was measured slower: the
+ * requests then come late, when the CPU is far ahead of the GPU.)
  */
 int
 vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
 {
 	struct offload_entry	*x;
-	int64_t			 left = room + (int64_t)e->cfg.prefetch;
+	int64_t			 left = room + (int64_t)e->cfg.prefetch -
+				    2 * (int64_t)e->largest;
 
 	if (!e->cfg.use_streams || !e->inside)
 		return (0);
@@ -699,6 +729,20 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
 		left -= (int64_t)x->bytes;
 		e->pf_next--;
 	}
+	return (0);
+}
+
+int
+vramtrace_offload_alive(struct vramtrace_offload *e, uint64_t id)
+{
+	struct offload_entry	*en = offload_stash_get(&e->stash, id);
+
+	if (en == NULL || en->where == OFFLOAD_GONE) {
+		snprintf(e->error, sizeof e->error, "tensor %" PRIu64
+		    " is unknown or was already unpacked", id);
+		return (-1);
+	}
+	offload_budget_alive(&e->budget, en->candidate);
 	return (0);
 }
 

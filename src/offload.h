@@ -148,6 +148,7 @@ struct offload_entry {
 	uint64_t		bytes;
 	uint64_t		host;		/* host address of the copy */
 	uint64_t		slab_off;	/* UINT64_MAX: own allocation */
+	size_t			candidate;	/* its index in the budget */
 	uint32_t		ev_d2h;
 	uint32_t		ev_h2d;
 	uint32_t		refs;		/* handles not yet unpacked */
@@ -179,12 +180,15 @@ void	 offload_stash_reset(struct offload_stash *);
 /*
  * offload-budget.c: which tensors to offload so that the bytes kept on the
  * GPU fit a budget.  Learns the order and sizes of one step's candidates
- * and offloads the earliest ones on the next.
+ * and offloads the earliest ones on the next; never offloads again one
+ * whose storage outlived its copy.
  */
 struct offload_budget {
 	int64_t		 budget;	/* -1: off, offload every candidate */
 	uint64_t	*seen;		/* this step's candidate sizes */
+	uint8_t		*alive;		/* 1: its storage outlives the copy */
 	size_t		 nseen;
+	size_t		 nlast;		/* candidates of the step before */
 	size_t		 aseen;
 	uint64_t	 fixed;		/* bytes kept whatever we decide */
 	size_t		 cutoff;	/* offload candidates before it */
@@ -195,8 +199,9 @@ void	 offload_budget_free(struct offload_budget *);
 void	 offload_budget_step(struct offload_budget *);
 void	 offload_budget_fixed(struct offload_budget *, uint64_t);
 int	 offload_budget_decide(struct offload_budget *, uint64_t);
-size_t	 offload_budget_select(const uint64_t *, size_t, uint64_t,
-	     uint64_t);
+void	 offload_budget_alive(struct offload_budget *, size_t);
+size_t	 offload_budget_select(const uint64_t *, const uint8_t *, size_t,
+	     uint64_t, uint64_t);
 
 /* offload.c */
 struct vramtrace_offload *offload_engine_create(const struct offload_ops *,

@@ -5,7 +5,8 @@
  * the test decides.  Covers slab carving, alignment, reuse only after the
  * last copy's event and the full-slab case; dedupe generations (a reused
  * address with a new generation is not a hit) and release; the order in
- * which the forward stash is reaped; the budget selection.
+ * which the forward stash is reaped; the budget selection, with tensors
+ * whose storage outlived their copies kept.
  */
 #include "config.h"
 
@@ -195,14 +196,17 @@ test_budget(void)
 {
 	struct offload_budget	b;
 	uint64_t		seq[] = { 40, 30, 20, 10 };
+	uint8_t			none[4] = { 0 }, first[4] = { 1, 0, 0, 0 };
 	int			i, got[4];
 
-	tap_eq((int64_t)offload_budget_select(seq, 4, 5, 35), 2,
+	tap_eq((int64_t)offload_budget_select(seq, none, 4, 5, 35), 2,
 	    "budget: offload the earliest until the rest fits");
-	tap_eq((int64_t)offload_budget_select(seq, 4, 5, 1000), 0,
+	tap_eq((int64_t)offload_budget_select(seq, none, 4, 5, 1000), 0,
 	    "budget: nothing offloaded when all fits");
-	tap_eq((int64_t)offload_budget_select(seq, 4, 50, 20), 4,
+	tap_eq((int64_t)offload_budget_select(seq, none, 4, 50, 20), 4,
 	    "budget: everything offloaded when nothing fits");
+	tap_eq((int64_t)offload_budget_select(seq, first, 4, 5, 60), 3,
+	    "budget: an alive candidate counts as kept, later ones go");
 
 	offload_budget_init(&b, 35);
 	offload_budget_step(&b);
@@ -216,18 +220,37 @@ test_budget(void)
 		got[i] = offload_budget_decide(&b, seq[i]);
 	tap_ok(got[0] && got[1] && !got[2] && !got[3],
 	    "budget: later steps keep the last layers' tensors");
+	/*
+	 * Candidate 0 outlived its copy: kept; with it the rest can no
+	 * longer fit, so every other candidate goes.
+	 */
+	offload_budget_alive(&b, 0);
+	offload_budget_fixed(&b, 5);
+	offload_budget_step(&b);
+	for (i = 0; i < 4; i++)
+		got[i] = offload_budget_decide(&b, seq[i]);
+	tap_ok(!got[0] && got[1] && got[2] && got[3],
+	    "budget: an alive candidate stays, the others make room");
+	offload_budget_fixed(&b, 5);
+	offload_budget_step(&b);
+	tap_eq(offload_budget_decide(&b, 41), 1,
+	    "budget: another size at that index forgets the flag");
 	offload_budget_free(&b);
 
 	offload_budget_init(&b, -1);
 	offload_budget_step(&b);
 	tap_eq(offload_budget_decide(&b, 1), 1, "budget: off offloads all");
+	offload_budget_alive(&b, 0);
+	offload_budget_step(&b);
+	tap_eq(offload_budget_decide(&b, 1), 0,
+	    "budget: off still keeps an alive candidate");
 	offload_budget_free(&b);
 }
 
 int
 main(void)
 {
-	tap_plan(32);
+	tap_plan(36);
 	test_slab();
 	test_dedupe();
 	test_stash();

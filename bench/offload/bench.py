@@ -156,7 +156,7 @@ def main():
     r = measure(lambda m: OffloadActivations(model=m))
     rows.append(("engine (defaults)", r))
     total = r["st"]["offloaded_bytes"] + r["st"]["kept_bytes"]
-    for save in [float(a) for a in sys.argv[1:]] or (0.8, 1.5, 2.2, 2.9, 3.3):
+    for save in [float(a) for a in sys.argv[1:]] or (0.8, 0.9, 1.5, 2.2, 2.8, 3.0):
         budget = int(total - save * GB)
         rows.append(("budget, offload ~%.1f GB" % save, measure(
             lambda m: OffloadActivations(model=m, budget=budget))))

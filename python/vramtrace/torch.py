@@ -20,6 +20,12 @@ same _cdata while it is held) with that storage's _cdata and a number.  A
 storage at a known address whose _cdata differs is a new allocation and
 gets a new number.  The map is emptied at every enter, like the dedupe
 table it feeds.
+
+Waste.  The same weak references tell, when backward begins, which
+offloaded tensors' storages are still alive though their sources were let
+go: something else holds them (the input batch, a tensor saved outside the
+hooks too), so their copies lowered no peak.  The engine hears of each
+(vramtrace_offload_alive) and keeps them on the GPU in later steps.
 """
 
 import ctypes
@@ -124,6 +130,7 @@ def load_library():
         "vramtrace_offload_pack": (I, [P, ctypes.POINTER(_Tensor), U64,
                                        ctypes.POINTER(U64)]),
         "vramtrace_offload_reached": (I, [P, ctypes.c_int64]),
+        "vramtrace_offload_alive": (I, [P, U64]),
         "vramtrace_offload_unpack": (I, [P, U64, U64, ctypes.POINTER(U64)]),
         "vramtrace_offload_restore": (I, [P, U64, U64, U64]),
         "vramtrace_offload_next": (I, [P, ctypes.POINTER(_Request)]),
@@ -170,6 +177,12 @@ class _Generations:
             self._seen[ptr] = (StorageWeakRef(storage), cdata, self._next)
         return self._next
 
+    def alive(self, ptr, generation):
+        """Whether the storage given generation at ptr is still alive."""
+        seen = self._seen.get(ptr)
+        return (seen is not None and seen[2] == generation and
+                not seen[0].expired())
+
 
 # Autograd nodes of views and casts: a tensor reached from a parameter's
 # AccumulateGrad through these alone is that parameter, seen another way.
@@ -206,8 +219,8 @@ class OffloadActivations(saved_tensors_hooks):
     (bytes of saved activations to keep on the GPU; only the earliest
     tensors beyond it are offloaded, learned over one step), slab_bytes
     (pinned slab; None: sized after the first step), prefetch (bytes that
-    tensors brought back ahead may add to what the GPU held when backward
-    began), model (its
+    tensors brought back ahead may add to what the engine leaves free for
+    backward's own peak; default 0), model (its
     parameters' and buffers' storages stay on the GPU), breaks (test only:
     a comma list of invariants to switch off).
 
@@ -247,6 +260,7 @@ class OffloadActivations(saved_tensors_hooks):
         self._desc = _Tensor()
         self._req = _Request()
         self._id = ctypes.c_uint64()
+        self._watch = []
         self._keep_storages = set()
         if model is not None:
             for t in list(model.parameters()) + list(model.buffers()):
@@ -316,6 +330,7 @@ class OffloadActivations(saved_tensors_hooks):
         self._check(self._lib.vramtrace_offload_enter(self._engine))
         self._service()
         self._gens.clear()
+        self._watch.clear()
         self._ceiling = None
         super().__enter__()
         return self
@@ -377,6 +392,8 @@ class OffloadActivations(saved_tensors_hooks):
         tid = self._id.value
         if rc == _STASHED:
             self._held[tid] = src
+        if rc != _DEDUPED:
+            self._watch.append((tid, d.storage, d.generation))
         self._service(stream)
         return _Handle(tid, t.dtype, shape, stride, soff, boff, t.device)
 
@@ -390,8 +407,20 @@ class OffloadActivations(saved_tensors_hooks):
             self._engine, self._ceiling - used))
         self._service()
 
+    def _report_alive(self):
+        """Backward begins (nothing unpacked yet): tell the engine which
+        offloaded tensors' storages something else keeps alive (not the
+        sources still held)."""
+        for tid, ptr, gen in self._watch:
+            if tid not in self._held and self._gens.alive(ptr, gen):
+                self._check(self._lib.vramtrace_offload_alive(self._engine,
+                                                              tid))
+        self._watch.clear()
+
     def _unpack(self, h):
         lib, e = self._lib, self._engine
+        if self._watch:
+            self._report_alive()
         if isinstance(h, torch.Tensor):
             if h.is_cuda:
                 self._prefetch(h.device)
