@@ -46,12 +46,13 @@ grep -E '^ +0 7 ' "$TMP/screen" | grep -q GARBAGE; [ $? -ne 0 ]
 ok $? "streams: stream 7 is not flagged"
 keys 4
 wait_for 'sort size ↓'; ok $? "blocks: sorted by size"
+wait_for '20\.0 MiB'	# the rows are drawn after the header
 sed -n 4p "$TMP/screen" | grep -q '20.0 MiB'; ok $? "blocks: the largest first"
 keys s
-wait_for 'sort age ↑'
+wait_for 'sort age ↑' && wait_for '3\.0 MiB'
 sed -n 4p "$TMP/screen" | grep -q '3.0 MiB'; ok $? "s: by age, the oldest first"
 keys S
-wait_for 'sort size ↓'
+wait_for 'sort size ↓' && wait_for '20\.0 MiB'
 sed -n 4p "$TMP/screen" | grep -q '20.0 MiB'; ok $? "S: back to size, largest first"
 keys Enter
 wait_for '#1 +train.py:52 +backward'; ok $? "Enter: the block's stack"
