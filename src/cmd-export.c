@@ -389,17 +389,11 @@ cmd_export_exec(const struct cmd_entry *self, int argc, char **argv)
 		    "missing database" : "too many arguments"));
 	if (output == NULL)
 		return (cmd_usage_error(self, "missing --perfetto OUT.json"));
-	if ((q = input_open(argv[optind], &cause)) == NULL) {
-		log_warn("%s", cause);
-		free(cause);
-		return (EXIT_FOUND);
-	}
+	if ((q = input_open(argv[optind], &cause)) == NULL)
+		return (cmd_fail(cause));
 	rc = export_file(q, output, (int64_t)run, max_points, &cause);
 	query_close(q);
-	if (rc != 0) {
-		log_warn("%s", cause);
-		free(cause);
-		return (EXIT_FOUND);
-	}
+	if (rc != 0)
+		return (cmd_fail(cause));
 	return (EXIT_OK);
 }

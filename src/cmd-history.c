@@ -171,11 +171,9 @@ cmd_history_exec(const struct cmd_entry *self, int argc, char **argv)
 		return (EXIT_USAGE);
 	if ((q = input_open(argv[i], &cause)) == NULL ||
 	    history_load(q, &opts, &h, &cause) != 0) {
-		log_warn("%s", cause);
-		free(cause);
 		history_free(&h);
 		query_close(q);
-		return (EXIT_FOUND);
+		return (cmd_fail(cause));
 	}
 	query_close(q);
 	if (format == FORMAT_JSON)

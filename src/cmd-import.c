@@ -103,10 +103,8 @@ cmd_import_exec(const struct cmd_entry *self, int argc, char **argv)
 	    sb.st_size > PROGRESS_BYTES;
 	rc = import_snapshot(argv[optind], output, &opt, &sum, &cause);
 	if (rc != 0) {
-		log_warn("%s", cause);
-		free(cause);
 		free(def);
-		return (EXIT_FOUND);
+		return (cmd_fail(cause));
 	}
 	printf("%s: %" PRId64 " segments, %" PRId64 " blocks, %" PRId64
 	    " trace entries, %" PRId64 " steps -> %s\n", argv[optind],

@@ -108,20 +108,15 @@ cmd_info_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (optind != argc - 1)
 		return (cmd_usage_error(self, optind >= argc ?
 		    "missing database" : "too many arguments"));
-	if ((q = input_open(argv[optind], &cause)) == NULL) {
-		log_warn("%s", cause);
-		free(cause);
-		return (EXIT_FOUND);
-	}
+	if ((q = input_open(argv[optind], &cause)) == NULL)
+		return (cmd_fail(cause));
 	if (query_info(q, opts.run_id, &info, &cause) == 0 &&
 	    opts.run_id != 0 && info.runs == 0)
 		xasprintf(&cause, "%s: no run %" PRId64, argv[optind],
 		    opts.run_id);
 	if (cause != NULL) {
-		log_warn("%s", cause);
-		free(cause);
 		query_close(q);
-		return (EXIT_FOUND);
+		return (cmd_fail(cause));
 	}
 	if (format == 1)
 		print_json(opts.run_id, &info);

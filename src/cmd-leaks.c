@@ -233,10 +233,8 @@ cmd_leaks_exec(const struct cmd_entry *self, int argc, char **argv)
 		return (EXIT_USAGE);
 	if ((q = input_open(argv[i], &cause)) == NULL ||
 	    analysis_leaks(q, &opts, &r, &cause) != 0) {
-		log_warn("%s", cause);
-		free(cause);
 		query_close(q);
-		return (EXIT_FOUND);
+		return (cmd_fail(cause));
 	}
 	query_close(q);
 	if (format == FORMAT_JSON)

@@ -86,7 +86,5 @@ cmd_merge_exec(const struct cmd_entry *self, int argc, char **argv)
 	return (EXIT_OK);
 
 fail:
-	log_warn("%s", cause);
-	free(cause);
-	return (EXIT_FOUND);
+	return (cmd_fail(cause));
 }

@@ -360,10 +360,8 @@ cmd_record_exec(const struct cmd_entry *self, int argc, char **argv)
 	rc = record_status(status);
 	if (store_run_finish(store, rc, util_now_ns(), &cause) != 0 ||
 	    store_close(store, &cause) != 0) {
-		log_warn("%s", cause);
-		free(cause);
 		free(command);
-		return (EXIT_FOUND);
+		return (cmd_fail(cause));
 	}
 	free(command);
 	return (rc);

@@ -104,11 +104,8 @@ cmd_replay_exec(const struct cmd_entry *self, int argc, char **argv)
 		return (cmd_usage_error(self, "missing -o DB"));
 	s = store_open(output, append ? STORE_APPEND : STORE_CREATE |
 	    STORE_ATOMIC, &cause);
-	if (s == NULL) {
-		log_warn("%s", cause);
-		free(cause);
-		return (EXIT_FOUND);
-	}
+	if (s == NULL)
+		return (cmd_fail(cause));
 	memset(&info, 0, sizeof info);
 	info.source = "replay";
 	info.input = argv[optind];
@@ -122,17 +119,12 @@ cmd_replay_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (replay_file(argv[optind], src, &cause) != 0 ||
 	    store_source_drain(src, &cause) != 0 ||
 	    store_run_finish(s, -1, 0, &cause) != 0) {
-		log_warn("%s", cause);
-		free(cause);
 		store_source_free(src);
 		store_abort(s);
-		return (EXIT_FOUND);
+		return (cmd_fail(cause));
 	}
 	store_source_free(src);
-	if (store_close(s, &cause) != 0) {
-		log_warn("%s", cause);
-		free(cause);
-		return (EXIT_FOUND);
-	}
+	if (store_close(s, &cause) != 0)
+		return (cmd_fail(cause));
 	return (EXIT_OK);
 }

@@ -149,11 +149,9 @@ cmd_report_exec(const struct cmd_entry *self, int argc, char **argv)
 	if ((q = input_open(argv[i], &cause)) == NULL ||
 	    query_run(q, opts.run_id, &run, &cause) != 0 ||
 	    analysis_leaks(q, &opts, &r, &cause) != 0) {
-		log_warn("%s", cause);
-		free(cause);
 		query_run_free(&run);
 		query_close(q);
-		return (EXIT_FOUND);
+		return (cmd_fail(cause));
 	}
 	query_close(q);
 	if (format == FORMAT_JSON)

@@ -129,11 +129,8 @@ cmd_sql_exec(const struct cmd_entry *self, int argc, char **argv)
 	if (argc - optind != 2)
 		return (cmd_usage_error(self, argc - optind < 2 ?
 		    "needs a database and a query" : "too many arguments"));
-	if ((q = input_open(argv[optind], &cause)) == NULL) {
-		log_warn("%s", cause);
-		free(cause);
-		return (EXIT_FOUND);
-	}
+	if ((q = input_open(argv[optind], &cause)) == NULL)
+		return (cmd_fail(cause));
 	rc = query_sql(q, argv[optind + 1], sql_row, &out, &cause);
 	if (out.format == FORMAT_JSON && out.names != NULL)
 		printf("%s]\n", out.rows > 0 ? "\n" : "");
@@ -141,10 +138,7 @@ cmd_sql_exec(const struct cmd_entry *self, int argc, char **argv)
 		free(out.names[i]);
 	free(out.names);
 	query_close(q);
-	if (rc != 0) {
-		log_warn("%s", cause);
-		free(cause);
-		return (EXIT_FOUND);
-	}
+	if (rc != 0)
+		return (cmd_fail(cause));
 	return (EXIT_OK);
 }

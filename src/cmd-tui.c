@@ -67,11 +67,8 @@ cmd_tui_exec(const struct cmd_entry *self, int argc, char **argv)
 		    " streams, steps, blocks, offload, diff or 1-6)", dump));
 	if (dump != NULL) {
 		if (tui_dump(argv[optind], (int64_t)run, dump, stdout,
-		    &cause) != 0) {
-			log_warn("%s", cause);
-			free(cause);
-			return (EXIT_FOUND);
-		}
+		    &cause) != 0)
+			return (cmd_fail(cause));
 		return (EXIT_OK);
 	}
 	if (!util_isatty_out())

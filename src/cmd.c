@@ -140,6 +140,18 @@ cmd_parse_format(const struct cmd_entry *e, const char *value,
 	return (-1);
 }
 
+/*
+ * Report a failure whose one-line cause names the file and what is wrong,
+ * free the cause and return EXIT_FOUND, for a command to return.
+ */
+int
+cmd_fail(char *cause)
+{
+	log_warn("%s", cause);
+	free(cause);
+	return (EXIT_FOUND);
+}
+
 /* vramtrace help [COMMAND] */
 int
 cmd_run_help(const struct cmd_entry *self, int argc, char **argv)

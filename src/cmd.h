@@ -24,6 +24,7 @@ int	 cmd_getopt(const struct cmd_entry *, int, char **, const char *,
 int	 cmd_parse_format(const struct cmd_entry *, const char *,
 	     const char *const *);
 int	 cmd_run_help(const struct cmd_entry *, int, char **);
+int	 cmd_fail(char *);
 struct leak_options;
 void	 cmd_leak_defaults(struct leak_options *);
 int	 cmd_leak_option(const struct cmd_entry *, int, const char *,
