@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include "vramtrace.h"
+#include "bench.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -26,23 +27,6 @@
 #define LIVE	4096		/* allocations live at any time */
 #define STEPS	100
 
-static uint64_t
-rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return (*s);
-}
-
-static void
-put(struct store_source *src, const struct event *ev)
-{
-	char	*cause = NULL;
-
-	if (store_source_event(src, ev, &cause) != 0)
-		fatal("%s", cause);
-}
 
 static void
 site_strings(struct store_source *src)
@@ -58,7 +42,7 @@ site_strings(struct store_source *src)
 		ev.u.string.id = i;
 		ev.u.string.length = (uint32_t)strlen(text);
 		ev.u.string.text = text;
-		put(src, &ev);
+		bench_put(src, &ev);
 	}
 }
 
@@ -85,11 +69,11 @@ generate(const char *path, uint64_t n)
 	ev.u.stream.stream = 7;
 	ev.u.stream.flags = 3;
 	ev.u.stream.handle = ev.u.stream.context = EVENT_NONE;
-	put(src, &ev);
+	bench_put(src, &ev);
 	memset(live, 0, sizeof live);
 	for (i = 0; made < n; i++) {
 		t += 1000;
-		k = rnd(&seed) % LIVE;
+		k = bench_random(&seed) % LIVE;
 		memset(&ev, 0, sizeof ev);
 		ev.time_ns = t;
 		ev.u.alloc.requested = EVENT_NONE;
@@ -103,7 +87,7 @@ generate(const char *path, uint64_t n)
 		} else {
 			ev.type = EVENT_ALLOC;
 			ev.u.alloc.address = next_addr;
-			ev.u.alloc.bytes = 512 << (rnd(&seed) % 12);
+			ev.u.alloc.bytes = 512 << (bench_random(&seed) % 12);
 			ev.u.alloc.site = 1 + (uint32_t)(k % 16);
 			next_addr += 1 << 22;
 			/* One in a thousand on stream 13 stays. */
@@ -111,13 +95,13 @@ generate(const char *path, uint64_t n)
 				live[k] = ev.u.alloc.address;
 			made++;
 		}
-		put(src, &ev);
+		bench_put(src, &ev);
 		if (made % (n / STEPS) == 0 && ev.type == EVENT_ALLOC) {
 			memset(&ev, 0, sizeof ev);
 			ev.type = EVENT_STEP_END;
 			ev.time_ns = t;
 			ev.u.step.step = -1;
-			put(src, &ev);
+			bench_put(src, &ev);
 		}
 		if (i % 500000 == 499999 && store_commit(s, &cause) != 0)
 			fatal("%s", cause);

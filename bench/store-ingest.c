@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include "vramtrace.h"
+#include "bench.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -21,23 +22,6 @@
 
 #define LIVE	4096		/* allocations live at any time */
 
-static uint64_t
-rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return (*s);
-}
-
-static void
-put(struct store_source *src, const struct event *ev)
-{
-	char	*cause = NULL;
-
-	if (store_source_event(src, ev, &cause) != 0)
-		fatal("%s", cause);
-}
 
 int
 main(int argc, char **argv)
@@ -70,8 +54,8 @@ main(int argc, char **argv)
 	for (k = 0; k < LIVE; k++)
 		live[k] = 0;
 	for (i = 0; i < n; i++) {
-		t += 1000 + rnd(&seed) % 1000;
-		k = rnd(&seed) % LIVE;
+		t += 1000 + bench_random(&seed) % 1000;
+		k = bench_random(&seed) % LIVE;
 		memset(&ev, 0, sizeof ev);
 		ev.time_ns = t;
 		ev.u.alloc.requested = EVENT_NONE;
@@ -85,17 +69,17 @@ main(int argc, char **argv)
 		} else {
 			ev.type = EVENT_ALLOC;
 			ev.u.alloc.address = next_addr;
-			ev.u.alloc.bytes = 512 << (rnd(&seed) % 16);
+			ev.u.alloc.bytes = 512 << (bench_random(&seed) % 16);
 			next_addr += 1 << 22;
 			live[k] = ev.u.alloc.address;
 		}
-		put(src, &ev);
+		bench_put(src, &ev);
 		if (i % 100000 == 99999) {
 			memset(&ev, 0, sizeof ev);
 			ev.type = EVENT_STEP_END;
 			ev.time_ns = t;
 			ev.u.step.step = -1;
-			put(src, &ev);
+			bench_put(src, &ev);
 		}
 		if (i % 500000 == 499999 && store_commit(s, &cause) != 0)
 			fatal("%s", cause);
