@@ -54,12 +54,14 @@ blocks_sql(const struct block_filter *f, int head, const char *what,
 {
 	char	*sql, *from;
 
+	/* CROSS JOIN: the kept rows first, whatever ANALYZE guessed. */
 	if (head == 0)
-		from = xstrdup("allocation_top t JOIN allocations a ON a.id ="
-		    " t.allocation_id");
+		from = xstrdup("allocation_top t CROSS JOIN allocations a ON"
+		    " a.id = t.allocation_id");
 	else if (head > 0)
-		xasprintf(&from, "allocation_heads t JOIN allocations a ON"
-		    " a.id = t.allocation_id AND t.sort = %d", head);
+		xasprintf(&from, "allocation_heads t CROSS JOIN allocations a"
+		    " ON a.id = t.allocation_id AND t.sort = %d AND t.part ="
+		    " %lld", head, head == 6 ? (long long)f->stream : 0LL);
 	else
 		from = xstrdup("allocations a");
 	xasprintf(&sql, "SELECT %s FROM %s LEFT JOIN sites s ON"
@@ -144,16 +146,15 @@ blocks_top_rows(struct query *q, const struct block_filter *f, int64_t run,
 		all_sql = xstrdup("SELECT sum(blocks) FROM allocation_groups"
 		    " WHERE run_id = ?1");
 	} else if (head == 6) {
-		xasprintf(&sql, "SELECT count(*) FROM allocation_heads t JOIN"
-		    " allocations a ON a.id = t.allocation_id WHERE t.run_id ="
-		    " ?1 AND t.sort = 6 AND a.stream = %lld",
+		xasprintf(&sql, "SELECT count(*) FROM allocation_heads WHERE"
+		    " run_id = ?1 AND sort = 6 AND part = %lld",
 		    (long long)f->stream);
 		xasprintf(&all_sql, "SELECT sum(blocks) FROM allocation_groups"
 		    " WHERE run_id = ?1 AND stream = %lld",
 		    (long long)f->stream);
 	} else {
 		xasprintf(&sql, "SELECT count(*) FROM allocation_heads WHERE"
-		    " run_id = ?1 AND sort = %d", head);
+		    " run_id = ?1 AND sort = %d AND part = 0", head);
 		all_sql = xstrdup("SELECT sum(blocks) FROM allocation_groups"
 		    " WHERE run_id = ?1");
 	}

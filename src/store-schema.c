@@ -32,8 +32,9 @@
 "CREATE TABLE IF NOT EXISTS allocation_heads(\n" \
 "  run_id INTEGER NOT NULL REFERENCES runs(id),\n" \
 "  sort INTEGER NOT NULL,\n" \
+"  part INTEGER NOT NULL,\n" \
 "  allocation_id INTEGER NOT NULL,\n" \
-"  PRIMARY KEY(run_id, sort, allocation_id)) WITHOUT ROWID;\n"
+"  PRIMARY KEY(run_id, sort, part, allocation_id)) WITHOUT ROWID;\n"
 
 const char *store_top_sql = ALLOCATION_TOP_SQL;
 

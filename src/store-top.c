@@ -148,19 +148,26 @@ store_top_note(struct store_top *t, int64_t id,
 		top_offer(h, t->max, &bytes);
 }
 
+/*
+ * Insert heap h: into allocation_top (order -1), or allocation_heads as
+ * sort `order`, part `part`.
+ */
 static int
-top_insert(struct store *s, sqlite3_stmt *st, int order,
+top_insert(struct store *s, sqlite3_stmt *st, int order, int64_t part,
     const struct store_top_heap *h)
 {
 	size_t	i;
 
 	for (i = 0; i < h->n; i++) {
 		sqlite3_bind_int64(st, 1, s->run_id);
-		if (order < 0)
+		if (order < 0) {
 			sqlite3_bind_int64(st, 2, h->heap[i].key);
-		else
+			sqlite3_bind_int64(st, 3, h->heap[i].id);
+		} else {
 			sqlite3_bind_int(st, 2, order);
-		sqlite3_bind_int64(st, 3, h->heap[i].id);
+			sqlite3_bind_int64(st, 3, part);
+			sqlite3_bind_int64(st, 4, h->heap[i].id);
+		}
 		if (sqlite3_step(st) != SQLITE_DONE)
 			return (-1);
 		sqlite3_reset(st);
@@ -184,17 +191,17 @@ store_top_write(struct store *s, char **cause)
 	    sqlite3_prepare_v2(s->db, "INSERT INTO allocation_top VALUES"
 	    " (?1, ?2, ?3)", -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO allocation_heads"
-	    " VALUES (?1, ?2, ?3)", -1, &hs, NULL) != SQLITE_OK)
+	    " VALUES (?1, ?2, ?3, ?4)", -1, &hs, NULL) != SQLITE_OK)
 		goto out;
-	if (top_insert(s, st, -1, &t->orders[STORE_TOP_SIZE_DESC]) != 0)
+	if (top_insert(s, st, -1, 0, &t->orders[STORE_TOP_SIZE_DESC]) != 0)
 		goto out;
 	for (i = STORE_TOP_SIZE_ASC; i < STORE_TOP_ORDERS; i++) {
-		if (top_insert(s, hs, (int)i, &t->orders[i]) != 0)
+		if (top_insert(s, hs, (int)i, 0, &t->orders[i]) != 0)
 			goto out;
 	}
 	for (i = 0; i < t->nstreams; i++) {
 		if (top_insert(s, hs, STORE_TOP_STREAM_SIZE,
-		    &t->streams[i]) != 0)
+		    (int64_t)t->stream_ids[i], &t->streams[i]) != 0)
 			goto out;
 	}
 	rc = 0;
