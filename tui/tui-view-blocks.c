@@ -56,9 +56,9 @@ tui_view_blocks_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
 	if (v->quick == -2)
 		v->quick = analysis_blocks_quick(t->q, &v->filter);
 	if (v->quick >= 0 && offset + max > v->quick)
-		snprintf(t->message, sizeof t->message, "past the %lld largest"
-		    " blocks that match: reading every block of the run",
-		    (long long)v->quick);
+		snprintf(t->message, sizeof t->message, "past the first %lld"
+		    " blocks that match in this order: reading every block of"
+		    " the run", (long long)v->quick);
 	return (analysis_blocks(t->q, &v->filter, offset, rows, max, cause));
 }
 
