@@ -236,8 +236,9 @@ analysis_blocks(struct query *q, const struct block_filter *f,
 /*
  * How many blocks matching f analysis_blocks() reads from the run's
  * first rows in f's order without going through every row: -1 when there
- * is no such bound (by step or site, live blocks, a run whose rows are all
- * kept, or none kept).  0 when there are none, or on errors.
+ * is no such bound (by step, live blocks, a run whose rows are all kept,
+ * or none kept).  0 when there are none, by site (every block is read), or
+ * on errors.
  */
 int64_t
 analysis_blocks_quick(struct query *q, const struct block_filter *f)
@@ -248,6 +249,8 @@ analysis_blocks_quick(struct query *q, const struct block_filter *f)
 	int		 head = blocks_head(f);
 	int64_t		 top = blocks_top_rows(q, f, run, head), n = 0;
 
+	if (!f->live_only && f->sort == SORT_SITE)
+		return (0);
 	if (top < 0 || top == INT64_MAX)
 		return (-1);
 	sql = blocks_sql(f, head, "count(*)", "");

@@ -223,6 +223,10 @@ check_big(void)
 		    10000), "by %s, in SQLite's order, and past them",
 		    orders[i].name);
 	}
+	f.sort = SORT_SITE;
+	f.descending = 0;
+	tap_eq(analysis_blocks_quick(q, &f), 0, "all blocks by site: none"
+	    " kept, every block is read");
 	f.sort = SORT_SIZE;
 	f.descending = 1;
 	f.has_stream = 1;
@@ -366,7 +370,7 @@ main(void)
 	struct store	*s;
 	FILE		*f;
 
-	tap_plan(53);
+	tap_plan(54);
 	snprintf(path, sizeof path, "%s/known.db", tap_tmpdir());
 	write_known(path);
 	sqlite3_open(path, &db);
