@@ -49,11 +49,19 @@ for k in 2 Down 3 s 4 Down Down PgDn PgDn PgDn s S r r Enter Down \
 	key "$k"
 done
 echo "after the analysis:" >>"$LOG"
+# Every order of all blocks, a next page of each, and a stream filter
+# (each key is printed on its own).
+echo "all blocks:" >>"$LOG"
+for k in 4 a s PgDn r PgDn s s PgDn r s PgDn r s PgDn r PgDn r \
+    t t t t PgDn t a; do
+	key "$k"
+done
+echo "all blocks, by key:" >>"$LOG"
 tm send-keys -t b q
 awk -v db="$DB" '
 /^first-frame/ { ff = $3 }
 /^key/ { v[n++] = $3 }
-/^during/ || /^after/ {
+/^during/ || /^after/ || /^all blocks,/ {
 	m = 0; for (i = s; i < n; i++) if (v[i] > m) m = v[i]
 	# median by insertion sort of this group
 	k = 0; for (i = s; i < n; i++) w[k++] = v[i]
@@ -62,5 +70,8 @@ awk -v db="$DB" '
 	s = n
 }
 /^analysis/ { print }
+/^all blocks:/ { sep = 1 }
+sep && /^key/ { printf " %s=%.1f", $2 == 1114117 ? "PgDn" : sprintf("%c", $2), $3 }
+/^all blocks,/ { print ""; sep = 0 }
 END { printf "first frame              %7.2f ms   (%s)\n", ff, db }
 ' "$LOG"

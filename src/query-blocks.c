@@ -4,8 +4,10 @@
  *
  * Live blocks by size have an index (allocations_live).  Every block by
  * size, largest first, pages from allocation_top, the run's largest rows
- * kept by the writer (store-top.c): a row not kept ranks below every row
- * kept, so a full page of kept rows that match is the right page.
+ * kept by the writer (store-top.c); by size smallest first, by age and by
+ * stream, and by size on one stream, from allocation_heads, its first rows
+ * in that order: a row not kept ranks below every row kept, so a full page
+ * of kept rows that match is the right page.
  */
 #include "config.h"
 
@@ -42,20 +44,29 @@ copy_text(char *dst, size_t len, const unsigned char *src)
 
 /*
  * The SQL for the blocks of ?1 that match f, in f's order: `what` selects,
- * `tail` ends it.  With `top`, only the run's largest rows (allocation_top)
- * are read.  The caller frees it.
+ * `tail` ends it.  With `head` 0, only the run's largest rows
+ * (allocation_top) are read; above 0, only its first rows in that order
+ * (allocation_heads.sort).  The caller frees it.
  */
 static char *
-blocks_sql(const struct block_filter *f, int top, const char *what,
+blocks_sql(const struct block_filter *f, int head, const char *what,
     const char *tail)
 {
-	char	*sql;
+	char	*sql, *from;
 
+	/* CROSS JOIN: the kept rows first, whatever ANALYZE guessed. */
+	if (head == 0)
+		from = xstrdup("allocation_top t CROSS JOIN allocations a ON"
+		    " a.id = t.allocation_id");
+	else if (head > 0)
+		xasprintf(&from, "allocation_heads t CROSS JOIN allocations a"
+		    " ON a.id = t.allocation_id AND t.sort = %d AND t.part ="
+		    " %lld", head, head == 6 ? (long long)f->stream : 0LL);
+	else
+		from = xstrdup("allocations a");
 	xasprintf(&sql, "SELECT %s FROM %s LEFT JOIN sites s ON"
 	    " s.id = a.site_id WHERE a.run_id = ?1%s%s%s%s%s%s%s ORDER BY %s"
-	    " %s, a.id%s", what, top ? "allocation_top t JOIN allocations a"
-	    " ON a.id = t.allocation_id" : "allocations a",
-	    top ? " AND t.run_id = ?1" : "",
+	    " %s, a.id%s", what, from, head >= 0 ? " AND t.run_id = ?1" : "",
 	    f->live_only ? " AND a.free_ns IS NULL" : "",
 	    f->layer >= 0 ? " AND a.layer = ?2" : "",
 	    f->has_stream ? " AND a.stream = ?3" : "",
@@ -63,6 +74,7 @@ blocks_sql(const struct block_filter *f, int top, const char *what,
 	    f->step_max > 0 ? " AND a.alloc_step <= ?5" : "",
 	    f->search != NULL ? " AND instr(s.label, ?6) > 0" : "",
 	    sort_column(f->sort), f->descending ? "DESC" : "ASC", tail);
+	free(from);
 	return (sql);
 }
 
@@ -85,39 +97,86 @@ blocks_prepare(struct query *q, const struct block_filter *f, int64_t run,
 }
 
 /*
- * How many of the run's largest rows allocation_top holds for f's order
- * (every block by size, largest first), -1 when f wants another order or
- * the run has none kept, or INT64_MAX when they are all its rows.
+ * Which of the run's first rows serve f's order: 0 allocation_top, above
+ * 0 that sort of allocation_heads (store-top.c), -1 none.
+ */
+static int
+blocks_head(const struct block_filter *f)
+{
+	if (f->live_only)
+		return (-1);
+	switch (f->sort) {
+	case SORT_SIZE:
+		if (!f->descending)
+			return (1);
+		return (f->has_stream ? 6 : 0);
+	case SORT_AGE:
+		return (f->descending ? 3 : 2);
+	case SORT_STREAM:
+		return (f->descending ? 5 : 4);
+	default:
+		return (-1);
+	}
+}
+
+/*
+ * How many of the run's first rows in f's order the tables hold (head:
+ * blocks_head), -1 when none serve it or the run has none kept, or
+ * INT64_MAX when they are all its rows (of f's stream, for head 6).
  */
 static int64_t
-blocks_top_rows(struct query *q, const struct block_filter *f, int64_t run)
+blocks_top_rows(struct query *q, const struct block_filter *f, int64_t run,
+    int head)
 {
-	int64_t	n, all;
+	char	*sql, *all_sql;
+	int64_t	 n, all;
 
-	if (f->live_only || f->sort != SORT_SIZE || !f->descending)
+	if (head < 0)
 		return (-1);
-	if (query_int(q, "SELECT count(*) FROM sqlite_master WHERE type ="
-	    " 'table' AND name = 'allocation_top'") != 1)
+	xasprintf(&sql, "SELECT count(*) FROM sqlite_master WHERE type ="
+	    " 'table' AND name = '%s'", head == 0 ? "allocation_top" :
+	    "allocation_heads");
+	n = query_int(q, sql);
+	free(sql);
+	if (n != 1)
 		return (-1);
-	n = query_int_arg(q, "SELECT count(*) FROM allocation_top WHERE"
-	    " run_id = ?1", run);
+	if (head == 0) {
+		sql = xstrdup("SELECT count(*) FROM allocation_top WHERE"
+		    " run_id = ?1");
+		all_sql = xstrdup("SELECT sum(blocks) FROM allocation_groups"
+		    " WHERE run_id = ?1");
+	} else if (head == 6) {
+		xasprintf(&sql, "SELECT count(*) FROM allocation_heads WHERE"
+		    " run_id = ?1 AND sort = 6 AND part = %lld",
+		    (long long)f->stream);
+		xasprintf(&all_sql, "SELECT sum(blocks) FROM allocation_groups"
+		    " WHERE run_id = ?1 AND stream = %lld",
+		    (long long)f->stream);
+	} else {
+		xasprintf(&sql, "SELECT count(*) FROM allocation_heads WHERE"
+		    " run_id = ?1 AND sort = %d AND part = 0", head);
+		all_sql = xstrdup("SELECT sum(blocks) FROM allocation_groups"
+		    " WHERE run_id = ?1");
+	}
+	n = query_int_arg(q, sql, run);
+	all = n > 0 ? query_int_arg(q, all_sql, run) : 0;
+	free(sql);
+	free(all_sql);
 	if (n <= 0)
 		return (-1);
-	all = query_int_arg(q, "SELECT sum(blocks) FROM allocation_groups"
-	    " WHERE run_id = ?1", run);
 	return (query_has_groups(q, run) && n >= all ? INT64_MAX : n);
 }
 
 static int
 blocks_read(struct query *q, const struct block_filter *f, int64_t run,
-    int top, int64_t offset, struct block_row *rows, int max, char **cause)
+    int head, int64_t offset, struct block_row *rows, int max, char **cause)
 {
 	sqlite3_stmt	*st;
 	char		*sql;
 	struct block_row *r;
 	int		 n = 0, rc = SQLITE_DONE;
 
-	sql = blocks_sql(f, top, "a.id, a.device, a.stream, a.layer,"
+	sql = blocks_sql(f, head, "a.id, a.device, a.stream, a.layer,"
 	    " a.address, a.bytes, a.alloc_ns, a.free_ns, a.alloc_step,"
 	    " a.site_id, s.label", " LIMIT ?7 OFFSET ?8");
 	st = blocks_prepare(q, f, run, sql, cause);
@@ -152,31 +211,34 @@ blocks_read(struct query *q, const struct block_filter *f, int64_t run,
  * Fill rows[0..max) with the blocks of run f->run_id (0: the newest) that
  * match f, in f's order, after skipping `offset` of them.  Returns the
  * number of rows filled (0 past the end), or -1 with *cause.  Site labels
- * longer than the row's buffer are cut.  Every block by size, largest
- * first, comes from the run's largest rows while they have a full page;
- * past them every row is read (analysis_blocks_quick says where).
+ * longer than the row's buffer are cut.  Every block by size, age or
+ * stream comes from the run's first rows in that order while they have a
+ * full page; past them every row is read (analysis_blocks_quick says
+ * where).
  */
 int
 analysis_blocks(struct query *q, const struct block_filter *f,
     int64_t offset, struct block_row *rows, int max, char **cause)
 {
 	int64_t	run = f->run_id != 0 ? f->run_id : query_latest_run(q);
-	int64_t	top = blocks_top_rows(q, f, run);
+	int	head = blocks_head(f);
+	int64_t	top = blocks_top_rows(q, f, run, head);
 	int	n;
 
 	if (top < 0)
-		return (blocks_read(q, f, run, 0, offset, rows, max, cause));
-	n = blocks_read(q, f, run, 1, offset, rows, max, cause);
+		return (blocks_read(q, f, run, -1, offset, rows, max, cause));
+	n = blocks_read(q, f, run, head, offset, rows, max, cause);
 	if (n < 0 || n == max || top == INT64_MAX)
 		return (n);
-	return (blocks_read(q, f, run, 0, offset, rows, max, cause));
+	return (blocks_read(q, f, run, -1, offset, rows, max, cause));
 }
 
 /*
  * How many blocks matching f analysis_blocks() reads from the run's
- * largest rows without going through every row: -1 when there is no such
- * bound (other orders, live blocks, a run whose rows are all kept, or none
- * kept).  0 when there are none, or on errors.
+ * first rows in f's order without going through every row: -1 when there
+ * is no such bound (by step, live blocks, a run whose rows are all kept,
+ * or none kept).  0 when there are none, by site (every block is read), or
+ * on errors.
  */
 int64_t
 analysis_blocks_quick(struct query *q, const struct block_filter *f)
@@ -184,11 +246,14 @@ analysis_blocks_quick(struct query *q, const struct block_filter *f)
 	sqlite3_stmt	*st;
 	char		*sql;
 	int64_t		 run = f->run_id != 0 ? f->run_id : query_latest_run(q);
-	int64_t		 top = blocks_top_rows(q, f, run), n = 0;
+	int		 head = blocks_head(f);
+	int64_t		 top = blocks_top_rows(q, f, run, head), n = 0;
 
+	if (!f->live_only && f->sort == SORT_SITE)
+		return (0);
 	if (top < 0 || top == INT64_MAX)
 		return (-1);
-	sql = blocks_sql(f, 1, "count(*)", "");
+	sql = blocks_sql(f, head, "count(*)", "");
 	st = blocks_prepare(q, f, run, sql, NULL);
 	free(sql);
 	if (st == NULL)

@@ -75,15 +75,42 @@ struct store_groups {
 	int			 valid;		/* 0: rebuild from the rows */
 };
 
-/* The largest rows of the run (store-top.c): a min-heap, heap[0] least. */
-#define STORE_TOP_ROWS	10000
+/*
+ * The first rows of the run in each order of the blocks view
+ * (store-top.c): bounded heaps, heap[0] the last kept.  The numbers are
+ * allocation_heads.sort; STORE_TOP_SIZE_DESC is allocation_top, and
+ * STORE_TOP_STREAM_SIZE the largest rows of each of the first
+ * STORE_TOP_STREAMS streams.
+ */
+#define STORE_TOP_ROWS		10000
+#define STORE_TOP_STREAMS	64
+enum store_top_order {
+	STORE_TOP_SIZE_DESC,
+	STORE_TOP_SIZE_ASC,
+	STORE_TOP_AGE_ASC,
+	STORE_TOP_AGE_DESC,
+	STORE_TOP_STREAM_ASC,
+	STORE_TOP_STREAM_DESC,
+	STORE_TOP_ORDERS,
+	STORE_TOP_STREAM_SIZE = STORE_TOP_ORDERS
+};
 struct store_top_row {
 	int64_t		 id;
-	int64_t		 bytes;
+	int64_t		 key;
+	int		 null;		/* the key is NULL */
 };
-struct store_top {
+struct store_top_heap {
 	struct store_top_row *heap;
 	size_t		 n;
+	int		 desc;
+};
+struct store_top {
+	struct store_top_heap orders[STORE_TOP_ORDERS];
+	struct store_top_heap streams[STORE_TOP_STREAMS];
+	uint64_t	 stream_ids[STORE_TOP_STREAMS];
+	size_t		 nstreams;
+	size_t		 last;		/* the stream of the last row */
+	size_t		 max;		/* rows kept per heap */
 };
 
 struct store {
@@ -129,7 +156,8 @@ int	 store_groups_write(struct store *, char **);
 
 /* store-top.c */
 void	 store_top_reset(struct store_top *);
-void	 store_top_note(struct store_top *, int64_t, int64_t);
+void	 store_top_note(struct store_top *, int64_t,
+	     const struct store_allocation *);
 int	 store_top_write(struct store *, char **);
 
 /* store-steps.c */

@@ -32,14 +32,15 @@
 
 /*
  * Tables copied by hand (runs, sites) or not at all (meta, layers, and
- * allocation_top: the largest rows of two files are not the largest of a
- * joined run, and a merged run without them is read the slow way); every
+ * allocation_top and allocation_heads: the largest rows of two files are
+ * not the largest of a joined run, and a merged run without them is read
+ * the slow way); every
  * other table of the schema is copied with the generic rule, in the order
  * the schema creates them, which respects their references.
  */
 static const char *const merge_special =
     "'meta', 'layers', 'runs', 'frames', 'sites', 'site_frames',"
-    " 'allocation_top'";
+    " 'allocation_top', 'allocation_heads'";
 
 /* Tables whose id other tables refer to: their offsets. */
 enum merge_off {

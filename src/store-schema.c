@@ -19,15 +19,22 @@
 #include "vramtrace.h"
 
 /*
- * The largest rows of each run (store-top.c), written when it finishes;
- * files made before the table existed get it then.
+ * The largest rows of each run, and its first rows in other orders
+ * (store-top.c), written when it finishes; files made before the tables
+ * existed get them then.
  */
 #define ALLOCATION_TOP_SQL \
 "CREATE TABLE IF NOT EXISTS allocation_top(\n" \
 "  run_id INTEGER NOT NULL REFERENCES runs(id),\n" \
 "  bytes INTEGER NOT NULL,\n" \
 "  allocation_id INTEGER NOT NULL,\n" \
-"  PRIMARY KEY(run_id, bytes, allocation_id)) WITHOUT ROWID;\n"
+"  PRIMARY KEY(run_id, bytes, allocation_id)) WITHOUT ROWID;\n" \
+"CREATE TABLE IF NOT EXISTS allocation_heads(\n" \
+"  run_id INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  sort INTEGER NOT NULL,\n" \
+"  part INTEGER NOT NULL,\n" \
+"  allocation_id INTEGER NOT NULL,\n" \
+"  PRIMARY KEY(run_id, sort, part, allocation_id)) WITHOUT ROWID;\n"
 
 const char *store_top_sql = ALLOCATION_TOP_SQL;
 

@@ -1,17 +1,20 @@
 /*
- * store-top.c: the largest allocations of a run, kept while it is written.
+ * store-top.c: the first rows of a run in each order the blocks view
+ * pages every block by, kept while the run is written.
  *
- * The blocks view pages every allocation of a run by size, and nothing
- * else orders millions of rows by size: a (run_id, bytes) index over all
- * rows would cost seconds at finish and ~15 bytes a row.  Instead every
- * row, as it gets its id, is offered to a bounded min-heap of the
- * STORE_TOP_ROWS largest, ordered as the view orders them: bytes
- * descending, then id ascending.  heap[0] is the smallest kept; a row that
- * does not beat it is dropped at the cost of one comparison, so the writer
- * barely notices.  When the run finishes the heap becomes the rows of
- * allocation_top.  Every row not in the table ranks below every row in it,
- * so the first rows of any filter, in that order, are exact as long as the
- * table holds enough of them (query-blocks.c).
+ * Nothing else orders millions of rows by size, age or stream: an index
+ * per order over all rows would cost seconds at finish and ~15 bytes a row
+ * each.  Instead every row, as it gets its id, is offered to one bounded
+ * heap per order (struct store_top_heap), holding the first `max` rows in
+ * that order: heap[0] is the last kept, and a row that does not rank above
+ * it is dropped at the cost of one comparison.  Each order is a key (bytes,
+ * alloc_ns or stream; NULL ranks first ascending and last descending, as
+ * in SQLite), then the id ascending, exactly as query-blocks.c sorts.  A
+ * few streams also get a heap of their largest rows, for the view filtered
+ * to one stream.  When the run finishes the largest rows become
+ * allocation_top and the others allocation_heads.  Every row not kept ranks
+ * below every row kept in its order, so the first rows of any filter, in
+ * that order, are exact as long as the table holds enough of them.
  */
 #include "config.h"
 
@@ -19,89 +22,193 @@
 
 #include <stdlib.h>
 
-/* Does row a rank above row b (larger, or as large and older)? */
+/* Does row a come before row b in heap h's order? */
 static int
-top_above(const struct store_top_row *a, const struct store_top_row *b)
+top_above(const struct store_top_heap *h, const struct store_top_row *a,
+    const struct store_top_row *b)
 {
-	if (a->bytes != b->bytes)
-		return (a->bytes > b->bytes);
+	if (a->null != b->null)
+		return (h->desc ? b->null : a->null);
+	if (!a->null && a->key != b->key)
+		return (h->desc ? a->key > b->key : a->key < b->key);
 	return (a->id < b->id);
 }
 
 static void
-top_sift_down(struct store_top *t, size_t i)
+top_sift_down(struct store_top_heap *h, size_t i)
 {
-	struct store_top_row	 r = t->heap[i];
+	struct store_top_row	 r = h->heap[i];
 	size_t			 c;
 
 	for (;;) {
 		c = 2 * i + 1;
-		if (c >= t->n)
+		if (c >= h->n)
 			break;
-		if (c + 1 < t->n && top_above(&t->heap[c], &t->heap[c + 1]))
+		if (c + 1 < h->n && top_above(h, &h->heap[c], &h->heap[c + 1]))
 			c++;
-		if (!top_above(&r, &t->heap[c]))
+		if (!top_above(h, &r, &h->heap[c]))
 			break;
-		t->heap[i] = t->heap[c];
+		h->heap[i] = h->heap[c];
 		i = c;
 	}
-	t->heap[i] = r;
+	h->heap[i] = r;
 }
 
-/* Forget the rows kept (a new run). */
-void
-store_top_reset(struct store_top *t)
+static void
+top_offer(struct store_top_heap *h, size_t max, const struct store_top_row *r)
 {
-	free(t->heap);
-	t->heap = NULL;
-	t->n = 0;
-}
+	size_t	i;
 
-/* Offer row id of the run, of `bytes` bytes. */
-void
-store_top_note(struct store_top *t, int64_t id, int64_t bytes)
-{
-	struct store_top_row	 r = { id, bytes };
-	size_t			 i;
-
-	if (t->n == STORE_TOP_ROWS) {
-		if (top_above(&r, &t->heap[0])) {
-			t->heap[0] = r;
-			top_sift_down(t, 0);
+	if (h->n == max) {
+		if (top_above(h, r, &h->heap[0])) {
+			h->heap[0] = *r;
+			top_sift_down(h, 0);
 		}
 		return;
 	}
-	if (t->heap == NULL)
-		t->heap = xreallocarray(NULL, STORE_TOP_ROWS, sizeof *t->heap);
-	for (i = t->n++; i > 0 && top_above(&t->heap[(i - 1) / 2], &r);
+	if (h->heap == NULL)
+		h->heap = xreallocarray(NULL, max, sizeof *h->heap);
+	for (i = h->n++; i > 0 && top_above(h, &h->heap[(i - 1) / 2], r);
 	    i = (i - 1) / 2)
-		t->heap[i] = t->heap[(i - 1) / 2];
-	t->heap[i] = r;
+		h->heap[i] = h->heap[(i - 1) / 2];
+	h->heap[i] = *r;
 }
 
-/* Write the rows kept into allocation_top.  0, or -1 with *cause. */
+/*
+ * Forget the rows kept (a new run).  VRAMTRACE_TOP_ROWS (tests) keeps fewer
+ * rows per order than STORE_TOP_ROWS.
+ */
+void
+store_top_reset(struct store_top *t)
+{
+	const char	*e = getenv("VRAMTRACE_TOP_ROWS");
+	size_t		 i;
+
+	for (i = 0; i < STORE_TOP_ORDERS; i++) {
+		free(t->orders[i].heap);
+		t->orders[i].heap = NULL;
+		t->orders[i].n = 0;
+		t->orders[i].desc = i == STORE_TOP_SIZE_DESC ||
+		    i == STORE_TOP_AGE_DESC || i == STORE_TOP_STREAM_DESC;
+	}
+	for (i = 0; i < t->nstreams; i++)
+		free(t->streams[i].heap);
+	t->nstreams = 0;
+	t->last = 0;
+	t->max = STORE_TOP_ROWS;
+	if (e != NULL && atoi(e) > 0 && atoi(e) < STORE_TOP_ROWS)
+		t->max = (size_t)atoi(e);
+}
+
+/* The heap of the largest rows of stream, or NULL if there are too many. */
+static struct store_top_heap *
+top_stream(struct store_top *t, uint64_t stream)
+{
+	struct store_top_heap	*h;
+	size_t			 i;
+
+	if (t->last < t->nstreams && t->stream_ids[t->last] == stream)
+		return (&t->streams[t->last]);
+	for (i = 0; i < t->nstreams; i++) {
+		if (t->stream_ids[i] == stream) {
+			t->last = i;
+			return (&t->streams[i]);
+		}
+	}
+	if (t->nstreams == STORE_TOP_STREAMS)
+		return (NULL);
+	t->last = t->nstreams++;
+	t->stream_ids[t->last] = stream;
+	h = &t->streams[t->last];
+	h->heap = NULL;
+	h->n = 0;
+	h->desc = 1;
+	return (h);
+}
+
+/* Offer row id of the run, allocation a, to every order. */
+void
+store_top_note(struct store_top *t, int64_t id,
+    const struct store_allocation *a)
+{
+	struct store_top_heap	*h;
+	struct store_top_row	 bytes = { id, (int64_t)a->bytes, 0 };
+	struct store_top_row	 age = { id, (int64_t)a->alloc_ns, 0 };
+	struct store_top_row	 stream = { id, (int64_t)a->stream, 0 };
+
+	age.null = a->alloc_ns == EVENT_NONE;
+	stream.null = a->stream == EVENT_NONE;
+	top_offer(&t->orders[STORE_TOP_SIZE_DESC], t->max, &bytes);
+	top_offer(&t->orders[STORE_TOP_SIZE_ASC], t->max, &bytes);
+	top_offer(&t->orders[STORE_TOP_AGE_ASC], t->max, &age);
+	top_offer(&t->orders[STORE_TOP_AGE_DESC], t->max, &age);
+	top_offer(&t->orders[STORE_TOP_STREAM_ASC], t->max, &stream);
+	top_offer(&t->orders[STORE_TOP_STREAM_DESC], t->max, &stream);
+	if (!stream.null && (h = top_stream(t, a->stream)) != NULL)
+		top_offer(h, t->max, &bytes);
+}
+
+/*
+ * Insert heap h: into allocation_top (order -1), or allocation_heads as
+ * sort `order`, part `part`.
+ */
+static int
+top_insert(struct store *s, sqlite3_stmt *st, int order, int64_t part,
+    const struct store_top_heap *h)
+{
+	size_t	i;
+
+	for (i = 0; i < h->n; i++) {
+		sqlite3_bind_int64(st, 1, s->run_id);
+		if (order < 0) {
+			sqlite3_bind_int64(st, 2, h->heap[i].key);
+			sqlite3_bind_int64(st, 3, h->heap[i].id);
+		} else {
+			sqlite3_bind_int(st, 2, order);
+			sqlite3_bind_int64(st, 3, part);
+			sqlite3_bind_int64(st, 4, h->heap[i].id);
+		}
+		if (sqlite3_step(st) != SQLITE_DONE)
+			return (-1);
+		sqlite3_reset(st);
+	}
+	return (0);
+}
+
+/*
+ * Write the rows kept into allocation_top (the largest) and
+ * allocation_heads (the others).  0, or -1 with *cause.
+ */
 int
 store_top_write(struct store *s, char **cause)
 {
 	struct store_top	*t = &s->top;
-	sqlite3_stmt		*st;
+	sqlite3_stmt		*st = NULL, *hs = NULL;
 	size_t			 i;
+	int			 rc = -1;
 
 	if (sqlite3_exec(s->db, store_top_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "INSERT INTO allocation_top VALUES"
-	    " (?1, ?2, ?3)", -1, &st, NULL) != SQLITE_OK)
-		return (store_error(s, cause, "cannot keep the largest:"));
-	for (i = 0; i < t->n; i++) {
-		sqlite3_bind_int64(st, 1, s->run_id);
-		sqlite3_bind_int64(st, 2, t->heap[i].bytes);
-		sqlite3_bind_int64(st, 3, t->heap[i].id);
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			sqlite3_finalize(st);
-			return (store_error(s, cause,
-			    "cannot keep the largest:"));
-		}
-		sqlite3_reset(st);
+	    " (?1, ?2, ?3)", -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO allocation_heads"
+	    " VALUES (?1, ?2, ?3, ?4)", -1, &hs, NULL) != SQLITE_OK)
+		goto out;
+	if (top_insert(s, st, -1, 0, &t->orders[STORE_TOP_SIZE_DESC]) != 0)
+		goto out;
+	for (i = STORE_TOP_SIZE_ASC; i < STORE_TOP_ORDERS; i++) {
+		if (top_insert(s, hs, (int)i, 0, &t->orders[i]) != 0)
+			goto out;
 	}
+	for (i = 0; i < t->nstreams; i++) {
+		if (top_insert(s, hs, STORE_TOP_STREAM_SIZE,
+		    (int64_t)t->stream_ids[i], &t->streams[i]) != 0)
+			goto out;
+	}
+	rc = 0;
+out:
+	if (rc != 0)
+		store_error(s, cause, "cannot keep the first rows:");
 	sqlite3_finalize(st);
-	return (0);
+	sqlite3_finalize(hs);
+	return (rc);
 }

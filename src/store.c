@@ -532,7 +532,7 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 	if (store_step_stmt(s, st) != 0)
 		return (-1);
 	id = sqlite3_last_insert_rowid(s->db);
-	store_top_note(&s->top, id, (int64_t)a->bytes);
+	store_top_note(&s->top, id, a);
 	if (rowid != NULL)
 		*rowid = id;
 	if (a->free_ns != EVENT_NONE)

@@ -120,32 +120,38 @@ write_big(const char *path)
 }
 
 /*
- * Page every block of the big run by size from offset `at` through
+ * Page every block of the big run in `sort` order from offset `at` through
  * analysis_blocks (with a stream filter when stream is not 0) and compare
  * each row with the order SQLite gives over all rows.
  */
 static int
-big_page_ok(struct query *q, sqlite3 *db, uint64_t stream, int64_t at)
+big_page_ok(struct query *q, sqlite3 *db, enum analysis_sort sort,
+    int desc, uint64_t stream, int64_t at)
 {
+	static const char *const columns[] = {
+		[SORT_SIZE] = "bytes", [SORT_AGE] = "alloc_ns",
+		[SORT_STREAM] = "stream"
+	};
 	struct block_filter	 f;
 	struct block_row	 rows[40];
 	sqlite3_stmt		*st;
-	char			*cause = NULL;
+	char			*cause = NULL, sql[256];
 	int			 n, i = 0, good;
 
 	memset(&f, 0, sizeof f);
 	f.layer = -1;
-	f.sort = SORT_SIZE;
-	f.descending = 1;
+	f.sort = sort;
+	f.descending = desc;
 	f.has_stream = stream != 0;
 	f.stream = stream;
 	if ((n = analysis_blocks(q, &f, at, rows, 40, &cause)) != 40) {
 		printf("# %d rows: %s\n", n, cause != NULL ? cause : "");
 		return (0);
 	}
-	sqlite3_prepare_v2(db, "SELECT id FROM allocations WHERE ?1 = 0 OR"
-	    " stream = ?1 ORDER BY bytes DESC, id LIMIT 40 OFFSET ?2", -1,
-	    &st, NULL);
+	snprintf(sql, sizeof sql, "SELECT id FROM allocations WHERE ?1 = 0 OR"
+	    " stream = ?1 ORDER BY %s %s, id LIMIT 40 OFFSET ?2",
+	    columns[sort], desc ? "DESC" : "ASC");
+	sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 	sqlite3_bind_int64(st, 1, (int64_t)stream);
 	sqlite3_bind_int64(st, 2, at);
 	good = 1;
@@ -155,13 +161,35 @@ big_page_ok(struct query *q, sqlite3 *db, uint64_t stream, int64_t at)
 	return (good && i == 40);
 }
 
+/* Are the pages of the big run at 0, k - 40 and k - 20 right? */
+static int
+big_pages_ok(struct query *q, sqlite3 *db, enum analysis_sort sort,
+    int desc, uint64_t stream, int64_t k)
+{
+	return (big_page_ok(q, db, sort, desc, stream, 0) &&
+	    big_page_ok(q, db, sort, desc, stream, k - 40) &&
+	    big_page_ok(q, db, sort, desc, stream, k - 20));
+}
+
 static void
 check_big(void)
 {
+	static const struct {
+		enum analysis_sort	 sort;
+		int			 desc;
+		const char		*name;
+	} orders[] = {
+		{ SORT_SIZE, 0, "size, smallest first" },
+		{ SORT_AGE, 0, "age, oldest first" },
+		{ SORT_AGE, 1, "age, newest first" },
+		{ SORT_STREAM, 0, "stream" },
+		{ SORT_STREAM, 1, "stream, descending" }
+	};
 	struct block_filter	 f;
 	struct query		*q;
 	sqlite3			*db;
 	char			 path[512], *cause = NULL;
+	size_t			 i;
 
 	snprintf(path, sizeof path, "%s/big.db", tap_tmpdir());
 	write_big(path);
@@ -181,16 +209,65 @@ check_big(void)
 	f.descending = 1;
 	tap_eq(analysis_blocks_quick(q, &f), 10000, "all blocks by size:"
 	    " 10000 read quickly");
-	tap_ok(big_page_ok(q, db, 0, 0) && big_page_ok(q, db, 0, 9960),
+	tap_ok(big_page_ok(q, db, SORT_SIZE, 1, 0, 0) &&
+	    big_page_ok(q, db, SORT_SIZE, 1, 0, 9960),
 	    "pages of the largest blocks come in SQLite's order");
-	tap_ok(big_page_ok(q, db, 0, 9980), "a page past them too");
+	tap_ok(big_page_ok(q, db, SORT_SIZE, 1, 0, 9980),
+	    "a page past them too");
+	for (i = 0; i < sizeof orders / sizeof orders[0]; i++) {
+		f.sort = orders[i].sort;
+		f.descending = orders[i].desc;
+		tap_eq(analysis_blocks_quick(q, &f), 10000, "all blocks by %s:"
+		    " 10000 read quickly", orders[i].name);
+		tap_ok(big_pages_ok(q, db, orders[i].sort, orders[i].desc, 0,
+		    10000), "by %s, in SQLite's order, and past them",
+		    orders[i].name);
+	}
+	f.sort = SORT_SITE;
+	f.descending = 0;
+	tap_eq(analysis_blocks_quick(q, &f), 0, "all blocks by site: none"
+	    " kept, every block is read");
+	f.sort = SORT_SIZE;
+	f.descending = 1;
 	f.has_stream = 1;
 	f.stream = 8;
-	tap_eq(analysis_blocks_quick(q, &f), 5000, "on stream 8: 5000");
-	tap_ok(big_page_ok(q, db, 8, 4980), "and past them, the right page");
+	tap_eq(analysis_blocks_quick(q, &f), -1, "on stream 8: all kept");
+	tap_ok(big_page_ok(q, db, SORT_SIZE, 1, 8, 4980),
+	    "and its last page is right");
 	f.has_stream = 0;
 	f.live_only = 1;
 	tap_eq(analysis_blocks_quick(q, &f), -1, "live blocks: no bound");
+	query_close(q);
+	sqlite3_close(db);
+
+	/* Fewer kept rows than a stream has: the first come from them. */
+	snprintf(path, sizeof path, "%s/big100.db", tap_tmpdir());
+	setenv("VRAMTRACE_TOP_ROWS", "100", 1);
+	write_big(path);
+	unsetenv("VRAMTRACE_TOP_ROWS");
+	sqlite3_open(path, &db);
+	if ((q = query_open(path, &cause)) == NULL) {
+		printf("# %s\n", cause);
+		exit(1);
+	}
+	tap_eq(one(db, "SELECT count(*) FROM allocation_heads WHERE sort ="
+	    " 6"), 200, "VRAMTRACE_TOP_ROWS=100: the largest 100 of 2"
+	    " streams");
+	f.live_only = 0;
+	f.has_stream = 1;
+	tap_eq(analysis_blocks_quick(q, &f), 100, "on stream 8: 100 read"
+	    " quickly");
+	tap_ok(big_pages_ok(q, db, SORT_SIZE, 1, 8, 100), "pages of stream 8"
+	    " by size come in SQLite's order, and past them");
+	f.has_stream = 0;
+	for (i = 0; i < sizeof orders / sizeof orders[0]; i++) {
+		f.sort = orders[i].sort;
+		f.descending = orders[i].desc;
+		tap_ok(analysis_blocks_quick(q, &f) == 100 &&
+		    big_pages_ok(q, db, orders[i].sort, orders[i].desc, 0, 100),
+		    "100 kept by %s: in SQLite's order, and past them",
+		    orders[i].name);
+	}
 	query_close(q);
 	sqlite3_close(db);
 }
@@ -293,7 +370,7 @@ main(void)
 	struct store	*s;
 	FILE		*f;
 
-	tap_plan(35);
+	tap_plan(54);
 	snprintf(path, sizeof path, "%s/known.db", tap_tmpdir());
 	write_known(path);
 	sqlite3_open(path, &db);

@@ -55,10 +55,13 @@ tui_view_blocks_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
 	v->filter.search = v->search[0] != '\0' ? v->search : NULL;
 	if (v->quick == -2)
 		v->quick = analysis_blocks_quick(t->q, &v->filter);
-	if (v->quick >= 0 && offset + max > v->quick)
-		snprintf(t->message, sizeof t->message, "past the %lld largest"
-		    " blocks that match: reading every block of the run",
-		    (long long)v->quick);
+	if (v->quick == 0)
+		snprintf(t->message, sizeof t->message, "no kept blocks serve"
+		    " this order and filter: reading every block of the run");
+	else if (v->quick > 0 && offset + max > v->quick)
+		snprintf(t->message, sizeof t->message, "past the first %lld"
+		    " blocks that match in this order: reading every block of"
+		    " the run", (long long)v->quick);
 	return (analysis_blocks(t->q, &v->filter, offset, rows, max, cause));
 }
 
