@@ -30,7 +30,7 @@ sort_column(enum analysis_sort sort)
 	case SORT_STREAM:
 		return ("a.stream");
 	case SORT_SITE:
-		return ("s.label");
+		return ("a.site_id");
 	default:
 		return ("a.bytes");
 	}
@@ -114,6 +114,8 @@ blocks_head(const struct block_filter *f)
 		return (f->descending ? 3 : 2);
 	case SORT_STREAM:
 		return (f->descending ? 5 : 4);
+	case SORT_SITE:
+		return (f->descending ? 8 : 7);
 	default:
 		return (-1);
 	}
@@ -237,8 +239,7 @@ analysis_blocks(struct query *q, const struct block_filter *f,
  * How many blocks matching f analysis_blocks() reads from the run's
  * first rows in f's order without going through every row: -1 when there
  * is no such bound (by step, live blocks, a run whose rows are all kept,
- * or none kept).  0 when there are none, by site (every block is read), or
- * on errors.
+ * or none kept).  0 when there are none, or on errors.
  */
 int64_t
 analysis_blocks_quick(struct query *q, const struct block_filter *f)
@@ -249,8 +250,6 @@ analysis_blocks_quick(struct query *q, const struct block_filter *f)
 	int		 head = blocks_head(f);
 	int64_t		 top = blocks_top_rows(q, f, run, head), n = 0;
 
-	if (!f->live_only && f->sort == SORT_SITE)
-		return (0);
 	if (top < 0 || top == INT64_MAX)
 		return (-1);
 	sql = blocks_sql(f, head, "count(*)", "");

@@ -80,7 +80,7 @@ struct store_groups {
  * (store-top.c): bounded heaps, heap[0] the last kept.  The numbers are
  * allocation_heads.sort; STORE_TOP_SIZE_DESC is allocation_top, and
  * STORE_TOP_STREAM_SIZE the largest rows of each of the first
- * STORE_TOP_STREAMS streams.
+ * STORE_TOP_STREAMS streams (kept in streams[], not orders[]).
  */
 #define STORE_TOP_ROWS		10000
 #define STORE_TOP_STREAMS	64
@@ -91,8 +91,10 @@ enum store_top_order {
 	STORE_TOP_AGE_DESC,
 	STORE_TOP_STREAM_ASC,
 	STORE_TOP_STREAM_DESC,
-	STORE_TOP_ORDERS,
-	STORE_TOP_STREAM_SIZE = STORE_TOP_ORDERS
+	STORE_TOP_STREAM_SIZE,
+	STORE_TOP_SITE_ASC,
+	STORE_TOP_SITE_DESC,
+	STORE_TOP_ORDERS
 };
 struct store_top_row {
 	int64_t		 id;

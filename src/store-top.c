@@ -89,7 +89,8 @@ store_top_reset(struct store_top *t)
 		t->orders[i].heap = NULL;
 		t->orders[i].n = 0;
 		t->orders[i].desc = i == STORE_TOP_SIZE_DESC ||
-		    i == STORE_TOP_AGE_DESC || i == STORE_TOP_STREAM_DESC;
+		    i == STORE_TOP_AGE_DESC || i == STORE_TOP_STREAM_DESC ||
+		    i == STORE_TOP_SITE_DESC;
 	}
 	for (i = 0; i < t->nstreams; i++)
 		free(t->streams[i].heap);
@@ -135,6 +136,7 @@ store_top_note(struct store_top *t, int64_t id,
 	struct store_top_row	 bytes = { id, (int64_t)a->bytes, 0 };
 	struct store_top_row	 age = { id, (int64_t)a->alloc_ns, 0 };
 	struct store_top_row	 stream = { id, (int64_t)a->stream, 0 };
+	struct store_top_row	 site = { id, a->site_id, a->site_id == 0 };
 
 	age.null = a->alloc_ns == EVENT_NONE;
 	stream.null = a->stream == EVENT_NONE;
@@ -144,6 +146,8 @@ store_top_note(struct store_top *t, int64_t id,
 	top_offer(&t->orders[STORE_TOP_AGE_DESC], t->max, &age);
 	top_offer(&t->orders[STORE_TOP_STREAM_ASC], t->max, &stream);
 	top_offer(&t->orders[STORE_TOP_STREAM_DESC], t->max, &stream);
+	top_offer(&t->orders[STORE_TOP_SITE_ASC], t->max, &site);
+	top_offer(&t->orders[STORE_TOP_SITE_DESC], t->max, &site);
 	if (!stream.null && (h = top_stream(t, a->stream)) != NULL)
 		top_offer(h, t->max, &bytes);
 }
@@ -196,7 +200,8 @@ store_top_write(struct store *s, char **cause)
 	if (top_insert(s, st, -1, 0, &t->orders[STORE_TOP_SIZE_DESC]) != 0)
 		goto out;
 	for (i = STORE_TOP_SIZE_ASC; i < STORE_TOP_ORDERS; i++) {
-		if (top_insert(s, hs, (int)i, 0, &t->orders[i]) != 0)
+		if (i != STORE_TOP_STREAM_SIZE &&
+		    top_insert(s, hs, (int)i, 0, &t->orders[i]) != 0)
 			goto out;
 	}
 	for (i = 0; i < t->nstreams; i++) {
