@@ -96,22 +96,12 @@ generate(const char *path, uint64_t n)
 			made++;
 		}
 		bench_put(src, &ev);
-		if (made % (n / STEPS) == 0 && ev.type == EVENT_ALLOC) {
-			memset(&ev, 0, sizeof ev);
-			ev.type = EVENT_STEP_END;
-			ev.time_ns = t;
-			ev.u.step.step = -1;
-			bench_put(src, &ev);
-		}
+		if (made % (n / STEPS) == 0 && ev.type == EVENT_ALLOC) 
+			bench_step(src, t);
 		if (i % 500000 == 499999 && store_commit(s, &cause) != 0)
 			fatal("%s", cause);
 	}
-	if (store_source_drain(src, &cause) != 0)
-		fatal("%s", cause);
-	store_source_free(src);
-	if (store_run_finish(s, 0, 0, &cause) != 0 ||
-	    store_close(s, &cause) != 0)
-		fatal("%s", cause);
+	bench_finish(s, src);
 }
 
 int

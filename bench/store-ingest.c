@@ -74,23 +74,13 @@ main(int argc, char **argv)
 			live[k] = ev.u.alloc.address;
 		}
 		bench_put(src, &ev);
-		if (i % 100000 == 99999) {
-			memset(&ev, 0, sizeof ev);
-			ev.type = EVENT_STEP_END;
-			ev.time_ns = t;
-			ev.u.step.step = -1;
-			bench_put(src, &ev);
-		}
+		if (i % 100000 == 99999) 
+			bench_step(src, t);
 		if (i % 500000 == 499999 && store_commit(s, &cause) != 0)
 			fatal("%s", cause);
 	}
-	if (store_source_drain(src, &cause) != 0)
-		fatal("%s", cause);
-	store_source_free(src);
 	tf = util_now_ns();
-	if (store_run_finish(s, 0, 0, &cause) != 0 ||
-	    store_close(s, &cause) != 0)
-		fatal("%s", cause);
+	bench_finish(s, src);
 	t1 = util_now_ns();
 	secs = (double)(t1 - t0) / 1e9;
 	if (stat(path, &sb) != 0)
