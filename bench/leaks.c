@@ -96,7 +96,7 @@ generate(const char *path, uint64_t n)
 			made++;
 		}
 		bench_put(src, &ev);
-		if (made % (n / STEPS) == 0 && ev.type == EVENT_ALLOC) 
+		if (made % (n / STEPS) == 0 && ev.type == EVENT_ALLOC)
 			bench_step(src, t);
 		if (i % 500000 == 499999 && store_commit(s, &cause) != 0)
 			fatal("%s", cause);
