@@ -74,7 +74,7 @@ main(int argc, char **argv)
 			live[k] = ev.u.alloc.address;
 		}
 		bench_put(src, &ev);
-		if (i % 100000 == 99999) 
+		if (i % 100000 == 99999)
 			bench_step(src, t);
 		if (i % 500000 == 499999 && store_commit(s, &cause) != 0)
 			fatal("%s", cause);
