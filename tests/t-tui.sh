@@ -19,13 +19,19 @@ trap 'tm kill-server 2>/dev/null; if [ "$tap_failed" -eq 0 ]; then rm -rf "$TMP"
 start() {
 	tm kill-session -t ui 2>/dev/null
 	tm -f /dev/null new-session -d -s ui -x 120 -y 40 \
-	    "env TERM=xterm-256color LC_ALL=C.UTF-8 '$VRAMTRACE' tui $*; sleep 30"
+	    "env TERM=xterm-256color LC_ALL=C.UTF-8 '$VRAMTRACE' tui $*; sleep 60"
+	i=0
+	while [ $i -lt 100 ] && ! tm has-session -t ui 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 }
 screen() { tm capture-pane -p -t ui; }
-# wait_for PATTERN: until the screen matches (at most about 15 s).
+# wait_for PATTERN: until the screen matches (at most about 60 s: a loaded
+# machine, a sanitizer build).
 wait_for() {
 	i=0
-	while [ $i -lt 150 ]; do
+	while [ $i -lt 600 ]; do
 		screen >"$TMP/screen" 2>/dev/null
 		grep -Eq -- "$1" "$TMP/screen" && return 0
 		sleep 0.1
