@@ -8,6 +8,9 @@ PY=${PYTHON3:-python3}
 tap_n=0
 tap_failed=0
 TMP=$(mktemp -d /tmp/vramtrace-test-XXXXXX) || exit 99
+# Pickles given to reading commands are imported here, not into ~/.cache.
+XDG_CACHE_HOME=$TMP/cache
+export XDG_CACHE_HOME
 trap 'if [ "$tap_failed" -eq 0 ]; then rm -rf "$TMP"; else echo "# kept $TMP"; fi' EXIT
 
 plan() { echo "1..$1"; }
