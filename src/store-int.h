@@ -102,9 +102,11 @@ struct store_top_row {
 	int		 null;		/* the key is NULL */
 };
 struct store_top_heap {
-	struct store_top_row *heap;
+	struct store_top_row *heap;	/* room for 2 * max once it churns */
 	size_t		 n;
 	int		 desc;
+	struct store_top_row *pend;	/* accepted since the last fold */
+	size_t		 npend;
 };
 struct store_top {
 	struct store_top_heap orders[STORE_TOP_ORDERS];

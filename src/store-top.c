@@ -15,12 +15,21 @@
  * allocation_top and the others allocation_heads.  Every row not kept ranks
  * below every row kept in its order, so the first rows of any filter, in
  * that order, are exact as long as the table holds enough of them.
+ *
+ * Some orders take nearly every row (newest first: rows keep getting
+ * newer), and a sift per row would cost log(max) moves each time.  So
+ * once a heap is full, a row that ranks above heap[0] waits in `pend`;
+ * every `max` such rows are folded in at once: a quickselect keeps the
+ * best `max` of heap and pend, and a heapify restores heap[0].  That is a
+ * constant cost per row.  Rows that wait rank above heap[0] when they
+ * come, so the cut stays right; the fold only tightens it.
  */
 #include "config.h"
 
 #include "store-int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Does row a come before row b in heap h's order? */
 static int
@@ -55,15 +64,70 @@ top_sift_down(struct store_top_heap *h, size_t i)
 }
 
 static void
+top_swap(struct store_top_row *a, struct store_top_row *b)
+{
+	struct store_top_row	t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Reorder a[0..n) so that a[0..k) are its k first rows in h's order. */
+static void
+top_select(const struct store_top_heap *h, struct store_top_row *a,
+    size_t n, size_t k)
+{
+	size_t	lo = 0, hi = n - 1, i, store;
+
+	while (lo < hi) {
+		top_swap(&a[lo + (hi - lo) / 2], &a[hi]);	/* the pivot */
+		for (store = i = lo; i < hi; i++) {
+			if (top_above(h, &a[i], &a[hi]))
+				top_swap(&a[i], &a[store++]);
+		}
+		top_swap(&a[store], &a[hi]);
+		if (store == k)
+			return;
+		if (k < store)
+			hi = store - 1;
+		else
+			lo = store + 1;
+	}
+}
+
+/* Fold the waiting rows in: keep the first max of both, heap[0] last. */
+static void
+top_fold(struct store_top_heap *h, size_t max)
+{
+	size_t	i, n = h->n + h->npend;
+
+	if (h->npend == 0)
+		return;
+	memcpy(h->heap + h->n, h->pend, h->npend * sizeof *h->heap);
+	h->npend = 0;
+	if (n > max)
+		top_select(h, h->heap, n, max);
+	h->n = n > max ? max : n;
+	for (i = h->n / 2; i-- > 0;)
+		top_sift_down(h, i);
+}
+
+static void
 top_offer(struct store_top_heap *h, size_t max, const struct store_top_row *r)
 {
 	size_t	i;
 
 	if (h->n == max) {
-		if (top_above(h, r, &h->heap[0])) {
-			h->heap[0] = *r;
-			top_sift_down(h, 0);
+		if (!top_above(h, r, &h->heap[0]))
+			return;
+		if (h->pend == NULL) {
+			h->pend = xreallocarray(NULL, max, sizeof *h->pend);
+			h->heap = xreallocarray(h->heap, 2 * max,
+			    sizeof *h->heap);
 		}
+		h->pend[h->npend++] = *r;
+		if (h->npend == max)
+			top_fold(h, max);
 		return;
 	}
 	if (h->heap == NULL)
@@ -86,14 +150,18 @@ store_top_reset(struct store_top *t)
 
 	for (i = 0; i < STORE_TOP_ORDERS; i++) {
 		free(t->orders[i].heap);
-		t->orders[i].heap = NULL;
+		free(t->orders[i].pend);
+		t->orders[i].heap = t->orders[i].pend = NULL;
+		t->orders[i].npend = 0;
 		t->orders[i].n = 0;
 		t->orders[i].desc = i == STORE_TOP_SIZE_DESC ||
 		    i == STORE_TOP_AGE_DESC || i == STORE_TOP_STREAM_DESC ||
 		    i == STORE_TOP_SITE_DESC;
 	}
-	for (i = 0; i < t->nstreams; i++)
+	for (i = 0; i < t->nstreams; i++) {
 		free(t->streams[i].heap);
+		free(t->streams[i].pend);
+	}
 	t->nstreams = 0;
 	t->last = 0;
 	t->max = STORE_TOP_ROWS;
@@ -121,8 +189,8 @@ top_stream(struct store_top *t, uint64_t stream)
 	t->last = t->nstreams++;
 	t->stream_ids[t->last] = stream;
 	h = &t->streams[t->last];
-	h->heap = NULL;
-	h->n = 0;
+	h->heap = h->pend = NULL;
+	h->n = h->npend = 0;
 	h->desc = 1;
 	return (h);
 }
@@ -191,6 +259,10 @@ store_top_write(struct store *s, char **cause)
 	size_t			 i;
 	int			 rc = -1;
 
+	for (i = 0; i < STORE_TOP_ORDERS; i++)
+		top_fold(&t->orders[i], t->max);
+	for (i = 0; i < t->nstreams; i++)
+		top_fold(&t->streams[i], t->max);
 	if (sqlite3_exec(s->db, store_top_sql, NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "INSERT INTO allocation_top VALUES"
 	    " (?1, ?2, ?3)", -1, &st, NULL) != SQLITE_OK ||
