@@ -18,6 +18,46 @@ bench_random(uint64_t *s)
 	return (*s);
 }
 
+/* Start an empty working set. */
+void
+bench_churn_init(struct bench_churn *c)
+{
+	memset(c, 0, sizeof *c);
+	c->seed = 88172645463325252ULL;
+	c->next_addr = 0x7f0000000000ULL;
+}
+
+/*
+ * Make the next pool-layer event at time t: pick a slot at random; free
+ * its allocation if it has one, else allocate 512 << (0 .. shifts-1) bytes
+ * into it.  The caller sets the stream, site and correlation.  Returns the
+ * slot; setting c->live[slot] to 0 afterwards leaks that allocation.
+ */
+size_t
+bench_churn_next(struct bench_churn *c, struct event *ev, uint64_t t,
+    unsigned int shifts)
+{
+	size_t	k = bench_random(&c->seed) % BENCH_LIVE;
+
+	memset(ev, 0, sizeof *ev);
+	ev->time_ns = t;
+	ev->u.alloc.requested = EVENT_NONE;
+	ev->u.alloc.correlation = EVENT_NONE;
+	ev->u.alloc.layer = EVENT_LAYER_POOL;
+	if (c->live[k] != 0) {
+		ev->type = EVENT_FREE;
+		ev->u.alloc.address = c->live[k];
+		c->live[k] = 0;
+	} else {
+		ev->type = EVENT_ALLOC;
+		ev->u.alloc.address = c->next_addr;
+		ev->u.alloc.bytes = 512u << (bench_random(&c->seed) % shifts);
+		c->next_addr += 1 << 22;
+		c->live[k] = ev->u.alloc.address;
+	}
+	return (k);
+}
+
 /* Write one event through src; a failure ends the benchmark. */
 void
 bench_put(struct store_source *src, const struct event *ev)

@@ -24,7 +24,6 @@
 
 #include "analysis.h"
 
-#define LIVE	4096		/* allocations live at any time */
 #define STEPS	100
 
 
@@ -53,9 +52,8 @@ generate(const char *path, uint64_t n)
 	struct store		*s;
 	struct store_source	*src;
 	struct event		 ev;
-	uint64_t		 live[LIVE], seed = 88172645463325252ULL;
+	struct bench_churn	 churn;
 	uint64_t		 i, made = 0, t = 1700000000000000000ULL;
-	uint64_t		 next_addr = 0x7f0000000000ULL;
 	char			*cause = NULL;
 	size_t			 k;
 
@@ -70,29 +68,16 @@ generate(const char *path, uint64_t n)
 	ev.u.stream.flags = 3;
 	ev.u.stream.handle = ev.u.stream.context = EVENT_NONE;
 	bench_put(src, &ev);
-	memset(live, 0, sizeof live);
+	bench_churn_init(&churn);
 	for (i = 0; made < n; i++) {
 		t += 1000;
-		k = bench_random(&seed) % LIVE;
-		memset(&ev, 0, sizeof ev);
-		ev.time_ns = t;
-		ev.u.alloc.requested = EVENT_NONE;
-		ev.u.alloc.correlation = EVENT_NONE;
-		ev.u.alloc.layer = EVENT_LAYER_POOL;
+		k = bench_churn_next(&churn, &ev, t, 12);
 		ev.u.alloc.stream = 7 + 2 * (k & 3);
-		if (live[k] != 0) {
-			ev.type = EVENT_FREE;
-			ev.u.alloc.address = live[k];
-			live[k] = 0;
-		} else {
-			ev.type = EVENT_ALLOC;
-			ev.u.alloc.address = next_addr;
-			ev.u.alloc.bytes = 512 << (bench_random(&seed) % 12);
+		if (ev.type == EVENT_ALLOC) {
 			ev.u.alloc.site = 1 + (uint32_t)(k % 16);
-			next_addr += 1 << 22;
-			/* One in a thousand on stream 13 stays. */
-			if (!(ev.u.alloc.stream == 13 && made % 1000 < 4))
-				live[k] = ev.u.alloc.address;
+			/* A few in a thousand on stream 13 stay. */
+			if (ev.u.alloc.stream == 13 && made % 1000 < 4)
+				churn.live[k] = 0;
 			made++;
 		}
 		bench_put(src, &ev);

@@ -20,7 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define LIVE	4096		/* allocations live at any time */
 
 
 int
@@ -30,10 +29,9 @@ main(int argc, char **argv)
 	struct store		*s;
 	struct store_source	*src;
 	struct event		 ev;
+	struct bench_churn	 churn;
 	struct stat		 sb;
-	uint64_t		 live[LIVE], seed = 88172645463325252ULL;
 	uint64_t		 n, i, t0, t1, tf, t = 1700000000000000000ULL;
-	uint64_t		 next_addr = 0x7f0000000000ULL;
 	char			 path[256], *cause = NULL;
 	double			 secs;
 	size_t			 k;
@@ -50,29 +48,12 @@ main(int argc, char **argv)
 		fatal("%s", cause);
 	store_run_begin(s, &info);
 	src = store_source_create(s, "bench");
-	memset(&ev, 0, sizeof ev);
-	for (k = 0; k < LIVE; k++)
-		live[k] = 0;
+	bench_churn_init(&churn);
 	for (i = 0; i < n; i++) {
-		t += 1000 + bench_random(&seed) % 1000;
-		k = bench_random(&seed) % LIVE;
-		memset(&ev, 0, sizeof ev);
-		ev.time_ns = t;
-		ev.u.alloc.requested = EVENT_NONE;
+		t += 1000 + bench_random(&churn.seed) % 1000;
+		k = bench_churn_next(&churn, &ev, t, 16);
 		ev.u.alloc.correlation = i;
-		ev.u.alloc.layer = EVENT_LAYER_POOL;
 		ev.u.alloc.stream = 13 + (k & 3);
-		if (live[k] != 0) {
-			ev.type = EVENT_FREE;
-			ev.u.alloc.address = live[k];
-			live[k] = 0;
-		} else {
-			ev.type = EVENT_ALLOC;
-			ev.u.alloc.address = next_addr;
-			ev.u.alloc.bytes = 512 << (bench_random(&seed) % 16);
-			next_addr += 1 << 22;
-			live[k] = ev.u.alloc.address;
-		}
 		bench_put(src, &ev);
 		if (i % 100000 == 99999)
 			bench_step(src, t);
