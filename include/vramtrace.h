@@ -202,18 +202,20 @@ int	 vramtrace_offload_pack(struct vramtrace_offload *e,
 	     uint64_t *id);
 
 /*
- * Backward is running (call it at every unpack, kept tensors included) and
- * room more bytes may be allocated on the GPU without going over what was
- * allocated when backward began (negative when over).  Brings back ahead
- * (ALLOC requests) the offloaded tensors backward needs next, last packed
- * first, as long as their bytes fit room plus cfg->prefetch less twice the
- * largest tensor packed this step (what the nodes of the last layer
- * allocate over what backward began with): copies run ahead of backward on
- * the memory backward frees, so they neither raise the peak nor make
- * backward wait.  Returns 0, or -1.
+ * Backward is running on stream compute (call it at every unpack, kept
+ * tensors included) and room more bytes may be allocated on the GPU
+ * without going over what was allocated when backward began (negative
+ * when over).  Brings back ahead (ALLOC requests) the offloaded tensors
+ * backward needs next, last packed first, as long as their bytes fit room
+ * plus cfg->prefetch less twice the largest tensor packed this step (what
+ * the nodes of the last layer allocate over what backward began with):
+ * copies run ahead of backward on the memory backward frees, so they
+ * neither raise the peak nor make backward wait.  On the first call of a
+ * step in budget mode, every source still held is let go (DROP), compute
+ * waiting for its copy.  Returns 0, or -1.
  */
 int	 vramtrace_offload_reached(struct vramtrace_offload *e,
-	     int64_t room);
+	     int64_t room, uint64_t compute);
 
 /*
  * Offloaded tensor id's GPU storage was still alive when backward began,

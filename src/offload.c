@@ -317,9 +317,15 @@ offload_reap(struct vramtrace_offload *e, struct offload_entry *en,
  * it); otherwise max_fwd_stash sources.
  */
 static int
+offload_budgeted(struct vramtrace_offload *e)
+{
+	return (e->budget.budget >= 0 && e->budget.cutoff != SIZE_MAX);
+}
+
+static int
 offload_stash_over(struct vramtrace_offload *e)
 {
-	if (e->budget.budget >= 0 && e->budget.cutoff != SIZE_MAX)
+	if (offload_budgeted(e))
 		return (e->kept_bytes + e->stash.fwd_bytes >
 		    (uint64_t)e->budget.budget);
 	return (e->stash.nfwd > e->cfg.max_fwd_stash);
@@ -328,14 +334,15 @@ offload_stash_over(struct vramtrace_offload *e)
 /*
  * Let go of the sources whose copies are done (oldest first, never newest,
  * the one just stashed), then, with a compute stream, of the oldest ones
- * while the forward stash is over its bound (compute then waits for their
- * copies: that bound is what makes offload lower the peak).  Runs at every
- * pack, kept tensors' too: in budget mode the offloaded tensors come first
- * and their sources must go while forward goes on keeping the rest.
+ * while the forward stash is over its bound, or all of them with all set
+ * (compute then waits for their copies: that bound is what makes offload
+ * lower the peak).  Runs at every pack, kept tensors' too: in budget mode
+ * the offloaded tensors come first and their sources must go while
+ * forward goes on keeping the rest.
  */
 static int
 offload_reap_some(struct vramtrace_offload *e, struct offload_entry *newest,
-    uint64_t compute)
+    uint64_t compute, int all)
 {
 	struct offload_entry	*old;
 	int			 done;
@@ -344,7 +351,8 @@ offload_reap_some(struct vramtrace_offload *e, struct offload_entry *newest,
 	    old != newest) {
 		done = offload_event_done(&e->events, old->ev_d2h);
 		if (!done) {
-			if (compute == EVENT_NONE || !offload_stash_over(e))
+			if (compute == EVENT_NONE ||
+			    (!all && !offload_stash_over(e)))
 				break;
 			e->st.fwd_waits++;
 		}
@@ -610,7 +618,7 @@ offload_copy_out(struct vramtrace_offload *e, struct offload_entry *en,
 	offload_emit(e, EVENT_OFFLOAD_STASH, en->id, &en->key, en->bytes,
 	    stream);
 	e->fresh = en->id;
-	if (offload_reap_some(e, en, compute) != 0)
+	if (offload_reap_some(e, en, compute, 0) != 0)
 		return (-1);
 	return (VRAMTRACE_OFFLOAD_STASHED);
 }
@@ -640,7 +648,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	 */
 	prev = e->fresh != 0 ? offload_stash_get(&e->stash, e->fresh) : NULL;
 	e->fresh = 0;
-	if (e->inside && offload_reap_some(e, prev, compute) != 0)
+	if (e->inside && offload_reap_some(e, prev, compute, 0) != 0)
 		return (-1);
 	if (!e->inside || (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP) ||
 	    t->bytes < e->cfg.min_offload_size)
@@ -698,9 +706,16 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
  * before its turn was restored on demand.  (Stopping the walk at a source
  * still held instead, until its copy is done, was measured slower: the
  * requests then come late, when the CPU is far ahead of the GPU.)
+ *
+ * In budget mode, a source still held when backward begins is one the
+ * budget chose to send away that its bound let stay (the bound has the
+ * slack of the last candidate kept): it goes now, compute waiting for its
+ * copy, which was issued early in forward, so that it neither stays
+ * through the peak nor, passed over by the walk, comes back on demand.
  */
 int
-vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
+vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room,
+    uint64_t compute)
 {
 	struct offload_entry	*x;
 	int64_t			 left = room + (int64_t)e->cfg.prefetch -
@@ -710,9 +725,12 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room)
 		return (0);
 	if (!e->backward) {
 		e->backward = 1;
+		if (offload_budgeted(e) &&
+		    offload_reap_some(e, NULL, compute, 1) != 0)
+			return (-1);
 		e->pf_next = e->stash.n;
 	}
-	if (offload_reap_some(e, NULL, EVENT_NONE) != 0)
+	if (offload_reap_some(e, NULL, EVENT_NONE, 0) != 0)
 		return (-1);
 	while (e->pf_next > 0) {
 		x = &e->stash.entries[e->pf_next - 1];

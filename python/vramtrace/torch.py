@@ -129,7 +129,7 @@ def load_library():
         "vramtrace_offload_exit": (I, [P]),
         "vramtrace_offload_pack": (I, [P, ctypes.POINTER(_Tensor), U64,
                                        ctypes.POINTER(U64)]),
-        "vramtrace_offload_reached": (I, [P, ctypes.c_int64]),
+        "vramtrace_offload_reached": (I, [P, ctypes.c_int64, U64]),
         "vramtrace_offload_alive": (I, [P, U64]),
         "vramtrace_offload_unpack": (I, [P, U64, U64, ctypes.POINTER(U64)]),
         "vramtrace_offload_restore": (I, [P, U64, U64, U64]),
@@ -397,15 +397,17 @@ class OffloadActivations(saved_tensors_hooks):
         self._service(stream)
         return _Handle(tid, t.dtype, shape, stride, soff, boff, t.device)
 
-    def _prefetch(self, device):
+    def _prefetch(self, device, stream=None):
         """Let the engine bring back what backward needs next, on the
         memory backward freed since it began."""
         used = torch.cuda.memory_allocated(device)
         if self._ceiling is None:
             self._ceiling = used
+        if stream is None:
+            stream = torch.cuda.current_stream(device).cuda_stream
         self._check(self._lib.vramtrace_offload_reached(
-            self._engine, self._ceiling - used))
-        self._service()
+            self._engine, self._ceiling - used, stream))
+        self._service(stream)
 
     def _report_alive(self):
         """Backward begins (nothing unpacked yet): tell the engine which
@@ -438,7 +440,7 @@ class OffloadActivations(saved_tensors_hooks):
                                                           ctypes.byref(n)))
         t = self._held[h.id]
         self._service(stream)
-        self._prefetch(h.device)
+        self._prefetch(h.device, stream)
         if rc == _FROM_STASH:
             return torch.empty(0, dtype=h.dtype, device=h.device).set_(
                 t.untyped_storage(), h.soff, h.shape, h.stride)
