@@ -6,7 +6,10 @@ their device time in a profiled step) for: no offload,
 save_on_cpu(pin_memory=True), the engine with defaults, and budget mode at
 several sizes (GB to offload, the arguments); plus pinned copy bandwidth
 each way and, for each engine row, the bound max(forward, bytes out /
-bandwidth) + max(backward, bytes in / bandwidth) + the rest of the step."""
+bandwidth) + max(backward, bytes in / bandwidth) + the rest of the step.
+
+With --ab SAVE PAIRS: no offload and budget mode offloading about SAVE GB,
+measured alternately PAIRS times, and the median cost and saving."""
 
 import statistics
 import sys
@@ -142,9 +145,34 @@ def bandwidth():
     return out
 
 
+def ab(save, pairs):
+    """Goal (b) without drift: no offload and budget mode offloading about
+    save GB, measured alternately pairs times; prints each pair and the
+    median cost and saving."""
+    r = measure(lambda m: OffloadActivations(model=m))
+    total = r["st"]["offloaded_bytes"] + r["st"]["kept_bytes"]
+    budget = int(total - save * GB)
+    cost, saved = [], []
+    print("pair  no offload ms  budget ms   cost  saved GB")
+    for i in range(pairs):
+        base = measure(lambda m: NoCtx())
+        b = measure(lambda m: OffloadActivations(model=m, budget=budget))
+        cost.append(b["ms"] / base["ms"] - 1)
+        saved.append(base["gb"] - b["gb"])
+        print("%4d  %13.1f  %9.1f  %+5.1f%%  %8.2f" % (
+            i + 1, base["ms"], b["ms"], cost[-1] * 100, saved[-1]))
+    print("budget, offload ~%.1f GB: median of %d pairs %+.1f%% (range "
+          "%+.1f%% .. %+.1f%%), %.2f GB saved" % (
+              save, pairs, statistics.median(cost) * 100, min(cost) * 100,
+              max(cost) * 100, statistics.median(saved)))
+
+
 def main():
     print("device: %s, torch %s" % (torch.cuda.get_device_name(),
                                      torch.__version__))
+    if sys.argv[1:2] == ["--ab"]:
+        ab(float(sys.argv[2]), int(sys.argv[3]))
+        return
     d2h, h2d = bandwidth()
     print("pinned copies: device-to-host %.1f GB/s, host-to-device %.1f GB/s"
           % (d2h, h2d))
