@@ -1,8 +1,10 @@
 /*
  * inject-cupti.c: CUPTI records and callbacks in, neutral events out.
  *
- * The only file that includes CUPTI headers.  Two paths feed the client:
+ * Three paths feed the client:
  *
+ * - Driver API callbacks on the allocation calls (inject-calls.c), by
+ *   default, on the calling thread.
  * - Activity buffers.  CUPTI asks for 8 MiB buffers (inject_cupti_request)
  *   and hands them back full on its worker thread (inject_cupti_complete),
  *   which walks the records, turns MEMORY2, MEMORY_POOL, MEMCPY and MARKER
@@ -357,6 +359,10 @@ inject_cupti_callback(void *userdata, CUpti_CallbackDomain domain,
 	const CUpti_StateData		*sd = data;
 
 	(void)userdata;
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+		inject_calls_callback(cbid, data);
+		return;
+	}
 	if (domain == CUPTI_CB_DOMAIN_STATE) {
 		if (cbid == CUPTI_CBID_STATE_FATAL_ERROR)
 			client_warn("CUPTI fatal error: %s",
@@ -371,6 +377,7 @@ inject_cupti_callback(void *userdata, CUpti_CallbackDomain domain,
 		inject_context(EVENT_CONTEXT_CREATE, rd->context);
 		break;
 	case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+		inject_calls_forget();
 		inject_context(EVENT_CONTEXT_DESTROY, rd->context);
 		break;
 	case CUPTI_CBID_RESOURCE_STREAM_CREATED:
@@ -379,6 +386,7 @@ inject_cupti_callback(void *userdata, CUpti_CallbackDomain domain,
 		    (uint64_t)(uintptr_t)rd->resourceHandle.stream, 0);
 		break;
 	case CUPTI_CBID_RESOURCE_STREAM_DESTROY_STARTING:
+		inject_calls_forget();
 		inject_stream(EVENT_STREAM_DESTROY, rd->context,
 		    rd->resourceHandle.stream,
 		    (uint64_t)(uintptr_t)rd->resourceHandle.stream, 0);
@@ -465,6 +473,9 @@ inject_cupti_start(const struct inject_config *config, char **cause)
 	inject_cupti_name = client_string("cupti");
 	if (config->records & INJECT_RECORD_MEMORY)
 		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MEMORY2;
+	else if ((config->records & INJECT_RECORD_CALLS) &&
+	    (rc = inject_calls_start(inject_subscriber)) != CUPTI_SUCCESS)
+		goto fail_callback;
 	if (config->records & INJECT_RECORD_POOL)
 		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
 	if (config->records & INJECT_RECORD_MEMCPY)

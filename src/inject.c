@@ -32,7 +32,7 @@
 static pthread_mutex_t	inject_lock = PTHREAD_MUTEX_INITIALIZER;
 static int		inject_done;
 static int		inject_on;
-static struct inject_config inject_config = { 200, 1, INJECT_RECORD_ALL };
+static struct inject_config inject_config = { 200, 1, INJECT_RECORD_DEFAULT };
 static regex_t		inject_step_re;
 static int		inject_have_step_re;
 
@@ -52,7 +52,10 @@ inject_step_match(const char *name)
 	return (regexec(&inject_step_re, name, 0, NULL, 0) == 0);
 }
 
-/* "memory,pool,memcpy" (any subset, any order) into INJECT_RECORD_*. */
+/*
+ * "calls,pool,memcpy" (any subset of calls, memory, pool and memcpy, any
+ * order) into INJECT_RECORD_*.
+ */
 static unsigned
 inject_parse_records(const char *list)
 {
@@ -60,6 +63,7 @@ inject_parse_records(const char *list)
 		const char	*name;
 		unsigned	 bit;
 	} names[] = {
+		{ "calls", INJECT_RECORD_CALLS },
 		{ "memory", INJECT_RECORD_MEMORY },
 		{ "pool", INJECT_RECORD_POOL },
 		{ "memcpy", INJECT_RECORD_MEMCPY },
@@ -76,7 +80,7 @@ inject_parse_records(const char *list)
 		}
 		if (i == sizeof names / sizeof names[0])
 			client_warn("VRAMTRACE_RECORDS: unknown record kind "
-			    "%.*s (known: memory, pool, memcpy)", (int)len,
+			    "%.*s (known: calls, memory, pool, memcpy)", (int)len,
 			    list);
 		else
 			records |= names[i].bit;

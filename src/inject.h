@@ -2,8 +2,9 @@
  * inject.h: the pieces of libvramtrace-inject.so, the library that CUDA
  * loads into a traced process through CUDA_INJECTION64_PATH.  inject.c owns
  * the life cycle and the configuration read from the environment;
- * inject-cupti.c, the only file that includes CUPTI headers, turns CUPTI
- * records and callbacks into events for the client (client.c).
+ * inject-cupti.c turns CUPTI records and callbacks into events for the
+ * client (client.c), inject-calls.c the driver's allocation calls; they
+ * are the files that include CUPTI headers.
  */
 #ifndef INJECT_H
 #define INJECT_H
@@ -17,14 +18,25 @@ struct inject_config {
 	unsigned	records;	/* VRAMTRACE_RECORDS: INJECT_RECORD_* */
 };
 
-/* The CUPTI activity records to enable (VRAMTRACE_RECORDS). */
+/*
+ * What to collect (VRAMTRACE_RECORDS).  Allocations and frees come from
+ * the driver calls (calls) or from MEMORY2 activity records (memory), which
+ * cost more and, when asked for, replace the calls.
+ */
 #define INJECT_RECORD_MEMORY	0x1	/* allocations and frees (MEMORY2) */
 #define INJECT_RECORD_POOL	0x2	/* pool create, trim (MEMORY_POOL) */
 #define INJECT_RECORD_MEMCPY	0x4	/* copies (MEMCPY) */
-#define INJECT_RECORD_ALL	0x7
+#define INJECT_RECORD_CALLS	0x8	/* allocations and frees (callbacks) */
+#define INJECT_RECORD_DEFAULT	(INJECT_RECORD_CALLS | INJECT_RECORD_POOL | \
+				 INJECT_RECORD_MEMCPY)
 
 /* inject.c */
 int	 inject_step_match(const char *);
+
+/* inject-calls.c */
+int	 inject_calls_start(void *);
+void	 inject_calls_forget(void);
+void	 inject_calls_callback(uint32_t, const void *);
 
 /* inject-cupti.c */
 int	 inject_cupti_start(const struct inject_config *, char **);
