@@ -1,5 +1,5 @@
 /*
- * cupti-cost.c: what CUPTI itself costs an application, apart from
+ * cupti-probe.c: what CUPTI itself costs an application, apart from
  * vramtrace.  An injection library (CUDA_INJECTION64_PATH) that does one
  * thing, picked by VRAMTRACE_PROBE, and counts what it saw:
  *
