@@ -36,6 +36,9 @@
  * pack just before stashed, so that a tensor saved twice in a row is one
  * copy); compute waits on a copy only while the forward stash is over its
  * bound (offload_stash_over).
+ * In budget mode backward's first call lets go of the sources still held
+ * (compute waits for their copies), so that all the bytes the budget sent
+ * away are off the GPU at the peak.
  * Backward tells the engine how much memory it freed since it began
  * (vramtrace_offload_reached, at every unpack) and the engine asks for the
  * next host copies, last packed first, within that room plus cfg.prefetch
@@ -310,18 +313,19 @@ offload_reap(struct vramtrace_offload *e, struct offload_entry *en,
 	return (offload_request(e, VRAMTRACE_OFFLOAD_REQ_DROP, en->id, 0));
 }
 
-/*
- * Whether the forward stash is over its bound: in budget mode, once the
- * step's selection is known, the bytes kept plus the sources held must fit
- * the budget (forward runs ahead of its copies as far as the budget lets
- * it); otherwise max_fwd_stash sources.
- */
+/* Budget mode with the step's selection known (not a learning step). */
 static int
 offload_budgeted(struct vramtrace_offload *e)
 {
 	return (e->budget.budget >= 0 && e->budget.cutoff != SIZE_MAX);
 }
 
+/*
+ * Whether the forward stash is over its bound: in budget mode, once the
+ * step's selection is known, the bytes kept plus the sources held must fit
+ * the budget (forward runs ahead of its copies as far as the budget lets
+ * it); otherwise max_fwd_stash sources.
+ */
 static int
 offload_stash_over(struct vramtrace_offload *e)
 {
