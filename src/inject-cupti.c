@@ -291,28 +291,37 @@ inject_device(uint32_t id)
 	client_emit(&ev);
 }
 
+/* Start a stream or context event of ctx: 0, or -1 if CUPTI cannot say. */
+static int
+inject_stream_event(struct event *ev, uint8_t type, CUcontext ctx)
+{
+	uint32_t	ctx_id, dev;
+
+	if (cuptiGetContextId(ctx, &ctx_id) != CUPTI_SUCCESS ||
+	    cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS)
+		return (-1);
+	memset(ev, 0, sizeof *ev);
+	ev->type = type;
+	ev->time_ns = inject_cupti_now();
+	ev->u.stream.context = ctx_id;
+	ev->u.stream.device = (int32_t)dev;
+	return (0);
+}
+
 static void
 inject_stream(uint8_t type, CUcontext ctx, CUstream stream, uint64_t handle,
     int per_thread)
 {
 	struct event	ev;
-	uint32_t	id, ctx_id, dev;
+	uint32_t	id;
 	int		priority = 0;
 	unsigned int	flags = 0;
 
 	if (cuptiGetStreamIdEx(ctx, stream, (uint8_t)per_thread, &id) !=
-	    CUPTI_SUCCESS)
+	    CUPTI_SUCCESS || inject_stream_event(&ev, type, ctx) != 0)
 		return;
-	if (cuptiGetContextId(ctx, &ctx_id) != CUPTI_SUCCESS ||
-	    cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS)
-		return;
-	memset(&ev, 0, sizeof ev);
-	ev.type = type;
-	ev.time_ns = inject_cupti_now();
 	ev.u.stream.stream = id;
 	ev.u.stream.handle = handle;
-	ev.u.stream.context = ctx_id;
-	ev.u.stream.device = (int32_t)dev;
 	if (stream == NULL)
 		flags = 3;	/* CUPTI's flag for a NULL stream */
 	else if (type == EVENT_STREAM_CREATE) {
@@ -329,20 +338,13 @@ static void
 inject_context(uint8_t type, CUcontext ctx)
 {
 	struct event	ev;
-	uint32_t	ctx_id, dev;
 
-	if (cuptiGetContextId(ctx, &ctx_id) != CUPTI_SUCCESS ||
-	    cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS)
+	if (inject_stream_event(&ev, type, ctx) != 0)
 		return;
 	if (type == EVENT_CONTEXT_CREATE)
-		inject_device(dev);
-	memset(&ev, 0, sizeof ev);
-	ev.type = type;
-	ev.time_ns = inject_cupti_now();
+		inject_device((uint32_t)ev.u.stream.device);
 	ev.u.stream.stream = EVENT_NONE;
 	ev.u.stream.handle = EVENT_NONE;
-	ev.u.stream.context = ctx_id;
-	ev.u.stream.device = (int32_t)dev;
 	client_emit(&ev);
 	if (type != EVENT_CONTEXT_CREATE)
 		return;

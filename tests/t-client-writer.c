@@ -128,7 +128,7 @@ writer_torn(void)
 	struct event_buffer	 eb;
 	struct event		 ev;
 	const char		*path = getenv("VRAMTRACE_SOCKET");
-	size_t			 whole;
+	size_t			 whole = 0;
 	int			 fd, n;
 
 	if (path == NULL || strlen(path) >= sizeof sa.sun_path)
@@ -145,23 +145,17 @@ writer_torn(void)
 	ev.u.process.pid = (uint32_t)getpid();
 	ev.u.process.rank = ev.u.process.local_rank = -1;
 	event_buffer_add(&eb, &ev);
-	for (n = 0; n < 5; n++) {
+	for (n = 0; n < 10; n++) {
 		writer_event(&ev, EVENT_ALLOC);
 		ev.u.alloc.address = 0x100000ull * (uint64_t)(n + 1);
 		ev.u.alloc.bytes = 4096;
 		ev.u.alloc.requested = ev.u.alloc.correlation = EVENT_NONE;
 		ev.u.alloc.stream = EVENT_NONE;
 		event_buffer_add(&eb, &ev);
-	}
-	event_buffer_close_frame(&eb);
-	whole = eb.size;
-	for (n = 5; n < 10; n++) {
-		writer_event(&ev, EVENT_ALLOC);
-		ev.u.alloc.address = 0x100000ull * (uint64_t)(n + 1);
-		ev.u.alloc.bytes = 4096;
-		ev.u.alloc.requested = ev.u.alloc.correlation = EVENT_NONE;
-		ev.u.alloc.stream = EVENT_NONE;
-		event_buffer_add(&eb, &ev);
+		if (n == 4) {
+			event_buffer_close_frame(&eb);
+			whole = eb.size;
+		}
 	}
 	event_buffer_close_frame(&eb);
 	if (write(fd, eb.data, whole + (eb.size - whole) / 2) == -1)
