@@ -107,16 +107,16 @@ main(int argc, char **argv)
 		snprintf(path, sizeof path, "/tmp/bench-leaks-%d.db",
 		    (int)getpid());
 	if (stat(path, &sb) != 0) {
-		t0 = util_now_ns();
+		t0 = lib_now_ns();
 		generate(path, n);
 		printf("generated %" PRIu64 " allocations in %.1f s\n", n,
-		    (double)(util_now_ns() - t0) / 1e9);
+		    (double)(lib_now_ns() - t0) / 1e9);
 	}
-	t0 = util_now_ns();
+	t0 = lib_now_ns();
 	if ((q = query_open(path, &cause)) == NULL ||
 	    analysis_leaks(q, &opts, &r, &cause) != 0)
 		fatal("%s", cause);
-	t1 = util_now_ns();
+	t1 = lib_now_ns();
 	printf("verdict %s, %+.0f bytes per step, %zu steps, %zu streams\n",
 	    leak_verdict_name(r->verdict), r->growth_bytes_per_step,
 	    r->nsteps, r->nstreams);

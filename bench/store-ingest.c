@@ -43,7 +43,7 @@ main(int argc, char **argv)
 		snprintf(path, sizeof path, "/tmp/store-ingest-%d.db",
 		    (int)getpid());
 	unlink(path);
-	t0 = util_now_ns();
+	t0 = lib_now_ns();
 	if ((s = store_open(path, STORE_CREATE, &cause)) == NULL)
 		fatal("%s", cause);
 	store_run_begin(s, &info);
@@ -60,9 +60,9 @@ main(int argc, char **argv)
 		if (i % 500000 == 499999 && store_commit(s, &cause) != 0)
 			fatal("%s", cause);
 	}
-	tf = util_now_ns();
+	tf = lib_now_ns();
 	bench_finish(s, src);
-	t1 = util_now_ns();
+	t1 = lib_now_ns();
 	secs = (double)(t1 - t0) / 1e9;
 	if (stat(path, &sb) != 0)
 		fatal("%s: cannot stat", path);

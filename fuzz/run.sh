@@ -11,12 +11,11 @@ secs=${1:-60}
 work=$(mktemp -d /tmp/vramtrace-fuzz-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cc="clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined
-	-fno-sanitize-recover=all -I$top -I$top/src"
-$cc "$top/fuzz/fuzz-pickle.c" "$top/src/pickle.c" "$top/src/pickle-read.c" \
-	"$top/src/pickle-parse.c" "$top/src/pickle-error.c" \
-	"$top/src/pickle-stream.c" -o "$work/fuzz-pickle" || exit 1
-$cc "$top/fuzz/fuzz-event.c" "$top/src/event.c" -o "$work/fuzz-event" ||
-	exit 1
+	-fno-sanitize-recover=all -I$top -I$top/src -I$top/lib -I$top/pickle"
+$cc "$top/fuzz/fuzz-pickle.c" "$top"/pickle/pickle*.c \
+	-o "$work/fuzz-pickle" || exit 1
+$cc "$top/fuzz/fuzz-event.c" "$top/lib/event.c" "$top/lib/lib.c" \
+	-o "$work/fuzz-event" || exit 1
 mkdir -p "$work/pickle/seeds" "$work/pickle/corpus" "$work/event/seeds" \
 	"$work/event/corpus"
 cp "$top"/tests/data/pickle/good/* "$work/pickle/seeds/"

@@ -154,7 +154,7 @@ attach_loop(struct store *s, struct nvml *n, pid_t pid,
 	ts.tv_sec = (time_t)(o->interval_ms / 1000);
 	ts.tv_nsec = (long)(o->interval_ms % 1000) * 1000000;
 	while (!attach_stop && rc == 0) {
-		now = util_now_ns();
+		now = lib_now_ns();
 		if (end != 0 && now >= end)
 			break;
 		if (kill(pid, 0) == -1 && errno == ESRCH)
@@ -226,7 +226,7 @@ attach_parse(const struct cmd_entry *self, int argc, char **argv,
 		default:
 			return (-1);
 		}
-		if (util_parse_uint(arg, v) != 0 || *v == 0 || *v > 86400000) {
+		if (lib_parse_uint(arg, v) != 0 || *v == 0 || *v > 86400000) {
 			cmd_usage_error(self, "%s needs a positive number, not "
 			    "%s", argv[optind - 1], arg);
 			return (-1);
@@ -255,7 +255,7 @@ cmd_attach_exec(const struct cmd_entry *self, int argc, char **argv)
 
 	if ((first = attach_parse(self, argc, argv, &o)) < 0)
 		return (EXIT_USAGE);
-	if (util_parse_uint(argv[first], &v) != 0 || v == 0 || v > INT_MAX)
+	if (lib_parse_uint(argv[first], &v) != 0 || v == 0 || v > INT_MAX)
 		return (cmd_usage_error(self, "bad PID %s", argv[first]));
 	pid = (pid_t)v;
 	if (kill(pid, 0) == -1 && errno == ESRCH) {
@@ -271,7 +271,7 @@ cmd_attach_exec(const struct cmd_entry *self, int argc, char **argv)
 	if ((s = store_open(o.output, o.append ?
 	    STORE_APPEND : STORE_CREATE, &cause)) == NULL)
 		goto fail;
-	t0 = util_now_ns();
+	t0 = lib_now_ns();
 	if (attach_begin(s, pid, t0) != 0) {
 		attach_write_error(o.output, &cause);
 		goto fail;

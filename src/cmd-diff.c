@@ -45,7 +45,7 @@ split_suffix(char *s, int mark, int64_t *v)
 	char		*at = strrchr(s, mark);
 	uint64_t	 n;
 
-	if (at == NULL || at == s || util_parse_uint(at + 1, &n) != 0 ||
+	if (at == NULL || at == s || lib_parse_uint(at + 1, &n) != 0 ||
 	    n == 0 || n > INT64_MAX)
 		return;
 	*v = (int64_t)n;

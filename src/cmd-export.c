@@ -368,13 +368,13 @@ cmd_export_exec(const struct cmd_entry *self, int argc, char **argv)
 			output = arg;
 			break;
 		case 'r':
-			if (util_parse_uint(arg, &run) != 0 || run == 0 ||
+			if (lib_parse_uint(arg, &run) != 0 || run == 0 ||
 			    run > INT64_MAX)
 				return (cmd_usage_error(self, "bad run id %s",
 				    arg));
 			break;
 		case 'n':
-			if (util_parse_uint(arg, &max_points) != 0 ||
+			if (lib_parse_uint(arg, &max_points) != 0 ||
 			    max_points < 16)
 				return (cmd_usage_error(self, "--max-points "
 				    "needs a number of at least 16, not %s",

@@ -84,7 +84,7 @@ cmd_import_exec(const struct cmd_entry *self, int argc, char **argv)
 			opt.step_marker = arg;
 			break;
 		case 'e':
-			if (util_parse_uint(arg, &ms) != 0 || ms == 0)
+			if (lib_parse_uint(arg, &ms) != 0 || ms == 0)
 				return (cmd_usage_error(self, "--step-every "
 				    "needs a number of milliseconds, not %s",
 				    arg));

@@ -247,7 +247,7 @@ record_parse(const struct cmd_entry *self, struct record_options *o,
 			o->output = arg;
 			break;
 		case 'f':
-			if (util_parse_uint(arg, &v) != 0 || v == 0 ||
+			if (lib_parse_uint(arg, &v) != 0 || v == 0 ||
 			    v > 3600000)
 				goto usage;
 			o->flush_ms = (unsigned)v;
@@ -358,7 +358,7 @@ cmd_record_exec(const struct cmd_entry *self, int argc, char **argv)
 		goto fail;
 	collector_free(c);
 	rc = record_status(status);
-	if (store_run_finish(store, rc, util_now_ns(), &cause) != 0 ||
+	if (store_run_finish(store, rc, lib_now_ns(), &cause) != 0 ||
 	    store_close(store, &cause) != 0) {
 		free(command);
 		return (cmd_fail(cause));

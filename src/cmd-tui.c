@@ -45,7 +45,7 @@ cmd_tui_exec(const struct cmd_entry *self, int argc, char **argv)
 			live = 1;
 			break;
 		case 'r':
-			if (util_parse_uint(arg, &run) != 0 || run == 0 ||
+			if (lib_parse_uint(arg, &run) != 0 || run == 0 ||
 			    run > INT64_MAX)
 				return (cmd_usage_error(self,
 				    "--run wants a run id, not %s", arg));

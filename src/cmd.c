@@ -210,20 +210,20 @@ cmd_leak_option(const struct cmd_entry *e, int c, const char *arg,
 
 	switch (c) {
 	case 'w':
-		if (util_parse_uint(arg, &v) != 0 || v > 1000000) {
+		if (lib_parse_uint(arg, &v) != 0 || v > 1000000) {
 			cmd_usage_error(e, "bad warm-up %s", arg);
 			return (-1);
 		}
 		o->warmup = (int)v;
 		return (0);
 	case 't':
-		if (util_parse_bytes(arg, &o->threshold) != 0) {
+		if (lib_parse_bytes(arg, &o->threshold) != 0) {
 			cmd_usage_error(e, "bad threshold %s", arg);
 			return (-1);
 		}
 		return (0);
 	case 'r':
-		if (util_parse_uint(arg, &v) != 0 || v == 0 ||
+		if (lib_parse_uint(arg, &v) != 0 || v == 0 ||
 		    v > INT64_MAX) {
 			cmd_usage_error(e, "bad run id %s", arg);
 			return (-1);

@@ -391,7 +391,7 @@ store_run_begin(struct store *s, const struct store_run_info *info)
 	store_bind_text(st, 8, info->step_source);
 	store_bind_text(st, 9, PACKAGE_VERSION);
 	sqlite3_bind_int64(st, 10, (int64_t)(info->start_ns != 0 ?
-	    info->start_ns : util_now_ns()));
+	    info->start_ns : lib_now_ns()));
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -810,7 +810,7 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 	    != SQLITE_OK)
 		return (store_error(s, cause, "cannot finish the run:"));
 	sqlite3_bind_int64(st, 1, (int64_t)(end_ns != 0 ? end_ns :
-	    util_now_ns()));
+	    lib_now_ns()));
 	if (exit_status >= 0)
 		sqlite3_bind_int(st, 2, exit_status);
 	sqlite3_bind_int64(st, 3, s->run_id);

@@ -15,61 +15,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Parse a decimal unsigned integer; 0 on success, -1 if s is not one. */
-int
-util_parse_uint(const char *s, uint64_t *out)
-{
-	char			*end;
-	unsigned long long	 v;
-
-	if (s == NULL || !isdigit((unsigned char)*s))
-		return (-1);
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return (-1);
-	*out = v;
-	return (0);
-}
-
-/*
- * Parse a byte count with an optional unit: B, KiB, MiB, GiB, TiB (powers of
- * 1024; K, M, G, T, KB, MB, GB, TB are taken as the same).  0 or -1.
- */
-int
-util_parse_bytes(const char *s, uint64_t *out)
-{
-	static const char	*units = "KMGT";
-	char			*end;
-	const char		*p;
-	double			 v;
-	int			 shift = 0;
-
-	if (s == NULL || (!isdigit((unsigned char)*s) && *s != '.'))
-		return (-1);
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s || v < 0)
-		return (-1);
-	if (*end != '\0' && (p = strchr(units, toupper((unsigned char)*end)))
-	    != NULL) {
-		shift = 10 * (int)(p - units + 1);
-		end++;
-		if (*end == 'i' || *end == 'I')
-			end++;
-		if (*end == 'B' || *end == 'b')
-			end++;
-	} else if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end != '\0')
-		return (-1);
-	v *= (double)((uint64_t)1 << shift);
-	if (v >= 18446744073709551616.0)
-		return (-1);
-	*out = (uint64_t)v;
-	return (0);
-}
-
 /*
  * Format a (possibly negative) byte count for people: "311.0 MiB".  Writes
  * into buf and returns it.
@@ -103,16 +48,6 @@ util_sort(void *base, size_t n, size_t size,
 {
 	if (n > 1)
 		qsort(base, n, size, cmp);
-}
-
-/* The wall clock in ns since the Unix epoch (CUPTI's time base). */
-uint64_t
-util_now_ns(void)
-{
-	struct timespec	ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }
 
 /*

@@ -12,12 +12,11 @@
 #include <sys/types.h>
 
 #include "event.h"
+#include "lib.h"
 
 #ifdef __GNUC__
-#define printflike(a, b) __attribute__((format(printf, a, b)))
 #define noreturn_fn __attribute__((noreturn))
 #else
-#define printflike(a, b)
 #define noreturn_fn
 #endif
 
@@ -43,10 +42,7 @@ int	 xasprintf(char **, const char *, ...) printflike(2, 3);
 int	 xvasprintf(char **, const char *, va_list);
 
 /* util.c */
-int	 util_parse_bytes(const char *, uint64_t *);
-int	 util_parse_uint(const char *, uint64_t *);
 const char *util_format_bytes(int64_t, char *, size_t);
-uint64_t util_now_ns(void);
 void	 util_sort(void *, size_t, size_t,
 	     int (*)(const void *, const void *));
 int	 util_is_pickle(const char *);
@@ -63,23 +59,6 @@ int	 nvml_process_usage(struct nvml *, unsigned int, unsigned int,
 
 /* git.c */
 char	*git_head(const char *);
-
-/* event.c */
-void	 event_buffer_init(struct event_buffer *);
-void	 event_buffer_free(struct event_buffer *);
-int	 event_buffer_header(struct event_buffer *);
-int	 event_buffer_add(struct event_buffer *, const struct event *);
-int	 event_buffer_close_frame(struct event_buffer *);
-void	 event_buffer_reset(struct event_buffer *);
-size_t	 event_encoded_size(const struct event *);
-void	 event_reader_init(struct event_reader *, const char *);
-void	 event_reader_free(struct event_reader *);
-int	 event_reader_feed(struct event_reader *, const void *, size_t);
-int	 event_reader_next(struct event_reader *, struct event *, char **);
-int	 event_reader_finish(struct event_reader *, char **);
-const char *event_type_name(unsigned int);
-const char *event_layer_name(unsigned int);
-const char *event_offload_kind_name(unsigned int);
 
 /* store.c */
 struct store;

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "client.h"
-#include "vramtrace.h"
+#include "event.h"
 
 static uint64_t	writer_t = 1700000000000000000ull;
 

@@ -17,7 +17,6 @@
 
 #include "offload.h"
 #include "tap.h"
-#include "vramtrace.h"
 
 #define COMPUTE		7		/* the caller's stream */
 #define BYTES		100		/* each saved tensor */

@@ -83,7 +83,7 @@ tui_data_open(struct tui *t, const char *path, int64_t run, int live,
 	if (query_tui_run(t->q, run, &t->run, cause) != 0)
 		return (-1);
 	query_tui_poll(t->q, t->run.run_id, &t->poll);
-	t->polled_ns = util_now_ns();
+	t->polled_ns = lib_now_ns();
 	return (0);
 }
 
@@ -167,7 +167,7 @@ tui_data_poll(struct tui *t)
 	struct tui_run	 run;
 	char		*cause = NULL;
 
-	t->polled_ns = util_now_ns();
+	t->polled_ns = lib_now_ns();
 	if (t->worker != NULL)
 		return (0);	/* look again once this analysis is in */
 	if (query_tui_poll(t->q, t->want_run, &p) != 0 ||
@@ -204,7 +204,7 @@ tui_data_update(struct tui *t)
 			changed = 1;
 		}
 	}
-	if (t->live && util_now_ns() - t->polled_ns >= TUI_POLL_NS)
+	if (t->live && lib_now_ns() - t->polled_ns >= TUI_POLL_NS)
 		changed |= tui_data_poll(t);
 	return (changed);
 }

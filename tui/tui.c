@@ -38,7 +38,7 @@ tui_timing_log(FILE *f, const char *what, int key, uint64_t since)
 	if (f == NULL)
 		return;
 	fprintf(f, "%s %d %.3f\n", what, key,
-	    (double)(util_now_ns() - since) / 1e6);
+	    (double)(lib_now_ns() - since) / 1e6);
 	fflush(f);
 }
 
@@ -65,7 +65,7 @@ tui_main(const char *path, int64_t run, int live)
 	struct tui		 t;
 	struct tui_canvas	*c;
 	FILE			*timing = tui_timing_open();
-	uint64_t		 start = util_now_ns(), at;
+	uint64_t		 start = lib_now_ns(), at;
 	uint64_t		 seen;
 	char			*cause = NULL;
 	int			 key, redraw;
@@ -87,7 +87,7 @@ tui_main(const char *path, int64_t run, int live)
 	while (!t.quit) {
 		key = tui_screen_key(tui_data_busy(&t) || t.live ?
 		    TUI_TICK_MS : -1);
-		at = util_now_ns();
+		at = lib_now_ns();
 		redraw = 0;
 		if (key == TUI_KEY_RESIZE || key == 12)	/* ^L */
 			redraw = 1;

@@ -15,7 +15,7 @@
 #include "config.h"
 #endif
 
-#include "pickle-internal.h"
+#include "pickle-int.h"
 
 #include <stdlib.h>
 #include <string.h>

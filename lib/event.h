@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib.h"
+
 /* A field whose value is not known. */
 #define EVENT_NONE		UINT64_MAX
 
@@ -202,5 +204,22 @@ struct event_reader {
 	size_t		 frame_end;	/* end of the current frame, or 0 */
 	uint32_t	 frame_left;	/* records left in the current frame */
 };
+
+/* event.c */
+void	 event_buffer_init(struct event_buffer *);
+void	 event_buffer_free(struct event_buffer *);
+int	 event_buffer_header(struct event_buffer *);
+int	 event_buffer_add(struct event_buffer *, const struct event *);
+int	 event_buffer_close_frame(struct event_buffer *);
+void	 event_buffer_reset(struct event_buffer *);
+size_t	 event_encoded_size(const struct event *);
+void	 event_reader_init(struct event_reader *, const char *);
+void	 event_reader_free(struct event_reader *);
+int	 event_reader_feed(struct event_reader *, const void *, size_t);
+int	 event_reader_next(struct event_reader *, struct event *, char **);
+int	 event_reader_finish(struct event_reader *, char **);
+const char *event_type_name(unsigned int);
+const char *event_layer_name(unsigned int);
+const char *event_offload_kind_name(unsigned int);
 
 #endif

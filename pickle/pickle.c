@@ -12,7 +12,7 @@
 #include "config.h"
 #endif
 
-#include "pickle-internal.h"
+#include "pickle-int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #include "config.h"
 #endif
 
-#include "pickle-internal.h"
+#include "pickle-int.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -21,10 +21,12 @@
  */
 #include "config.h"
 
-#include "vramtrace.h"
+#include "event.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /*
- * lib-client.c: client.h for libvramtrace.so.
+ * client-forward.c: client.h for libvramtrace.so.
  *
  * A traced process has one connection to the collector (or one spool
  * file), owned by the injection library that CUDA loaded from
@@ -17,13 +17,13 @@
 #include <stdlib.h>
 
 #include "client.h"
-#include "lib-client.h"
+#include "client-forward.h"
 
-static pthread_once_t		 lib_once = PTHREAD_ONCE_INIT;
-static struct lib_inject	 lib_entry;
+static pthread_once_t		 forward_once = PTHREAD_ONCE_INIT;
+static struct client_forward	 forward_entry;
 
 static void
-lib_resolve(void)
+forward_resolve(void)
 {
 	const char	*path = getenv("CUDA_INJECTION64_PATH");
 	void		*h;
@@ -32,22 +32,22 @@ lib_resolve(void)
 		return;
 	if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)) == NULL)
 		return;
-	*(void **)&lib_entry.step = dlsym(h, "vramtrace_inject_step");
-	*(void **)&lib_entry.mark = dlsym(h, "vramtrace_inject_mark");
-	*(void **)&lib_entry.emit = dlsym(h, "vramtrace_inject_emit");
-	*(void **)&lib_entry.string = dlsym(h, "vramtrace_inject_string");
-	*(void **)&lib_entry.flush = dlsym(h, "vramtrace_inject_flush");
+	*(void **)&forward_entry.step = dlsym(h, "vramtrace_inject_step");
+	*(void **)&forward_entry.mark = dlsym(h, "vramtrace_inject_mark");
+	*(void **)&forward_entry.emit = dlsym(h, "vramtrace_inject_emit");
+	*(void **)&forward_entry.string = dlsym(h, "vramtrace_inject_string");
+	*(void **)&forward_entry.flush = dlsym(h, "vramtrace_inject_flush");
 }
 
 /*
  * The injection library's entry points; members are NULL when the process
  * is not being recorded (or the library is older and lacks one).
  */
-const struct lib_inject *
-lib_inject(void)
+const struct client_forward *
+client_forward(void)
 {
-	pthread_once(&lib_once, lib_resolve);
-	return (&lib_entry);
+	pthread_once(&forward_once, forward_resolve);
+	return (&forward_entry);
 }
 
 /* Returns 1 when events reach a recording, 0 otherwise. */
@@ -55,32 +55,32 @@ int
 client_start(const char *source_name)
 {
 	(void)source_name;
-	return (lib_inject()->emit != NULL);
+	return (client_forward()->emit != NULL);
 }
 
 /* Hand one event to the injection library's client. */
 void
 client_emit(const struct event *ev)
 {
-	if (lib_inject()->emit != NULL)
-		lib_inject()->emit(ev);
+	if (client_forward()->emit != NULL)
+		client_forward()->emit(ev);
 }
 
 /* The injection library's id for text; 0 when nothing records. */
 uint32_t
 client_string(const char *text)
 {
-	if (lib_inject()->string == NULL)
+	if (client_forward()->string == NULL)
 		return (0);
-	return (lib_inject()->string(text));
+	return (client_forward()->string(text));
 }
 
 /* Ship what is queued and wait until it is written. */
 void
 client_flush(void)
 {
-	if (lib_inject()->flush != NULL)
-		lib_inject()->flush();
+	if (client_forward()->flush != NULL)
+		client_forward()->flush();
 }
 
 /* The injection library stops its client at exit; nothing to do here. */

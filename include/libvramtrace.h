@@ -1,12 +1,12 @@
 /*
- * vramtrace.h: the public interface of libvramtrace.so, the library that a
+ * libvramtrace.h: the public interface of libvramtrace.so, the library that a
  * training process loads (directly or through the Python package) to mark
  * steps and to offload activations.  Plain C, usable from ctypes: every
  * handle is an opaque pointer or a 64-bit integer, every struct has fixed
  * width fields.
  */
-#ifndef VRAMTRACE_PUBLIC_H
-#define VRAMTRACE_PUBLIC_H
+#ifndef LIBVRAMTRACE_H
+#define LIBVRAMTRACE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------
- * Step markers (src/lib-steps.c): mark steps and instants in a recording.
+ * Step markers (lib/steps.c): mark steps and instants in a recording.
  *
  * Both calls reach the process's one connection to the collector through
  * the injection library (CUDA_INJECTION64_PATH).  They are cheap no-ops
@@ -30,7 +30,7 @@ void	vramtrace_step(void);
 void	vramtrace_mark(const char *name);
 
 /* ------------------------------------------------------------------------
- * Offload engine (src/offload*.c): activation offload to pinned host memory.
+ * Offload engine (lib/offload*.c): activation offload to pinned host memory.
  *
  * The caller (the Python binding, or a C framework) owns GPU tensors; the
  * engine owns the pinned slab, the two copy streams, the events, the

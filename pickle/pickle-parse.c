@@ -14,7 +14,7 @@
 #include "config.h"
 #endif
 
-#include "pickle-internal.h"
+#include "pickle-int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * offload.h: the offload engine's internal pieces, shared by src/offload*.c.
+ * offload.h: the offload engine's internal pieces, shared by lib/offload*.c.
  *
  * The engine is split so that all bookkeeping is pure C with no CUDA
  * header: the event pool (offload-event.c), the pinned slab carver
@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../include/vramtrace.h"	/* not src/vramtrace.h */
+#include "libvramtrace.h"
 
 /* What the engine needs from a GPU runtime; every call returns 0 or -1. */
 struct offload_ops {

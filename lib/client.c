@@ -38,7 +38,7 @@
 #include <unistd.h>
 
 #include "client.h"
-#include "vramtrace.h"
+#include "lib.h"
 
 #define CLIENT_QUEUE_MAX	(1u << 20)	/* events per batch, at most */
 #define CLIENT_WAKE_AT		(1u << 16)	/* wake the thread early */

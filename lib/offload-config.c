@@ -15,7 +15,7 @@
 
 #include "offload.h"
 
-#include "vramtrace.h"
+#include "lib.h"
 
 static const struct {
 	const char	*name;
@@ -63,7 +63,7 @@ offload_config_env(const char *name, uint64_t *out)
 
 	if (s == NULL || *s == '\0')
 		return (0);
-	if (util_parse_bytes(s, &v) != 0)
+	if (lib_parse_bytes(s, &v) != 0)
 		return (-1);
 	*out = v;
 	return (0);

@@ -64,7 +64,7 @@
 #include "offload.h"
 
 #include "client.h"
-#include "vramtrace.h"
+#include "lib.h"
 
 struct vramtrace_offload {
 	struct offload_ops		 ops;	/* a copy: arg is per engine */
@@ -119,7 +119,7 @@ offload_emit(struct vramtrace_offload *e, enum event_offload_kind kind,
 
 	memset(&ev, 0, sizeof ev);
 	ev.type = EVENT_OFFLOAD;
-	ev.time_ns = util_now_ns();
+	ev.time_ns = lib_now_ns();
 	ev.u.offload.tensor = id;
 	ev.u.offload.storage = k != NULL ? k->storage : EVENT_NONE;
 	ev.u.offload.generation = k != NULL ? k->generation : EVENT_NONE;
@@ -508,7 +508,7 @@ vramtrace_offload_error(struct vramtrace_offload *e)
 	return (e->error);
 }
 
-/* Contract in include/vramtrace.h (as for every vramtrace_offload_*). */
+/* Contract in include/libvramtrace.h (as for every vramtrace_offload_*). */
 int
 vramtrace_offload_enter(struct vramtrace_offload *e)
 {
