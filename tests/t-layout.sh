@@ -1,0 +1,27 @@
+#!/bin/sh
+# t-layout.sh: the layout rules of HACKING.md, checked on the built objects
+# (tests/layout.py reads their symbols with nm): the libraries that live in
+# the traced process never call exit, abort or the program's helpers, and
+# no two files of one family call each other in a circle.
+. "${srcdir:-.}/tests/lib.sh"
+plan 2
+b=${top_builddir:-.}
+if ! command -v nm >/dev/null 2>&1 || [ -z "$PYTHON3" ]; then
+	skip 2 "no nm or python3"
+	exit 0
+fi
+libs=
+for l in libvramtrace.so libvramtrace-inject.so; do
+	[ -f "$b/$l" ] && libs="$libs $b/$l"
+done
+run "$PYTHON3" "$srcdir/tests/layout.py" inproc $libs
+ok $rc "libraries in the traced process never exit or call the program's helpers"
+run "$PYTHON3" "$srcdir/tests/layout.py" cycles "$b"/src/*.o "$b"/lib/libvtcore_a-*.o \
+	"$b"/pickle/*.o "$b"/tui/*.o
+[ $rc -eq 0 ] || sed 's/^/# /' "$TMP/out"
+tap_n=$((tap_n + 1))
+if [ $rc -eq 0 ]; then
+	echo "ok $tap_n - no circle of calls within a family"
+else
+	echo "not ok $tap_n - no circle of calls within a family # TODO store and query families (issue 18)"
+fi
