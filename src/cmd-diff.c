@@ -72,7 +72,7 @@ print_point(const char *name, const struct diff_arg *d,
 		printf("step %" PRId64, p->step);
 	else
 		printf("end");
-	printf(", %s live\n", util_format_bytes(live, b, sizeof b));
+	printf(", %s live\n", fmt_bytes(live, b, sizeof b));
 }
 
 static void
@@ -87,9 +87,9 @@ print_text(const struct diff_report *r, const struct diff_arg *a,
 	print_point("A", a, &r->a, r->a_bytes);
 	print_point("B", b, &r->b, r->b_bytes);
 	printf("new %s in %" PRId64 " blocks, gone %s in %" PRId64
-	    " blocks, net %s\n", util_format_bytes(r->new_bytes, x, sizeof x),
-	    r->new_blocks, util_format_bytes(r->gone_bytes, y, sizeof y),
-	    r->gone_blocks, cmd_format_signed((double)(r->new_bytes -
+	    " blocks, net %s\n", fmt_bytes(r->new_bytes, x, sizeof x),
+	    r->new_blocks, fmt_bytes(r->gone_bytes, y, sizeof y),
+	    r->gone_blocks, fmt_delta((double)(r->new_bytes -
 	    r->gone_bytes), z, sizeof z));
 	if (r->ngroups == 0)
 		return;
@@ -98,9 +98,9 @@ print_text(const struct diff_report *r, const struct diff_arg *a,
 	for (i = 0; i < r->ngroups; i++) {
 		g = &r->groups[i];
 		printf("%12s %7" PRId64 " %12s %7" PRId64 " %6d  %-12s %s\n",
-		    util_format_bytes(g->new_bytes, x, sizeof x),
+		    fmt_bytes(g->new_bytes, x, sizeof x),
 		    g->new_blocks,
-		    util_format_bytes(g->gone_bytes, y, sizeof y),
+		    fmt_bytes(g->gone_bytes, y, sizeof y),
 		    g->gone_blocks, (int)g->device,
 		    cmd_format_stream(g->stream, z, sizeof z),
 		    g->site != NULL ? g->site : "(no stack)");

@@ -10,7 +10,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "analysis.h"
 #include "cmd.h"
@@ -76,24 +75,11 @@ history_load(struct query *q, const struct leak_options *opts,
 	return (0);
 }
 
-/* A run's start as UTC date and time, or "n/a". */
-static const char *
-format_start(uint64_t ns, char *buf, size_t len)
-{
-	time_t		t = (time_t)(ns / 1000000000);
-	struct tm	tm;
-
-	if (ns == 0 || gmtime_r(&t, &tm) == NULL ||
-	    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
-		snprintf(buf, len, "n/a");
-	return (buf);
-}
-
 static void
 print_text(const struct history *h)
 {
 	const struct leak_report	*r;
-	char				 a[32], b[32], t[32];
+	char				 a[FMT_LEN], b[FMT_LEN], t[FMT_LEN];
 	size_t				 i;
 
 	printf("%5s  %-19s  %-7s  %6s  %12s  %12s  %s\n", "run",
@@ -102,10 +88,10 @@ print_text(const struct history *h)
 	for (i = 0; i < h->n; i++) {
 		r = h->reports[i];
 		printf("%5" PRId64 "  %-19s  %-7s  %6zu  %12s  %12s  %s\n",
-		    r->run_id, format_start(h->runs[i].start_ns, t, sizeof t),
-		    h->runs[i].source != NULL ? h->runs[i].source : "n/a",
-		    r->nsteps, util_format_bytes(r->peak_bytes, a, sizeof a),
-		    cmd_format_signed(r->growth_bytes_per_step, b, sizeof b),
+		    r->run_id, fmt_date(h->runs[i].start_ns, t, sizeof t),
+		    fmt_text(h->runs[i].source),
+		    r->nsteps, fmt_bytes(r->peak_bytes, a, sizeof a),
+		    fmt_delta(r->growth_bytes_per_step, b, sizeof b),
 		    leak_verdict_name(r->verdict));
 	}
 	printf("trend: %s", leak_direction_name(h->trend.direction));
@@ -113,7 +99,7 @@ print_text(const struct history *h)
 		printf(" (fewer than 2 runs with a verdict)\n");
 	else
 		printf(", the leak rate changed by %s per step over the last"
-		    " %zu runs with a verdict\n", cmd_format_signed(
+		    " %zu runs with a verdict\n", fmt_delta(
 		    h->trend.change_bytes_per_step, b, sizeof b),
 		    h->trend.runs);
 }
@@ -183,7 +169,7 @@ cmd_history_exec(const struct cmd_entry *self, int argc, char **argv)
 	rc = EXIT_OK;
 	if (fail && h.worse) {
 		log_warn("run %" PRId64 " leaks %s per step faster than run %"
-		    PRId64, h.runs[h.n - 1].id, cmd_format_signed(
+		    PRId64, h.runs[h.n - 1].id, fmt_delta(
 		    h.reports[h.n - 1]->growth_bytes_per_step -
 		    h.reports[h.n - 2]->growth_bytes_per_step, b, sizeof b),
 		    h.runs[h.n - 2].id);

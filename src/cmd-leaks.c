@@ -38,7 +38,7 @@ print_text(const struct leak_report *r)
 
 	printf("run %" PRId64 ": %zu steps, warm-up %d, threshold %s per "
 	    "step, layer %s\n", r->run_id, r->nsteps, r->warmup,
-	    util_format_bytes((int64_t)r->threshold, a, sizeof a),
+	    fmt_bytes((int64_t)r->threshold, a, sizeof a),
 	    event_layer_name((unsigned int)r->layer));
 	leak_print_verdict(stdout, "verdict: ", r);
 	if (r->nranks > 0) {
@@ -48,8 +48,8 @@ print_text(const struct leak_report *r)
 	printf("\n%6s  %12s  %12s\n", "step", "live", "change");
 	for (i = 0; i < r->nsteps; i++)
 		printf("%6" PRId64 "  %12s  %12s%s\n", r->steps[i].step,
-		    util_format_bytes(r->steps[i].live_bytes, a, sizeof a),
-		    i == 0 ? "" : cmd_format_signed(
+		    fmt_bytes(r->steps[i].live_bytes, a, sizeof a),
+		    i == 0 ? "" : fmt_delta(
 		    (double)r->steps[i].delta_bytes, b, sizeof b),
 		    (int)i < r->warmup ? "  (warm-up)" : "");
 	printf("\n");

@@ -32,32 +32,24 @@ static const char *const formats[] = { "text", "json", NULL };
 /* How many streams and sites one screen shows. */
 #define REPORT_TOP	5
 
-static const char *
-or_unknown(const char *s)
-{
-	return (s != NULL ? s : "n/a");
-}
-
 static void
 print_text(const struct query_run *run, const struct leak_report *r)
 {
-	char	b[32];
+	char	b[FMT_LEN];
 
 	printf("run %" PRId64 "      %s of %s%s\n", run->id,
-	    or_unknown(run->source), or_unknown(run->input != NULL ?
+	    fmt_text(run->source), fmt_text(run->input != NULL ?
 	    run->input : run->command), run->complete ? "" :
 	    " (not finished)");
-	printf("host       %s", or_unknown(run->host));
-	if (run->start_ns != 0 && run->end_ns > run->start_ns)
-		printf(", %.1f s", (double)(run->end_ns - run->start_ns) / 1e9);
-	printf("\n");
+	printf("host       %s, lasted %s\n", fmt_text(run->host),
+	    fmt_duration(run->start_ns, run->end_ns, b, sizeof b));
 	printf("devices    %" PRId64 ", %" PRId64 " processes, %" PRId64
 	    " allocations, allocator %s\n", run->devices, run->processes,
-	    run->allocations, or_unknown(run->allocator));
+	    run->allocations, fmt_text(run->allocator));
 	printf("steps      %zu (from %s), warm-up %d\n", r->nsteps,
-	    or_unknown(run->step_source), r->warmup);
+	    fmt_text(run->step_source), r->warmup);
 	printf("peak       %s live at a step end, layer %s\n",
-	    util_format_bytes(r->peak_bytes, b, sizeof b),
+	    fmt_bytes(r->peak_bytes, b, sizeof b),
 	    event_layer_name((unsigned int)r->layer));
 	leak_print_verdict(stdout, "verdict    ", r);
 	leak_print_ranks(stdout, r);

@@ -291,13 +291,3 @@ cmd_format_stream(uint64_t stream, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64, stream);
 	return (buf);
 }
-
-/* Write a byte count with its sign ("+10.0 MiB", "-4 B") into buf. */
-const char *
-cmd_format_signed(double v, char *buf, size_t len)
-{
-	buf[0] = '+';
-	util_format_bytes((int64_t)v, v >= 0 ? buf + 1 : buf,
-	    v >= 0 ? len - 1 : len);
-	return (buf);
-}

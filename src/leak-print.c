@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "cmd.h"
+#include "unknown.h"
 
 /*
  * Print the verdict in one line after prefix: the verdict, the growth per
@@ -25,26 +26,26 @@ void
 leak_print_verdict(FILE *f, const char *prefix, const struct leak_report *r)
 {
 	const struct leak_stream	*top;
-	char				 b[32], s[32];
+	char				 b[FMT_LEN], s[FMT_LEN], p[FMT_LEN];
 
 	fprintf(f, "%s%s", prefix, leak_verdict_name(r->verdict));
 	if (r->verdict == LEAK_INCONCLUSIVE) {
 		fprintf(f, " (%s)\n", r->reason);
 		return;
 	}
-	fprintf(f, ", %s per step, %d%% of %" PRId64 " steps grew",
-	    cmd_format_signed(r->growth_bytes_per_step, b, sizeof b),
-	    (int)(r->grew_fraction * 100 + 0.5), r->steps_analysed);
+	fprintf(f, ", %s per step, %s of %" PRId64 " steps grew",
+	    fmt_delta(r->growth_bytes_per_step, b, sizeof b),
+	    fmt_percent(r->grew_fraction, p, sizeof p), r->steps_analysed);
 	if (r->verdict == LEAK_LEAK && r->top_stream >= 0 && r->usage_only) {
 		top = &r->streams[r->top_stream];
 		fprintf(f, ", mostly on device %d (%s)", (int)top->device,
-		    cmd_format_signed(top->growth_bytes_per_step, b,
+		    fmt_delta(top->growth_bytes_per_step, b,
 		    sizeof b));
 	} else if (r->verdict == LEAK_LEAK && r->top_stream >= 0) {
 		top = &r->streams[r->top_stream];
 		fprintf(f, ", mostly on stream %s (device %d, %s)",
 		    cmd_format_stream(top->stream, s, sizeof s),
-		    (int)top->device, cmd_format_signed(
+		    (int)top->device, fmt_delta(
 		    top->growth_bytes_per_step, b, sizeof b));
 	}
 	fprintf(f, ", layer %s\n", event_layer_name((unsigned int)r->layer));
@@ -68,7 +69,7 @@ static void
 print_devices(FILE *f, const struct leak_report *r)
 {
 	const struct leak_stream	*s;
-	char				 a[32], b[32];
+	char				 a[FMT_LEN], b[FMT_LEN];
 	size_t				 i;
 
 	fprintf(f, "%s\n%6s  %12s  %12s  %s\n", LEAK_USAGE_NOTE, "device",
@@ -76,8 +77,8 @@ print_devices(FILE *f, const struct leak_report *r)
 	for (i = 0; i < r->nstreams; i++) {
 		s = &r->streams[i];
 		fprintf(f, "%6d  %12s  %12s  %s\n", (int)s->device,
-		    util_format_bytes(s->live_bytes, a, sizeof a),
-		    cmd_format_signed(s->growth_bytes_per_step, b, sizeof b),
+		    fmt_bytes(s->live_bytes, a, sizeof a),
+		    fmt_delta(s->growth_bytes_per_step, b, sizeof b),
 		    leak_verdict_name(s->verdict));
 	}
 }
@@ -93,7 +94,7 @@ leak_print_streams(FILE *f, const struct leak_report *r, size_t max)
 {
 	const struct leak_stream	*s;
 	const char			*g;
-	char				 a[32], b[32], c[32];
+	char				 a[FMT_LEN], b[FMT_LEN], c[FMT_LEN];
 	size_t				*order, i;
 
 	if (r->usage_only) {
@@ -111,11 +112,11 @@ leak_print_streams(FILE *f, const struct leak_report *r, size_t max)
 		s = &r->streams[order[i]];
 		fprintf(f, "%6d  %-18s  %12s  %12s  ", (int)s->device,
 		    cmd_format_stream(s->stream, c, sizeof c),
-		    util_format_bytes(s->live_bytes, a, sizeof a),
-		    cmd_format_signed(s->growth_bytes_per_step, b, sizeof b));
+		    fmt_bytes(s->live_bytes, a, sizeof a),
+		    fmt_delta(s->growth_bytes_per_step, b, sizeof b));
 		if ((g = leak_garbage_name(s->garbage)) != NULL)
 			fprintf(f, "%s: %s in %" PRId64 " blocks", g,
-			    util_format_bytes(s->garbage_bytes, a, sizeof a),
+			    fmt_bytes(s->garbage_bytes, a, sizeof a),
 			    s->garbage_blocks);
 		else if (s->is_default)
 			fprintf(f, "(default stream)");
@@ -129,7 +130,7 @@ void
 leak_print_suspects(FILE *f, const struct leak_report *r, size_t max)
 {
 	const struct leak_suspect	*x;
-	char				 a[32], c[32];
+	char				 a[FMT_LEN], c[FMT_LEN];
 	size_t				 i;
 
 	fprintf(f, "%12s  %8s  %-18s  %s\n", "bytes", "blocks", "stream",
@@ -137,21 +138,10 @@ leak_print_suspects(FILE *f, const struct leak_report *r, size_t max)
 	for (i = 0; i < r->nsuspects && i < max; i++) {
 		x = &r->suspects[i];
 		fprintf(f, "%12s  %8" PRId64 "  %-18s  %s\n",
-		    util_format_bytes(x->bytes, a, sizeof a), x->blocks,
+		    fmt_bytes(x->bytes, a, sizeof a), x->blocks,
 		    cmd_format_stream(x->stream, c, sizeof c),
 		    x->site != NULL ? x->site : "(no stack)");
 	}
-}
-
-/* Write v into buf, or "n/a" when it is not valid. */
-static const char *
-format_opt(int64_t v, int valid, char *buf, size_t len)
-{
-	if (valid)
-		snprintf(buf, len, "%" PRId64, v);
-	else
-		snprintf(buf, len, "n/a");
-	return (buf);
 }
 
 /*
@@ -162,7 +152,8 @@ void
 leak_print_ranks(FILE *f, const struct leak_report *r)
 {
 	const struct leak_rank	*k;
-	char			 a[32], b[32], lr[32], pid[32], dev[64];
+	char			 a[FMT_LEN], b[FMT_LEN], lr[FMT_LEN];
+	char			 pid[FMT_LEN], grew[FMT_LEN], dev[64];
 	size_t			 i, j, len;
 
 	if (r->nranks == 0)
@@ -177,18 +168,17 @@ leak_print_ranks(FILE *f, const struct leak_report *r)
 			len += (size_t)snprintf(dev + len, sizeof dev - len,
 			    "%s%d", j ? "," : "", (int)k->devices[j]);
 		fprintf(f, "%5" PRId64 "  %5s  %8s  %-16s  %-8s  %-12s  %12s"
-		    "  %4d%%\n", k->rank, format_opt(k->local_rank,
-		    k->local_rank >= 0, lr, sizeof lr), format_opt(k->pid,
-		    k->pid > 0, pid, sizeof pid), k->host != NULL ? k->host :
-		    "n/a", k->ndevices > 0 ? dev : "n/a",
-		    leak_verdict_name(k->verdict), cmd_format_signed(
+		    "  %5s\n", k->rank, fmt_int(k->local_rank, lr, sizeof lr),
+		    fmt_int(k->pid > 0 ? k->pid : UNKNOWN_INT, pid, sizeof pid),
+		    fmt_text(k->host), fmt_text(k->ndevices > 0 ? dev : NULL),
+		    leak_verdict_name(k->verdict), fmt_delta(
 		    k->growth_bytes_per_step, a, sizeof a),
-		    (int)(k->grew_fraction * 100 + 0.5));
+		    fmt_percent(k->grew_fraction, grew, sizeof grew));
 	}
 	k = &r->ranks[r->skew.worst];
 	fprintf(f, "skew: rank %" PRId64 " grows %s per step, the median rank"
-	    " %s", k->rank, cmd_format_signed(k->growth_bytes_per_step, a,
-	    sizeof a), cmd_format_signed(r->skew.median_growth_bytes_per_step,
+	    " %s", k->rank, fmt_delta(k->growth_bytes_per_step, a,
+	    sizeof a), fmt_delta(r->skew.median_growth_bytes_per_step,
 	    b, sizeof b));
 	if (!isnan(r->skew.ratio))
 		fprintf(f, " (%.1fx)", r->skew.ratio);

@@ -83,7 +83,7 @@ query_tui_devices(struct query *q, struct tui_run *r)
 			    sqlite3_column_text(st, 1));
 		if (sqlite3_column_type(st, 2) != SQLITE_NULL)
 			snprintf(one + n, sizeof one - (size_t)n, " (%s)",
-			    util_format_bytes(sqlite3_column_int64(st, 2),
+			    fmt_bytes(sqlite3_column_int64(st, 2),
 			    size, sizeof size));
 		if (used + strlen(one) < sizeof r->devices) {
 			memcpy(r->devices + used, one, strlen(one) + 1);

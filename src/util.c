@@ -1,42 +1,15 @@
 /*
- * util.c: small helpers the commands share: byte sizes with units, clocks,
- * recognising a snapshot pickle by its first bytes.
+ * util.c: small helpers the commands share: sorting, recognising a
+ * snapshot pickle by its first bytes, terminals.
  */
 #include "config.h"
 
 #include "vramtrace.h"
 
-#include <ctype.h>
-#include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-
-/*
- * Format a (possibly negative) byte count for people: "311.0 MiB".  Writes
- * into buf and returns it.
- */
-const char *
-util_format_bytes(int64_t bytes, char *buf, size_t len)
-{
-	static const char	*units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double			 v = (double)(bytes < 0 ? -bytes : bytes);
-	unsigned int		 u = 0;
-
-	while (v >= 1024.0 && u < 4) {
-		v /= 1024.0;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%" PRId64 " B", bytes);
-	else
-		snprintf(buf, len, "%s%.1f %s", bytes < 0 ? "-" : "", v,
-		    units[u]);
-	return (buf);
-}
 
 /*
  * qsort() that accepts an empty array: qsort(NULL, 0, ...) is undefined

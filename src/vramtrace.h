@@ -42,12 +42,24 @@ int	 xasprintf(char **, const char *, ...) printflike(2, 3);
 int	 xvasprintf(char **, const char *, va_list);
 
 /* util.c */
-const char *util_format_bytes(int64_t, char *, size_t);
 void	 util_sort(void *, size_t, size_t,
 	     int (*)(const void *, const void *));
 int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
 int	 util_isatty_err(void);
+
+/* fmt.c */
+#define FMT_UNKNOWN	"n/a"	/* how text shows a value not known */
+#define FMT_LEN		32	/* a buffer every fmt_* result fits */
+const char *fmt_bytes(int64_t, char *, size_t);
+const char *fmt_delta(double, char *, size_t);
+const char *fmt_stream(uint64_t, char *, size_t);
+const char *fmt_offset(uint64_t, uint64_t, char *, size_t);
+const char *fmt_duration(uint64_t, uint64_t, char *, size_t);
+const char *fmt_date(uint64_t, char *, size_t);
+const char *fmt_percent(double, char *, size_t);
+const char *fmt_int(int64_t, char *, size_t);
+const char *fmt_text(const char *);
 
 /* nvml.c */
 struct nvml;

@@ -75,7 +75,7 @@ wait_for 'step 1 -> step 4' &&
     "$TMP/screen"
 ok $? "diff: a moves step A"
 keys g
-wait_for '^ +\+60\.0 MiB +3 .*offload\.py:88 stash'
+wait_for '^ +60\.0 MiB +3 .*offload\.py:88 stash'
 ok $? "diff: g groups by site"
 keys '?'
 wait_for 'keys in every view'; ok $? "?: help"

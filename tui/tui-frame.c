@@ -73,8 +73,7 @@ tui_frame_tabs(struct tui *t, struct tui_canvas *c)
 	if (r != NULL) {
 		attr = r->verdict == LEAK_LEAK ? TUI_A_BAD :
 		    r->verdict == LEAK_CLEAN ? TUI_A_GOOD : TUI_A_WARN;
-		tui_format_delta((int64_t)r->growth_bytes_per_step, rate,
-		    sizeof rate);
+		fmt_delta(r->growth_bytes_per_step, rate, sizeof rate);
 		tui_canvas_printf(c, 0, x + 1, -1, attr, "%s%s%s%s",
 		    leak_verdict_name(r->verdict),
 		    r->verdict == LEAK_LEAK ? " " : "",

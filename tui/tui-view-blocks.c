@@ -258,10 +258,10 @@ tui_view_blocks_row(struct tui *t, const struct block_row *b,
 	char	size[32], id[32], at[32];
 
 	tui_canvas_printf(c, y, 0, -1, TUI_A_NORMAL, "%10s %5" PRId64 " %-14s"
-	    " %3d %-7s %10s %s", util_format_bytes(b->bytes, size,
+	    " %3d %-7s %10s %s", fmt_bytes(b->bytes, size,
 	    sizeof size), b->alloc_step, tui_format_stream(b->stream, id,
 	    sizeof id), b->device, tui_format_layer(b->layer),
-	    tui_format_time(b->alloc_ns, t->run.start_ns, at, sizeof at),
+	    fmt_offset(b->alloc_ns, t->run.start_ns, at, sizeof at),
 	    b->site[0] != '\0' ? b->site : "(no stack)");
 }
 

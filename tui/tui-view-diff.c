@@ -209,7 +209,7 @@ tui_view_diff_row(const struct tui_diff_row *d, struct tui_canvas *c, int y)
 	tui_canvas_put(c, y, 0, 1, d->added ? TUI_A_BAD : TUI_A_GOOD,
 	    d->added ? "+" : "-");
 	tui_canvas_printf(c, y, 2, -1, TUI_A_NORMAL, "%10s %5" PRId64 " %5s"
-	    " %-14s %3d %-7s %s", util_format_bytes(d->bytes, size,
+	    " %-14s %3d %-7s %s", fmt_bytes(d->bytes, size,
 	    sizeof size), d->alloc_step, freed, tui_format_stream(d->stream,
 	    id, sizeof id), d->device, tui_format_layer(d->layer),
 	    d->site[0] != '\0' ? d->site : "(no stack)");
@@ -259,8 +259,8 @@ tui_view_diff_draw_sites(struct tui *t, struct tui_view_diff *v,
 			break;
 		tui_canvas_printf(c, y + 1 + k, 0, -1, TUI_A_NORMAL, "%11s %6"
 		    PRId64 " %11s %6" PRId64 " %-14s %3d %s",
-		    tui_format_delta(g->new_bytes, n, sizeof n),
-		    g->new_blocks, tui_format_delta(-g->gone_bytes, o,
+		    fmt_bytes(g->new_bytes, n, sizeof n),
+		    g->new_blocks, fmt_bytes(g->gone_bytes, o,
 		    sizeof o), g->gone_blocks, tui_format_stream(g->stream,
 		    id, sizeof id), g->device, g->site != NULL ? g->site :
 		    "(no stack)");
@@ -292,9 +292,9 @@ tui_view_diff_draw(struct tui *t, void *state, struct tui_canvas *c, int y,
 	if (v->have_sum)
 		tui_canvas_printf(c, y + 1, 1, -1, TUI_A_NORMAL, "+%" PRId64
 		    " blocks +%s appeared, -%" PRId64 " blocks -%s went away",
-		    v->sum.added_blocks, util_format_bytes(v->sum.added_bytes,
+		    v->sum.added_blocks, fmt_bytes(v->sum.added_bytes,
 		    a, sizeof a), v->sum.removed_blocks,
-		    util_format_bytes(v->sum.removed_bytes, b, sizeof b));
+		    fmt_bytes(v->sum.removed_bytes, b, sizeof b));
 	if (v->by_site)
 		tui_view_diff_draw_sites(t, v, c, y + 2, h - 2);
 	else

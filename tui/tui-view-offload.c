@@ -120,8 +120,8 @@ tui_view_offload_row(const struct tui_offload_step *s, struct tui_canvas *c,
 
 	x = tui_canvas_printf(c, y, 0, -1, TUI_A_NORMAL, "%5" PRId64 " %6"
 	    PRId64 " %10s %6" PRId64 " %10s %6" PRId64 " %6" PRId64 " %6"
-	    PRId64 " ", s->step, s->packs, util_format_bytes(s->offload_bytes,
-	    off, sizeof off), s->stashes, util_format_bytes(s->stash_bytes,
+	    PRId64 " ", s->step, s->packs, fmt_bytes(s->offload_bytes,
+	    off, sizeof off), s->stashes, fmt_bytes(s->stash_bytes,
 	    stash, sizeof stash), s->reaps, s->dedupe_hits,
 	    s->dedupe_releases);
 	x = tui_canvas_printf(c, y, x, -1, s->fallbacks > 0 ? TUI_A_WARN :
@@ -148,12 +148,12 @@ tui_view_offload_draw(struct tui *t, void *state, struct tui_canvas *c,
 	}
 	tui_canvas_printf(c, y, 1, -1, TUI_A_BOLD, "offloaded %s, stashed %s,"
 	    " %" PRId64 " reaps, %" PRId64 " dedupe hits, %" PRId64
-	    " releases, ", util_format_bytes(v->total.offload_bytes, a,
-	    sizeof a), util_format_bytes(v->total.stash_bytes, b, sizeof b),
+	    " releases, ", fmt_bytes(v->total.offload_bytes, a,
+	    sizeof a), fmt_bytes(v->total.stash_bytes, b, sizeof b),
 	    v->total.reaps, v->total.dedupe_hits, v->total.dedupe_releases);
 	tui_canvas_printf(c, y + 1, 1, -1, v->total.fallbacks > 0 ?
 	    TUI_A_WARN : TUI_A_BOLD, "%" PRId64 " pool fallbacks (%s)",
-	    v->total.fallbacks, util_format_bytes(v->total.fallback_bytes, a,
+	    v->total.fallbacks, fmt_bytes(v->total.fallback_bytes, a,
 	    sizeof a));
 	k = tui_canvas_printf(c, y + 2, 0, -1, TUI_A_HEADER, "%5s %6s %10s %6s"
 	    " %10s %6s %6s %6s %6s", "STEP", "PACK", "OFFLOADED", "STASH",

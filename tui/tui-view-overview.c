@@ -9,7 +9,6 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
-#include <time.h>
 
 static const char *const tui_view_overview_help[] = {
 	"The run, its processes and devices, the verdict with the growth per",
@@ -29,9 +28,7 @@ static int
 tui_view_overview_run(struct tui *t, struct tui_canvas *c, int y)
 {
 	const struct tui_run	*r = &t->run;
-	char			 when[64], dur[32];
-	time_t			 secs;
-	struct tm		 tm;
+	char			 when[FMT_LEN], dur[FMT_LEN];
 	int			 x;
 
 	x = tui_view_overview_label(c, y, "Run");
@@ -40,24 +37,16 @@ tui_view_overview_run(struct tui *t, struct tui_canvas *c, int y)
 	tui_canvas_put(c, y++, x, -1, r->complete ? TUI_A_NORMAL : TUI_A_WARN,
 	    r->complete ? "complete" : "not finished (still recording?)");
 	x = tui_view_overview_label(c, y, "Command");
-	tui_canvas_put(c, y++, x, -1, TUI_A_NORMAL, r->command[0] != '\0' ?
-	    r->command : r->input[0] != '\0' ? r->input : "n/a");
+	tui_canvas_put(c, y++, x, -1, TUI_A_NORMAL, fmt_text(r->command[0] !=
+	    '\0' ? r->command : r->input));
 	x = tui_view_overview_label(c, y, "Started");
-	when[0] = '\0';
-	if (r->start_ns != 0) {
-		secs = (time_t)(r->start_ns / 1000000000ULL);
-		if (localtime_r(&secs, &tm) != NULL)
-			strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-	}
-	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%s  on %s  lasted %s",
-	    when[0] != '\0' ? when : "n/a", r->host[0] != '\0' ? r->host :
-	    "n/a", r->end_ns > r->start_ns && r->start_ns != 0 ?
-	    tui_format_time(r->end_ns, r->start_ns, dur, sizeof dur) : "n/a");
+	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%s UTC  on %s  lasted"
+	    " %s", fmt_date(r->start_ns, when, sizeof when), fmt_text(r->host),
+	    fmt_duration(r->start_ns, r->end_ns, dur, sizeof dur));
 	x = tui_view_overview_label(c, y, "Processes");
 	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%" PRId64
 	    "   streams %" PRId64 "   steps %" PRId64 " (%s)", r->processes,
-	    r->streams, r->steps, r->step_source[0] != '\0' ?
-	    r->step_source : "n/a");
+	    r->streams, r->steps, fmt_text(r->step_source));
 	x = tui_view_overview_label(c, y, "Devices");
 	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%" PRId64 "%s%s",
 	    r->ndevices, r->devices[0] != '\0' ? ": " : "", r->devices);
@@ -73,7 +62,7 @@ static int
 tui_view_overview_verdict(const struct leak_report *r, struct tui_canvas *c,
     int y)
 {
-	char	a[32], b[32];
+	char	a[FMT_LEN], b[FMT_LEN], p[FMT_LEN];
 	int	x, attr;
 
 	attr = r->verdict == LEAK_LEAK ? TUI_A_BAD : r->verdict ==
@@ -84,15 +73,15 @@ tui_view_overview_verdict(const struct leak_report *r, struct tui_canvas *c,
 		tui_canvas_printf(c, y, x, -1, TUI_A_NORMAL, ": %s", r->reason);
 	else
 		tui_canvas_printf(c, y, x, -1, TUI_A_NORMAL, "  %s per step,"
-		    " %.0f%% of steps grew (layer %s, warm-up %d)",
-		    tui_format_delta((int64_t)r->growth_bytes_per_step, a,
-		    sizeof a), r->grew_fraction * 100,
+		    " %s of steps grew (layer %s, warm-up %d)",
+		    fmt_delta(r->growth_bytes_per_step, a, sizeof a),
+		    fmt_percent(r->grew_fraction, p, sizeof p),
 		    tui_format_layer(r->layer), r->warmup);
 	y++;
 	x = tui_view_overview_label(c, y, "Peak");
 	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%s   live at the "
-	    "last step %s", util_format_bytes(r->peak_bytes, a, sizeof a),
-	    util_format_bytes(r->nsteps > 0 ?
+	    "last step %s", fmt_bytes(r->peak_bytes, a, sizeof a),
+	    fmt_bytes(r->nsteps > 0 ?
 	    r->steps[r->nsteps - 1].live_bytes : 0, b, sizeof b));
 	return (y);
 }
@@ -134,7 +123,7 @@ tui_view_overview_garbage(const struct leak_report *r, struct tui_canvas *c,
 		    "stream %s on device %d, %s in %" PRId64 " blocks",
 		    leak_garbage_name(s->garbage),
 		    tui_format_stream(s->stream, id, sizeof id), s->device,
-		    util_format_bytes(s->garbage_bytes, bytes, sizeof bytes),
+		    fmt_bytes(s->garbage_bytes, bytes, sizeof bytes),
 		    s->garbage_blocks);
 		any = 1;
 	}
@@ -158,7 +147,7 @@ tui_view_overview_suspects(const struct leak_report *r, struct tui_canvas *c,
 	for (i = 0; i < r->nsuspects && y < end; i++) {
 		s = &r->suspects[i];
 		tui_canvas_printf(c, y++, 3, -1, TUI_A_NORMAL, "%10s %6" PRId64
-		    " blocks  stream %-14s %s", util_format_bytes(s->bytes,
+		    " blocks  stream %-14s %s", fmt_bytes(s->bytes,
 		    bytes, sizeof bytes), s->blocks, tui_format_stream(s->stream,
 		    id, sizeof id), s->site);
 	}

@@ -125,14 +125,14 @@ tui_view_steps_draw(struct tui *t, void *state, struct tui_canvas *c,
 	if (v->stream < 0)
 		tui_canvas_printf(c, y, 1, -1, TUI_A_BOLD, "All streams, layer"
 		    " %s: %s per step", tui_format_layer(r->layer),
-		    tui_format_delta((int64_t)r->growth_bytes_per_step, delta,
+		    fmt_delta(r->growth_bytes_per_step, delta,
 		    sizeof delta));
 	else
 		tui_canvas_printf(c, y, 1, -1, TUI_A_BOLD, "Stream %s on "
 		    "device %d, layer %s: %s per step%s",
 		    tui_format_stream(r->streams[v->stream].stream, id,
 		    sizeof id), r->streams[v->stream].device,
-		    tui_format_layer(r->layer), tui_format_delta((int64_t)
+		    tui_format_layer(r->layer), fmt_delta(
 		    r->streams[v->stream].growth_bytes_per_step, delta,
 		    sizeof delta), r->streams[v->stream].garbage ?
 		    "  GARBAGE" : "");
@@ -149,11 +149,11 @@ tui_view_steps_draw(struct tui *t, void *state, struct tui_canvas *c,
 		    tui_view_steps_live(r, v->stream, *i - 1);
 		tui_canvas_printf(c, y + 2 + row, 0, -1, TUI_A_NORMAL,
 		    "%6" PRId64 " %10s ", r->steps[*i].step,
-		    util_format_bytes(tui_view_steps_live(r, v->stream, *i),
+		    fmt_bytes(tui_view_steps_live(r, v->stream, *i),
 		    live, sizeof live));
 		tui_canvas_printf(c, y + 2 + row, 18, -1, d > (int64_t)
 		    r->threshold ? TUI_A_BAD : TUI_A_NORMAL, "%12s",
-		    *i == 0 ? "" : tui_format_delta(d, delta, sizeof delta));
+		    *i == 0 ? "" : fmt_delta(d, delta, sizeof delta));
 		tui_canvas_bar(c, y + 2 + row, 32, bar, max > 0 ?
 		    (double)tui_view_steps_live(r, v->stream, *i) /
 		    (double)max : 0, TUI_A_BAR);

@@ -143,8 +143,8 @@ tui_view_streams_row(struct tui *t, const struct leak_stream *s,
 		    "default" : "");
 	x = tui_canvas_printf(c, y, 0, -1, TUI_A_NORMAL, "%3d %-14s %10s %7"
 	    PRId64 " %12s ", s->device, tui_format_stream(s->stream, id,
-	    sizeof id), util_format_bytes(s->live_bytes, live, sizeof live),
-	    s->live_blocks, tui_format_delta((int64_t)s->growth_bytes_per_step,
+	    sizeof id), fmt_bytes(s->live_bytes, live, sizeof live),
+	    s->live_blocks, fmt_delta(s->growth_bytes_per_step,
 	    rate, sizeof rate));
 	tui_canvas_printf(c, y, x, 17, s->garbage != LEAK_GARBAGE_NONE ?
 	    TUI_A_BAD : TUI_A_DIM, "%-17s", flag);
@@ -155,8 +155,8 @@ tui_view_streams_row(struct tui *t, const struct leak_stream *s,
 	x += spark + 1;
 	if (times)
 		tui_canvas_printf(c, y, x, -1, TUI_A_NORMAL, "%10s %10s",
-		    tui_format_time(s->created_ns, t->run.start_ns, a,
-		    sizeof a), tui_format_time(s->destroyed_ns,
+		    fmt_offset(s->created_ns, t->run.start_ns, a,
+		    sizeof a), fmt_offset(s->destroyed_ns,
 		    t->run.start_ns, b, sizeof b));
 }
 
