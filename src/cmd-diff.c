@@ -102,7 +102,7 @@ print_text(const struct diff_report *r, const struct diff_arg *a,
 		    g->new_blocks,
 		    fmt_bytes(g->gone_bytes, y, sizeof y),
 		    g->gone_blocks, (int)g->device,
-		    cmd_format_stream(g->stream, z, sizeof z),
+		    fmt_stream(g->stream, z, sizeof z),
 		    g->site != NULL ? g->site : "(no stack)");
 	}
 }
@@ -140,8 +140,7 @@ print_json(const struct diff_report *r, const struct diff_arg *a,
 		printf("%s\n  {\"site\": ", i ? "," : "");
 		json_string(stdout, g->site);
 		printf(", \"device\": %d, \"stream\": ", (int)g->device);
-		json_int_or_null(stdout, (int64_t)g->stream,
-		    g->stream != EVENT_NONE);
+		json_stream(stdout, g->stream);
 		printf(", \"new_bytes\": %" PRId64 ", \"new_blocks\": %" PRId64
 		    ", \"gone_bytes\": %" PRId64 ", \"gone_blocks\": %" PRId64
 		    ", \"net_bytes\": %" PRId64 "}", g->new_bytes,

@@ -99,14 +99,14 @@ thread_of(struct export *x, int64_t pid, int32_t device, uint64_t stream)
 	return (0);
 }
 
+/* A thread's name: "dev 0 stream 13" (fmt_stream: "n/a" when unknown). */
 static void
 stream_label(char *buf, size_t len, int32_t device, uint64_t stream)
 {
-	if (stream == EVENT_NONE)
-		snprintf(buf, len, "dev %d stream ?", (int)device);
-	else
-		snprintf(buf, len, "dev %d stream %" PRIu64, (int)device,
-		    stream);
+	char	s[FMT_LEN];
+
+	snprintf(buf, len, "dev %d stream %s", (int)device,
+	    fmt_stream(stream, s, sizeof s));
 }
 
 static void
@@ -157,7 +157,7 @@ counter_point(struct export *x, uint64_t t, int64_t value)
 	    NULL;
 	event_begin(x, "C", k->process_id, 0);
 	fprintf(x->f, ", \"name\": \"live bytes %s %s\"", label,
-	    layer != NULL ? layer : "?");
+	    fmt_text(layer));
 	event_time(x, "ts", t, x->t0);
 	fprintf(x->f, ", \"args\": {\"bytes\": %" PRId64 "}}", value);
 }

@@ -117,8 +117,7 @@ print_json(const struct history *h)
 		r = h->reports[i];
 		printf("%s\n  {\"run\": %" PRId64 ", \"start_ns\": ",
 		    i ? "," : "", run->id);
-		json_int_or_null(stdout, (int64_t)run->start_ns,
-		    run->start_ns != 0);
+		json_time(stdout, run->start_ns);
 		printf(", \"source\": ");
 		json_string(stdout, run->source);
 		printf(", \"command\": ");

@@ -62,12 +62,6 @@ print_text(const struct leak_report *r)
 }
 
 static void
-json_stream_value(uint64_t stream)
-{
-	json_int_or_null(stdout, (int64_t)stream, stream != EVENT_NONE);
-}
-
-static void
 print_json_streams(const struct leak_report *r)
 {
 	const struct leak_stream	*s;
@@ -78,14 +72,12 @@ print_json_streams(const struct leak_report *r)
 		s = &r->streams[i];
 		printf("%s\n  {\"device\": %d, \"stream\": ", i ? "," : "",
 		    (int)s->device);
-		json_stream_value(s->stream);
+		json_stream(stdout, s->stream);
 		printf(", \"default\": %s, \"created_ns\": ",
 		    s->is_default ? "true" : "false");
-		json_int_or_null(stdout, (int64_t)s->created_ns,
-		    s->created_ns != 0);
+		json_time(stdout, s->created_ns);
 		printf(", \"destroyed_ns\": ");
-		json_int_or_null(stdout, (int64_t)s->destroyed_ns,
-		    s->destroyed_ns != 0);
+		json_time(stdout, s->destroyed_ns);
 		printf(", \"live_bytes\": %" PRId64 ", \"live_blocks\": %"
 		    PRId64 ", \"growth_bytes_per_step\": %.1f, "
 		    "\"grew_fraction\": %.3f, \"verdict\": \"%s\", "
@@ -177,7 +169,7 @@ print_json(const struct leak_report *r)
 		printf(", \"site_id\": %" PRId64 ", \"bytes\": %" PRId64
 		    ", \"blocks\": %" PRId64 ", \"device\": %d, \"stream\": ",
 		    x->site_id, x->bytes, x->blocks, (int)x->device);
-		json_stream_value(x->stream);
+		json_stream(stdout, x->stream);
 		printf("}");
 	}
 	printf("]}\n");
@@ -205,7 +197,7 @@ print_csv(const struct leak_report *r)
 			printf("%" PRId64 ",%" PRIu64 ",%d,%s,%s,%" PRId64 ",%"
 			    PRId64 "\n", r->steps[k].step, r->steps[k].end_ns,
 			    (int)s->device, s->stream == EVENT_NONE ? "" :
-			    cmd_format_stream(s->stream, b, sizeof b), layer,
+			    fmt_stream(s->stream, b, sizeof b), layer,
 			    s->live_per_step[k], k == 0 ? 0 :
 			    s->live_per_step[k] - prev);
 			prev = s->live_per_step[k];

@@ -79,9 +79,9 @@ print_json(const struct query_run *run, const struct leak_report *r)
 	json_string(stdout, run->host);
 	printf(", \"complete\": %s, \"start_ns\": ", run->complete ? "true" :
 	    "false");
-	json_int_or_null(stdout, (int64_t)run->start_ns, run->start_ns != 0);
+	json_time(stdout, run->start_ns);
 	printf(", \"end_ns\": ");
-	json_int_or_null(stdout, (int64_t)run->end_ns, run->end_ns != 0);
+	json_time(stdout, run->end_ns);
 	printf(", \"devices\": %" PRId64 ", \"processes\": %" PRId64
 	    ", \"allocations\": %" PRId64 ", \"total_steps\": %zu, "
 	    "\"layer\": \"%s\", \"peak_bytes\": %" PRId64 ", \"verdict\": "
@@ -98,8 +98,7 @@ print_json(const struct query_run *run, const struct leak_report *r)
 		s = &r->streams[i];
 		printf("%s\n  {\"device\": %d, \"stream\": ", i ? "," : "",
 		    (int)s->device);
-		json_int_or_null(stdout, (int64_t)s->stream,
-		    s->stream != EVENT_NONE);
+		json_stream(stdout, s->stream);
 		printf(", \"live_bytes\": %" PRId64 ", \"growth_bytes_per_step\":"
 		    " %.1f, \"garbage\": ", s->live_bytes,
 		    s->growth_bytes_per_step);
@@ -113,8 +112,7 @@ print_json(const struct query_run *run, const struct leak_report *r)
 		json_string(stdout, x->site);
 		printf(", \"bytes\": %" PRId64 ", \"blocks\": %" PRId64
 		    ", \"stream\": ", x->bytes, x->blocks);
-		json_int_or_null(stdout, (int64_t)x->stream,
-		    x->stream != EVENT_NONE);
+		json_stream(stdout, x->stream);
 		printf("}");
 	}
 	printf("]}\n");

@@ -280,14 +280,3 @@ cmd_analysis_args(const struct cmd_entry *e, int argc, char **argv,
 	}
 	return (optind);
 }
-
-/* Write a stream as recorded, or "?" when unknown, into buf. */
-const char *
-cmd_format_stream(uint64_t stream, char *buf, size_t len)
-{
-	if (stream == EVENT_NONE)
-		snprintf(buf, len, "?");
-	else
-		snprintf(buf, len, "%" PRIu64, stream);
-	return (buf);
-}

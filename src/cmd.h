@@ -33,7 +33,6 @@ int	 cmd_analysis_args(const struct cmd_entry *, int, char **,
 	     const char *, const struct option *, const char *const *, int,
 	     struct leak_options *, int *, int *);
 int	 cmd_layer_number(const char *);
-const char *cmd_format_stream(uint64_t, char *, size_t);
 #define CMD_LEAK_SHORTOPTS	"w:t:r:L:"
 #define CMD_LEAK_LONGOPTS \
 	{ "warmup", required_argument, NULL, 'w' }, \

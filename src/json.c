@@ -7,6 +7,8 @@
 
 #include <inttypes.h>
 
+#include "unknown.h"
+
 /* Write s as a JSON string (NULL as null), escaping what JSON requires. */
 void
 json_string(FILE *f, const char *s)
@@ -43,6 +45,29 @@ json_string(FILE *f, const char *s)
 		}
 	}
 	fputc('"', f);
+}
+
+/* Write a stream in decimal (fmt_stream), or null when it is unknown. */
+void
+json_stream(FILE *f, uint64_t stream)
+{
+	if (stream == UNKNOWN_U64)
+		fputs("null", f);
+	else
+		fprintf(f, "%" PRIu64, stream);
+}
+
+/*
+ * Write a time in ns, or null when it is unknown: UNKNOWN_U64, or 0,
+ * which some structs still use for unknown (fmt.c prints both as n/a).
+ */
+void
+json_time(FILE *f, uint64_t ns)
+{
+	if (ns == UNKNOWN_U64 || ns == 0)
+		fputs("null", f);
+	else
+		fprintf(f, "%" PRIu64, ns);
 }
 
 /* Write v, or null when valid is 0 (unknown is not zero). */

@@ -44,7 +44,7 @@ leak_print_verdict(FILE *f, const char *prefix, const struct leak_report *r)
 	} else if (r->verdict == LEAK_LEAK && r->top_stream >= 0) {
 		top = &r->streams[r->top_stream];
 		fprintf(f, ", mostly on stream %s (device %d, %s)",
-		    cmd_format_stream(top->stream, s, sizeof s),
+		    fmt_stream(top->stream, s, sizeof s),
 		    (int)top->device, fmt_delta(
 		    top->growth_bytes_per_step, b, sizeof b));
 	}
@@ -111,7 +111,7 @@ leak_print_streams(FILE *f, const struct leak_report *r, size_t max)
 	for (i = 0; i < r->nstreams && i < max; i++) {
 		s = &r->streams[order[i]];
 		fprintf(f, "%6d  %-18s  %12s  %12s  ", (int)s->device,
-		    cmd_format_stream(s->stream, c, sizeof c),
+		    fmt_stream(s->stream, c, sizeof c),
 		    fmt_bytes(s->live_bytes, a, sizeof a),
 		    fmt_delta(s->growth_bytes_per_step, b, sizeof b));
 		if ((g = leak_garbage_name(s->garbage)) != NULL)
@@ -139,7 +139,7 @@ leak_print_suspects(FILE *f, const struct leak_report *r, size_t max)
 		x = &r->suspects[i];
 		fprintf(f, "%12s  %8" PRId64 "  %-18s  %s\n",
 		    fmt_bytes(x->bytes, a, sizeof a), x->blocks,
-		    cmd_format_stream(x->stream, c, sizeof c),
+		    fmt_stream(x->stream, c, sizeof c),
 		    x->site != NULL ? x->site : "(no stack)");
 	}
 }

@@ -253,6 +253,8 @@ struct query	*input_open(const char *, char **);
 
 /* json.c */
 void	 json_string(FILE *, const char *);
+void	 json_stream(FILE *, uint64_t);
+void	 json_time(FILE *, uint64_t);
 void	 json_int_or_null(FILE *, int64_t, int);
 
 #endif

@@ -2,7 +2,7 @@
 # t-cli.sh: the command line: usage errors and exit codes, help, version,
 # info and sql on a replayed spool file.
 . "${srcdir:-.}/tests/lib.sh"
-plan 24
+plan 28
 
 run "$VRAMTRACE"
 expect 2 '^usage: vramtrace' "no command: usage, exit 2"
@@ -72,4 +72,27 @@ run "$VRAMTRACE" sql "$TMP/run.db" "select 1; select 2"
 expect 1 'one statement at a time' "sql runs one statement"
 [ "$("$VRAMTRACE" sql "$TMP/run.db" "select count(*) from allocations")" = "$(printf 'count(*)\n2')" ]
 ok $? "the database is unchanged"
+# A stream is decimal everywhere and n/a (null in JSON) when unknown.
+cat >"$TMP/streams.txt" <<'SPOOL'
+stream-create 1000 stream=1031036896 device=0
+alloc 1100 address=0x1000 bytes=1048576 stream=1031036896 site="fwd@train.py:12"
+alloc 1200 address=0x2000 bytes=2097152 site="buf@train.py:9"
+step-end 1300
+step-end 1500
+SPOOL
+spool streams
+run "$VRAMTRACE" leaks "$TMP/streams.db" --warmup 0
+grep -Eq '^ +0  1031036896 ' "$TMP/out" && grep -Eq '^ +0  n/a ' "$TMP/out" &&
+    grep -Eq ' n/a +train.py:9 buf$' "$TMP/out"
+ok $? "leaks: streams in decimal, an unknown stream as n/a"
+run "$VRAMTRACE" leaks "$TMP/streams.db" --format json
+jq_py "$TMP/out" 'sorted(s["stream"] or 0 for s in d["streams"]) == [0, 1031036896] and None in [s["stream"] for s in d["streams"]]'
+ok $? "leaks --format json: the same stream as a number, unknown as null"
+run "$VRAMTRACE" export "$TMP/streams.db" --perfetto "$TMP/streams.json"
+grep -q '"dev 0 stream 1031036896"' "$TMP/streams.json" &&
+    grep -q '"dev 0 stream n/a"' "$TMP/streams.json"
+ok $? "export: thread names spell streams the same way"
+run "$VRAMTRACE" tui --dump streams "$TMP/streams.db"
+grep -Eq '^ +0 1031036896 ' "$TMP/out" && grep -Eq '^ +0 n/a ' "$TMP/out"
+ok $? "tui: the same spelling"
 done_testing

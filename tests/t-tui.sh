@@ -89,7 +89,7 @@ if [ -f "$SNAP/fixture_garbage_stream.pickle" ]; then
 	start "$SNAP/fixture_garbage_stream.pickle"
 	wait_for 'LEAK'
 	keys 2
-	wait_for '^ +0 0x[0-9a-f]+ .*GARBAGE growing'
+	wait_for '^ +0 1031036896 .*GARBAGE growing'
 	ok $? "fixture_garbage_stream: the side stream is GARBAGE growing"
 	grep -E '^ +0 0 ' "$TMP/screen" | grep -q GARBAGE; [ $? -ne 0 ]
 	ok $? "fixture_garbage_stream: the default stream is not flagged"

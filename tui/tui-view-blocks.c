@@ -246,7 +246,7 @@ tui_view_blocks_status(struct tui_view_blocks *v, struct tui_canvas *c,
 	tui_canvas_printf(c, y, 1, -1, TUI_A_BOLD, "%s blocks  layer %s  "
 	    "stream %s  steps %s  site ~ \"%s\"  sort %s %s",
 	    f->live_only ? "live" : "all", tui_format_layer(f->layer),
-	    f->has_stream ? tui_format_stream(f->stream, stream,
+	    f->has_stream ? fmt_stream(f->stream, stream,
 	    sizeof stream) : "all", steps, v->search,
 	    tui_view_blocks_sorts[f->sort], f->descending ? "↓" : "↑");
 }
@@ -259,7 +259,7 @@ tui_view_blocks_row(struct tui *t, const struct block_row *b,
 
 	tui_canvas_printf(c, y, 0, -1, TUI_A_NORMAL, "%10s %5" PRId64 " %-14s"
 	    " %3d %-7s %10s %s", fmt_bytes(b->bytes, size,
-	    sizeof size), b->alloc_step, tui_format_stream(b->stream, id,
+	    sizeof size), b->alloc_step, fmt_stream(b->stream, id,
 	    sizeof id), b->device, tui_format_layer(b->layer),
 	    fmt_offset(b->alloc_ns, t->run.start_ns, at, sizeof at),
 	    b->site[0] != '\0' ? b->site : "(no stack)");

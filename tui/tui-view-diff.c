@@ -210,7 +210,7 @@ tui_view_diff_row(const struct tui_diff_row *d, struct tui_canvas *c, int y)
 	    d->added ? "+" : "-");
 	tui_canvas_printf(c, y, 2, -1, TUI_A_NORMAL, "%10s %5" PRId64 " %5s"
 	    " %-14s %3d %-7s %s", fmt_bytes(d->bytes, size,
-	    sizeof size), d->alloc_step, freed, tui_format_stream(d->stream,
+	    sizeof size), d->alloc_step, freed, fmt_stream(d->stream,
 	    id, sizeof id), d->device, tui_format_layer(d->layer),
 	    d->site[0] != '\0' ? d->site : "(no stack)");
 }
@@ -261,7 +261,7 @@ tui_view_diff_draw_sites(struct tui *t, struct tui_view_diff *v,
 		    PRId64 " %11s %6" PRId64 " %-14s %3d %s",
 		    fmt_bytes(g->new_bytes, n, sizeof n),
 		    g->new_blocks, fmt_bytes(g->gone_bytes, o,
-		    sizeof o), g->gone_blocks, tui_format_stream(g->stream,
+		    sizeof o), g->gone_blocks, fmt_stream(g->stream,
 		    id, sizeof id), g->device, g->site != NULL ? g->site :
 		    "(no stack)");
 		if (v->sites.top + k == v->sites.sel)

@@ -122,7 +122,7 @@ tui_view_overview_garbage(const struct leak_report *r, struct tui_canvas *c,
 		tui_canvas_printf(c, y++, x, -1, TUI_A_BAD, "GARBAGE %s: "
 		    "stream %s on device %d, %s in %" PRId64 " blocks",
 		    leak_garbage_name(s->garbage),
-		    tui_format_stream(s->stream, id, sizeof id), s->device,
+		    fmt_stream(s->stream, id, sizeof id), s->device,
 		    fmt_bytes(s->garbage_bytes, bytes, sizeof bytes),
 		    s->garbage_blocks);
 		any = 1;
@@ -148,7 +148,7 @@ tui_view_overview_suspects(const struct leak_report *r, struct tui_canvas *c,
 		s = &r->suspects[i];
 		tui_canvas_printf(c, y++, 3, -1, TUI_A_NORMAL, "%10s %6" PRId64
 		    " blocks  stream %-14s %s", fmt_bytes(s->bytes,
-		    bytes, sizeof bytes), s->blocks, tui_format_stream(s->stream,
+		    bytes, sizeof bytes), s->blocks, fmt_stream(s->stream,
 		    id, sizeof id), s->site);
 	}
 }

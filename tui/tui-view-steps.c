@@ -130,7 +130,7 @@ tui_view_steps_draw(struct tui *t, void *state, struct tui_canvas *c,
 	else
 		tui_canvas_printf(c, y, 1, -1, TUI_A_BOLD, "Stream %s on "
 		    "device %d, layer %s: %s per step%s",
-		    tui_format_stream(r->streams[v->stream].stream, id,
+		    fmt_stream(r->streams[v->stream].stream, id,
 		    sizeof id), r->streams[v->stream].device,
 		    tui_format_layer(r->layer), fmt_delta(
 		    r->streams[v->stream].growth_bytes_per_step, delta,

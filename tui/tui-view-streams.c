@@ -142,7 +142,7 @@ tui_view_streams_row(struct tui *t, const struct leak_stream *s,
 		snprintf(flag, sizeof flag, "%s", s->is_default ?
 		    "default" : "");
 	x = tui_canvas_printf(c, y, 0, -1, TUI_A_NORMAL, "%3d %-14s %10s %7"
-	    PRId64 " %12s ", s->device, tui_format_stream(s->stream, id,
+	    PRId64 " %12s ", s->device, fmt_stream(s->stream, id,
 	    sizeof id), fmt_bytes(s->live_bytes, live, sizeof live),
 	    s->live_blocks, fmt_delta(s->growth_bytes_per_step,
 	    rate, sizeof rate));

@@ -159,7 +159,6 @@ void	 tui_canvas_bar(struct tui_canvas *, int, int, int, double, int);
 void	 tui_canvas_write(const struct tui_canvas *, FILE *);
 
 /* tui-format.c */
-const char *tui_format_stream(uint64_t, char *, size_t);
 const char *tui_format_layer(int);
 
 /* tui-list.c */
