@@ -34,11 +34,14 @@ enum leak_garbage {
 
 struct leak_options {
 	int64_t		 run_id;	/* 0: the newest run */
-	int		 warmup;	/* steps left out at the start (1) */
-	uint64_t	 threshold;	/* bytes per step (1 MiB) */
+	int		 warmup;	/* steps left out at the start */
+	uint64_t	 threshold;	/* bytes per step */
 	int		 layer;		/* -1: choose (block, pool, segment) */
 	int64_t		 process_id;	/* processes.id; 0: all processes */
 };
+/* The defaults, for the CLI and the TUI alike (leak_options_init). */
+#define LEAK_DEFAULT_WARMUP	1
+#define LEAK_DEFAULT_THRESHOLD	(UINT64_C(1) << 20)	/* 1 MiB */
 
 /* One stream's story. */
 struct leak_stream {
@@ -165,6 +168,7 @@ int	 analysis_leaks(struct query *, const struct leak_options *,
 	     struct leak_report **, char **);
 
 /* leak.c: the pure parts. */
+void	 leak_options_init(struct leak_options *);
 void	 leak_report_free(struct leak_report *);
 const char *leak_verdict_name(enum leak_verdict);
 const char *leak_garbage_name(enum leak_garbage);

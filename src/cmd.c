@@ -178,10 +178,7 @@ cmd_run_help(const struct cmd_entry *self, int argc, char **argv)
 void
 cmd_leak_defaults(struct leak_options *o)
 {
-	memset(o, 0, sizeof *o);
-	o->warmup = 1;
-	o->threshold = 1024 * 1024;
-	o->layer = -1;
+	leak_options_init(o);
 }
 
 /* The number of a layer given by name or number, or -1. */

@@ -19,8 +19,19 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis.h"
+
+/* Fill *o with the defaults: the newest run, all of it, layer chosen. */
+void
+leak_options_init(struct leak_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->warmup = LEAK_DEFAULT_WARMUP;
+	o->threshold = LEAK_DEFAULT_THRESHOLD;
+	o->layer = -1;
+}
 
 /* The name of a verdict, as the reports print it. */
 const char *

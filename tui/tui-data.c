@@ -37,11 +37,8 @@ tui_data_leaks(struct query *q, int64_t run, struct leak_report **out,
 {
 	struct leak_options	o;
 
-	memset(&o, 0, sizeof o);
+	leak_options_init(&o);
 	o.run_id = run;
-	o.warmup = 1;
-	o.threshold = 1024 * 1024;
-	o.layer = -1;
 	return (analysis_leaks(q, &o, out, cause));
 }
 
