@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -23,20 +22,36 @@
 
 #include "cmd.h"
 
-static int	cmd_attach_exec(const struct cmd_entry *, int, char **);
+static int	cmd_attach_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
+
+/* The longest interval, step or duration: a day in ms. */
+#define ATTACH_MAX	86400000
+
+static const struct cmd_option cmd_attach_options[] = {
+	{ .name = "output", .letter = 'o', .kind = CMD_TEXT, .value = "DB",
+	  .help = "the database (default attach-PID.db)" },
+	{ .name = "append", .letter = 'a', .kind = CMD_FLAG,
+	  .help = "add a run to an existing database" },
+	{ .name = "interval", .letter = 'i', .kind = CMD_NUMBER, .value = "MS",
+	  .min = 1, .max = ATTACH_MAX, .help = "sample every MS ms (100)" },
+	{ .name = "step-ms", .letter = 's', .kind = CMD_NUMBER, .value = "MS",
+	  .min = 1, .max = ATTACH_MAX, .help = "a step is MS ms (1000)" },
+	{ .name = "duration", .letter = 'd', .kind = CMD_NUMBER, .value = "S",
+	  .min = 1, .max = ATTACH_MAX, .help = "stop after S seconds (default:"
+	  " when the process ends; SIGINT stops it too, and the run is kept)" },
+	CMD_OPTION_END
+};
 
 const struct cmd_entry cmd_attach_entry = {
-	"attach", "PID [-o DB] [--append] [--interval MS] [--step-ms MS]"
-	" [--duration S]",
-	"sample a running process's GPU memory through NVML",
-	"  -o, --output DB      the database (default attach-PID.db)\n"
-	"  -a, --append         add a run to an existing database\n"
-	"  -i, --interval MS    sample every MS ms (100)\n"
-	"  -s, --step-ms MS     a step is MS ms (1000)\n"
-	"  -d, --duration S     stop after S seconds (default: when the"
-	" process ends)\n"
-	"                       SIGINT stops it too; the run is kept\n",
-	cmd_attach_exec
+	.name = "attach",
+	.args = "PID",
+	.lower = 1,
+	.upper = 1,
+	.missing = "missing PID",
+	.options = cmd_attach_options,
+	.summary = "sample a running process's GPU memory through NVML",
+	.exec = cmd_attach_exec
 };
 
 struct attach_options {
@@ -190,73 +205,24 @@ attach_loop(struct store *s, struct nvml *n, pid_t pid,
 }
 
 static int
-attach_parse(const struct cmd_entry *self, int argc, char **argv,
-    struct attach_options *o)
+cmd_attach_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	static const struct option	 longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "append", no_argument, NULL, 'a' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "step-ms", required_argument, NULL, 's' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char			*arg;
-	uint64_t			*v;
-	int				 c;
-
-	while ((c = cmd_getopt(self, argc, argv, "o:ai:s:d:", longopts, NULL,
-	    &arg)) != -1) {
-		switch (c) {
-		case 'o':
-			o->output = arg;
-			continue;
-		case 'a':
-			o->append = 1;
-			continue;
-		case 'i':
-			v = &o->interval_ms;
-			break;
-		case 's':
-			v = &o->step_ms;
-			break;
-		case 'd':
-			v = &o->duration_s;
-			break;
-		default:
-			return (-1);
-		}
-		if (lib_parse_uint(arg, v) != 0 || *v == 0 || *v > 86400000) {
-			cmd_usage_error(self, "%s needs a positive number, not "
-			    "%s", argv[optind - 1], arg);
-			return (-1);
-		}
-	}
-	if (optind != argc - 1) {
-		cmd_usage_error(self, optind >= argc ? "missing PID" :
-		    "too many arguments");
-		return (-1);
-	}
-	return (optind);
-}
-
-static int
-cmd_attach_exec(const struct cmd_entry *self, int argc, char **argv)
-{
-	struct attach_options	 o = { NULL, 0, 100, 1000, 0 };
+	struct attach_options	 o;
 	struct sigaction	 sa;
 	struct store		*s = NULL;
 	struct nvml		*n = NULL;
 	char			*cause = NULL, *def = NULL;
 	uint64_t		 v, t0;
 	int64_t			 samples;
-	int			 first;
 	pid_t			 pid;
 
-	if ((first = attach_parse(self, argc, argv, &o)) < 0)
-		return (EXIT_USAGE);
-	if (lib_parse_uint(argv[first], &v) != 0 || v == 0 || v > INT_MAX)
-		return (cmd_usage_error(self, "bad PID %s", argv[first]));
+	o.output = cmd_args_text(args, 'o', NULL);
+	o.append = cmd_args_has(args, 'a');
+	o.interval_ms = cmd_args_number(args, 'i', 100);
+	o.step_ms = cmd_args_number(args, 's', 1000);
+	o.duration_s = cmd_args_number(args, 'd', 0);
+	if (lib_parse_uint(args->argv[0], &v) != 0 || v == 0 || v > INT_MAX)
+		return (cmd_usage_error(self, "bad PID %s", args->argv[0]));
 	pid = (pid_t)v;
 	if (kill(pid, 0) == -1 && errno == ESRCH) {
 		log_warn("no process %ld", (long)pid);

@@ -8,7 +8,6 @@
 
 #include "vramtrace.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +15,29 @@
 #include "analysis.h"
 #include "cmd.h"
 
-static int	cmd_diff_exec(const struct cmd_entry *, int, char **);
-
-const struct cmd_entry cmd_diff_entry = {
-	"diff", "A B [--layer NAME] [--format text|json]",
-	"compare the live blocks of two steps, runs or snapshots",
-	"  A and B are DB|PICKLE[#RUN][@STEP]: no step is the end of the run\n"
-	"  -L, --layer NAME     segment, pool, block or host\n"
-	"  -f, --format FMT     text (default) or json\n",
-	cmd_diff_exec
-};
+static int	cmd_diff_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
 
 enum { FORMAT_TEXT, FORMAT_JSON };
 static const char *const formats[] = { "text", "json", NULL };
+
+static const struct cmd_option cmd_diff_options[] = {
+	CMD_OPTION_LAYER("the layer to compare (default: the one leaks would"
+	    " analyse in B)"),
+	CMD_OPTION_FORMAT(formats, "text (default) or json"),
+	CMD_OPTION_END
+};
+
+const struct cmd_entry cmd_diff_entry = {
+	.name = "diff",
+	.args = "DB|PICKLE[#RUN][@STEP] DB|PICKLE[#RUN][@STEP]",
+	.lower = 2,
+	.upper = 2,
+	.missing = "needs two points to compare",
+	.options = cmd_diff_options,
+	.summary = "compare the live blocks of two steps, runs or snapshots",
+	.exec = cmd_diff_exec
+};
 
 struct diff_arg {
 	char			*path;
@@ -151,43 +160,22 @@ print_json(const struct diff_report *r, const struct diff_arg *a,
 }
 
 static int
-cmd_diff_exec(const struct cmd_entry *self, int argc, char **argv)
+cmd_diff_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	static const struct option	 longopts[] = {
-		{ "layer", required_argument, NULL, 'L' },
-		{ "format", required_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct diff_arg			 a = { NULL, { 0, 0 } };
 	struct diff_arg			 b = { NULL, { 0, 0 } };
 	struct diff_report		*r = NULL;
 	struct query			*qa = NULL, *qb = NULL;
-	const char			*arg;
 	char				*cause = NULL;
-	int				 c, format = FORMAT_TEXT, layer = -1;
+	int				 format, layer = -1;
 	int				 rc = EXIT_FOUND;
 
-	while ((c = cmd_getopt(self, argc, argv, "L:f:", longopts, NULL,
-	    &arg)) != -1) {
-		switch (c) {
-		case 'L':
-			if ((layer = cmd_layer_number(arg)) < 0)
-				return (cmd_usage_error(self,
-				    "unknown layer %s", arg));
-			break;
-		case 'f':
-			if ((format = cmd_parse_format(self, arg, formats)) < 0)
-				return (EXIT_USAGE);
-			break;
-		default:
-			return (EXIT_USAGE);
-		}
-	}
-	if (argc - optind != 2)
-		return (cmd_usage_error(self, argc - optind < 2 ?
-		    "needs two points to compare" : "too many arguments"));
-	parse_arg(argv[optind], &a);
-	parse_arg(argv[optind + 1], &b);
+	(void)self;
+	if (cmd_args_has(args, 'L'))
+		layer = (int)cmd_args_number(args, 'L', 0);
+	format = (int)cmd_args_number(args, 'f', FORMAT_TEXT);
+	parse_arg(args->argv[0], &a);
+	parse_arg(args->argv[1], &b);
 	if ((qa = input_open(a.path, &cause)) == NULL ||
 	    (qb = input_open(b.path, &cause)) == NULL ||
 	    analysis_diff(qa, &a.p, qb, &b.p, layer, &r, &cause) != 0) {

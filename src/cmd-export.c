@@ -17,7 +17,6 @@
 #include "vramtrace.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,19 +24,32 @@
 
 #include "cmd.h"
 
-static int	cmd_export_exec(const struct cmd_entry *, int, char **);
-
-const struct cmd_entry cmd_export_entry = {
-	"export", "DB|PICKLE --perfetto OUT.json [--run ID] [--max-points N]",
-	"write a run as a trace that ui.perfetto.dev opens",
-	"  -p, --perfetto FILE   Chrome trace-event JSON to write\n"
-	"  -r, --run ID          the run to export (the newest)\n"
-	"  -n, --max-points N    bucket live-byte counters beyond N points"
-	" (100000)\n",
-	cmd_export_exec
-};
+static int	cmd_export_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
 
 #define EXPORT_MAX_POINTS	100000
+
+static const struct cmd_option cmd_export_options[] = {
+	{ .name = "perfetto", .letter = 'p', .flags = CMD_REQUIRED,
+	  .kind = CMD_TEXT, .value = "OUT.json",
+	  .help = "the Chrome trace-event JSON file to write" },
+	CMD_OPTION_RUN("the run to export (default: the newest)"),
+	{ .name = "max-points", .letter = 'n', .kind = CMD_NUMBER,
+	  .value = "N", .min = 16,
+	  .help = "bucket live-byte counters beyond N points (100000)" },
+	CMD_OPTION_END
+};
+
+const struct cmd_entry cmd_export_entry = {
+	.name = "export",
+	.args = "DB|PICKLE",
+	.lower = 1,
+	.upper = 1,
+	.missing = "missing database",
+	.options = cmd_export_options,
+	.summary = "write a run as a trace that ui.perfetto.dev opens",
+	.exec = cmd_export_exec
+};
 
 /* A (process, device, stream): a thread of the trace. */
 struct export_thread {
@@ -347,51 +359,18 @@ out:
 }
 
 static int
-cmd_export_exec(const struct cmd_entry *self, int argc, char **argv)
+cmd_export_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	static const struct option	 longopts[] = {
-		{ "perfetto", required_argument, NULL, 'p' },
-		{ "run", required_argument, NULL, 'r' },
-		{ "max-points", required_argument, NULL, 'n' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct query			*q;
-	const char			*arg, *output = NULL;
-	char				*cause = NULL;
-	uint64_t			 run = 0, max_points = EXPORT_MAX_POINTS;
-	int				 c, rc;
+	struct query	*q;
+	char		*cause = NULL;
+	int		 rc;
 
-	while ((c = cmd_getopt(self, argc, argv, "p:r:n:", longopts, NULL,
-	    &arg)) != -1) {
-		switch (c) {
-		case 'p':
-			output = arg;
-			break;
-		case 'r':
-			if (lib_parse_uint(arg, &run) != 0 || run == 0 ||
-			    run > INT64_MAX)
-				return (cmd_usage_error(self, "bad run id %s",
-				    arg));
-			break;
-		case 'n':
-			if (lib_parse_uint(arg, &max_points) != 0 ||
-			    max_points < 16)
-				return (cmd_usage_error(self, "--max-points "
-				    "needs a number of at least 16, not %s",
-				    arg));
-			break;
-		default:
-			return (EXIT_USAGE);
-		}
-	}
-	if (optind != argc - 1)
-		return (cmd_usage_error(self, optind >= argc ?
-		    "missing database" : "too many arguments"));
-	if (output == NULL)
-		return (cmd_usage_error(self, "missing --perfetto OUT.json"));
-	if ((q = input_open(argv[optind], &cause)) == NULL)
+	(void)self;
+	if ((q = input_open(args->argv[0], &cause)) == NULL)
 		return (cmd_fail(cause));
-	rc = export_file(q, output, (int64_t)run, max_points, &cause);
+	rc = export_file(q, cmd_args_text(args, 'p', NULL),
+	    (int64_t)cmd_args_number(args, 'r', 0),
+	    cmd_args_number(args, 'n', EXPORT_MAX_POINTS), &cause);
 	query_close(q);
 	if (rc != 0)
 		return (cmd_fail(cause));

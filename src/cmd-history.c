@@ -7,30 +7,39 @@
 
 #include "vramtrace.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
 #include "analysis.h"
 #include "cmd.h"
 
-static int	cmd_history_exec(const struct cmd_entry *, int, char **);
-
-const struct cmd_entry cmd_history_entry = {
-	"history", "DB|PICKLE [--warmup N] [--threshold BYTES] "
-	"[--format text|json] [--fail-if-worse]",
-	"the leak rate of every run, oldest first, and its trend",
-	"  -w, --warmup N       steps left out at the start of each run (1)\n"
-	"  -t, --threshold B    growth per step that is a leak, and the change\n"
-	"                       of it that is a trend (1MiB)\n"
-	"  -f, --format FMT     text (default) or json\n"
-	"  -W, --fail-if-worse  exit 1 when the newest run leaks faster than\n"
-	"                       the one before by more than the threshold\n",
-	cmd_history_exec
-};
+static int	cmd_history_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
 
 enum { FORMAT_TEXT, FORMAT_JSON };
 static const char *const formats[] = { "text", "json", NULL };
+
+static const struct cmd_option cmd_history_options[] = {
+	CMD_OPTION_WARMUP("steps left out at the start of each run (1)"),
+	CMD_OPTION_THRESHOLD("the growth per step that is a leak, and the"
+	    " change of it that is a trend (1MiB)"),
+	CMD_OPTION_FORMAT(formats, "text (default) or json"),
+	{ .name = "fail-if-worse", .letter = 'W', .kind = CMD_FLAG,
+	  .help = "exit 1 when the newest run leaks faster than the one"
+	  " before by more than the threshold" },
+	CMD_OPTION_END
+};
+
+const struct cmd_entry cmd_history_entry = {
+	.name = "history",
+	.args = "DB|PICKLE",
+	.lower = 1,
+	.upper = 1,
+	.missing = "missing database",
+	.options = cmd_history_options,
+	.summary = "the leak rate of every run, oldest first, and its trend",
+	.exec = cmd_history_exec
+};
 
 /* Every run of the database and its report, oldest first. */
 struct history {
@@ -136,37 +145,29 @@ print_json(const struct history *h)
 }
 
 static int
-cmd_history_exec(const struct cmd_entry *self, int argc, char **argv)
+cmd_history_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	static const struct option	 longopts[] = {
-		{ "warmup", required_argument, NULL, 'w' },
-		{ "threshold", required_argument, NULL, 't' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "fail-if-worse", no_argument, NULL, 'W' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct leak_options		 opts;
 	struct history			 h = { 0 };
 	struct query			*q;
-	char				*cause = NULL, b[32];
-	int				 i, format, fail, rc;
+	char				*cause = NULL, b[FMT_LEN];
+	int				 rc;
 
-	if ((i = cmd_analysis_args(self, argc, argv, "w:t:f:W", longopts,
-	    formats, 'W', &opts, &format, &fail)) < 0)
-		return (EXIT_USAGE);
-	if ((q = input_open(argv[i], &cause)) == NULL ||
+	(void)self;
+	cmd_args_leak(args, &opts);
+	if ((q = input_open(args->argv[0], &cause)) == NULL ||
 	    history_load(q, &opts, &h, &cause) != 0) {
 		history_free(&h);
 		query_close(q);
 		return (cmd_fail(cause));
 	}
 	query_close(q);
-	if (format == FORMAT_JSON)
+	if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
 		print_json(&h);
 	else
 		print_text(&h);
 	rc = EXIT_OK;
-	if (fail && h.worse) {
+	if (cmd_args_has(args, 'W') && h.worse) {
 		log_warn("run %" PRId64 " leaks %s per step faster than run %"
 		    PRId64, h.runs[h.n - 1].id, fmt_delta(
 		    h.reports[h.n - 1]->growth_bytes_per_step -

@@ -6,7 +6,6 @@
 
 #include "import.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,21 +13,32 @@
 
 #include "cmd.h"
 
-static int	cmd_import_exec(const struct cmd_entry *, int, char **);
+static int	cmd_import_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
+
+static const struct cmd_option cmd_import_options[] = {
+	{ .name = "output", .letter = 'o', .kind = CMD_TEXT, .value = "OUT.db",
+	  .help = "the database (default: the input name with .db)" },
+	{ .name = "append", .letter = 'a', .kind = CMD_FLAG,
+	  .help = "add a run to an existing database" },
+	{ .name = "step-marker", .letter = 'm', .kind = CMD_TEXT,
+	  .value = "REGEX", .help = "END annotations whose name matches REGEX"
+	  " close a step (default ^Optimizer\\.step)" },
+	{ .name = "step-every", .letter = 'e', .kind = CMD_NUMBER,
+	  .value = "MS", .min = 1, .max = 86400000,
+	  .help = "without such annotations, cut steps every MS ms" },
+	CMD_OPTION_END
+};
 
 const struct cmd_entry cmd_import_entry = {
-	"import", "SNAPSHOT.pickle [-o OUT.db] [--append] [--step-marker RE]"
-	" [--step-every MS]",
-	"read a PyTorch memory snapshot into a database",
-	"  -o, --output DB        the database (default: the input name with"
-	" .db)\n"
-	"  -a, --append           add a run to an existing database\n"
-	"  -m, --step-marker RE   END annotations whose name matches RE close"
-	" a step\n"
-	"                         (default ^Optimizer\\.step)\n"
-	"  -e, --step-every MS    without such annotations, cut steps every MS"
-	" ms\n",
-	cmd_import_exec
+	.name = "import",
+	.args = "SNAPSHOT.pickle",
+	.lower = 1,
+	.upper = 1,
+	.missing = "missing snapshot",
+	.options = cmd_import_options,
+	.summary = "read a PyTorch memory snapshot into a database",
+	.exec = cmd_import_exec
 };
 
 /* Snapshots over this size show progress on a terminal. */
@@ -53,61 +63,31 @@ default_output(const char *path)
 }
 
 static int
-cmd_import_exec(const struct cmd_entry *self, int argc, char **argv)
+cmd_import_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	static const struct option	 longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "append", no_argument, NULL, 'a' },
-		{ "step-marker", required_argument, NULL, 'm' },
-		{ "step-every", required_argument, NULL, 'e' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct import_options		 opt;
-	struct import_summary		 sum;
-	struct stat			 sb;
-	const char			*arg, *output = NULL;
-	char				*cause = NULL, *def = NULL;
-	uint64_t			 ms;
-	int				 c, rc;
+	struct import_options	 opt;
+	struct import_summary	 sum;
+	struct stat		 sb;
+	const char		*input = args->argv[0], *output;
+	char			*cause = NULL, *def = NULL;
+	int			 rc;
 
+	(void)self;
 	memset(&opt, 0, sizeof opt);
-	while ((c = cmd_getopt(self, argc, argv, "o:am:e:", longopts, NULL,
-	    &arg)) != -1) {
-		switch (c) {
-		case 'o':
-			output = arg;
-			break;
-		case 'a':
-			opt.append = 1;
-			break;
-		case 'm':
-			opt.step_marker = arg;
-			break;
-		case 'e':
-			if (lib_parse_uint(arg, &ms) != 0 || ms == 0)
-				return (cmd_usage_error(self, "--step-every "
-				    "needs a number of milliseconds, not %s",
-				    arg));
-			opt.step_every_ns = ms * 1000000;
-			break;
-		default:
-			return (EXIT_USAGE);
-		}
-	}
-	if (optind != argc - 1)
-		return (cmd_usage_error(self, optind >= argc ?
-		    "missing snapshot" : "too many arguments"));
-	if (output == NULL)
-		output = def = default_output(argv[optind]);
-	opt.progress = util_isatty_err() && stat(argv[optind], &sb) == 0 &&
+	opt.append = cmd_args_has(args, 'a');
+	opt.step_marker = cmd_args_text(args, 'm', NULL);
+	opt.step_every_ns = cmd_args_number(args, 'e', 0) * 1000000;
+	if ((output = cmd_args_text(args, 'o', NULL)) == NULL)
+		output = def = default_output(input);
+	opt.progress = util_isatty_err() && stat(input, &sb) == 0 &&
 	    sb.st_size > PROGRESS_BYTES;
-	rc = import_snapshot(argv[optind], output, &opt, &sum, &cause);
+	rc = import_snapshot(input, output, &opt, &sum, &cause);
 	if (rc != 0) {
 		free(def);
 		return (cmd_fail(cause));
 	}
 	printf("%s: %" PRId64 " segments, %" PRId64 " blocks, %" PRId64
-	    " trace entries, %" PRId64 " steps -> %s\n", argv[optind],
+	    " trace entries, %" PRId64 " steps -> %s\n", input,
 	    sum.segments, sum.blocks, sum.trace_entries, sum.steps, output);
 	if (strcmp(sum.step_source, "time") == 0)
 		printf("no step annotations: steps are fixed windows of "

@@ -6,25 +6,34 @@
 
 #include "vramtrace.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "analysis.h"
 #include "cmd.h"
 
-static int	cmd_info_exec(const struct cmd_entry *, int, char **);
+static int	cmd_info_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
 
-const struct cmd_entry cmd_info_entry = {
-	"info", "DB|PICKLE [--run ID] [--format text|json]",
-	"show the schema version and what a database holds",
-	"  -r, --run ID       count only what run ID holds (default: the whole\n"
-	"                     database)\n"
-	"  -f, --format FMT   text (default) or json\n",
-	cmd_info_exec
+enum { FORMAT_TEXT, FORMAT_JSON };
+static const char *const formats[] = { "text", "json", NULL };
+
+static const struct cmd_option cmd_info_options[] = {
+	CMD_OPTION_RUN("count only what run ID holds (default: the whole"
+	    " database)"),
+	CMD_OPTION_FORMAT(formats, "text (default) or json"),
+	CMD_OPTION_END
 };
 
-static const char *const formats[] = { "text", "json", NULL };
+const struct cmd_entry cmd_info_entry = {
+	.name = "info",
+	.args = "DB|PICKLE",
+	.lower = 1,
+	.upper = 1,
+	.missing = "missing database",
+	.options = cmd_info_options,
+	.summary = "show the schema version and what a database holds",
+	.exec = cmd_info_exec
+};
 
 static void
 print_json(int64_t run_id, const struct query_info *in)
@@ -75,53 +84,29 @@ print_text(const char *path, int64_t run_id, const struct query_info *in)
 }
 
 static int
-cmd_info_exec(const struct cmd_entry *self, int argc, char **argv)
+cmd_info_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	static const struct option	 longopts[] = {
-		{ "run", required_argument, NULL, 'r' },
-		{ "format", required_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct leak_options		 opts;
-	struct query_info		 info;
-	struct query			*q;
-	const char			*arg;
-	char				*cause = NULL;
-	int				 c, format = 0;
+	struct query_info	 info;
+	struct query		*q;
+	const char		*path = args->argv[0];
+	char			*cause = NULL;
+	int64_t			 run_id;
 
-	cmd_leak_defaults(&opts);
-	while ((c = cmd_getopt(self, argc, argv, "r:f:", longopts, NULL,
-	    &arg)) != -1) {
-		switch (c) {
-		case 'r':
-			if (cmd_leak_option(self, c, arg, &opts) != 0)
-				return (EXIT_USAGE);
-			break;
-		case 'f':
-			if ((format = cmd_parse_format(self, arg, formats)) < 0)
-				return (EXIT_USAGE);
-			break;
-		default:
-			return (EXIT_USAGE);
-		}
-	}
-	if (optind != argc - 1)
-		return (cmd_usage_error(self, optind >= argc ?
-		    "missing database" : "too many arguments"));
-	if ((q = input_open(argv[optind], &cause)) == NULL)
+	(void)self;
+	run_id = (int64_t)cmd_args_number(args, 'r', 0);
+	if ((q = input_open(path, &cause)) == NULL)
 		return (cmd_fail(cause));
-	if (query_info(q, opts.run_id, &info, &cause) == 0 &&
-	    opts.run_id != 0 && info.runs == 0)
-		xasprintf(&cause, "%s: no run %" PRId64, argv[optind],
-		    opts.run_id);
+	if (query_info(q, run_id, &info, &cause) == 0 && run_id != 0 &&
+	    info.runs == 0)
+		xasprintf(&cause, "%s: no run %" PRId64, path, run_id);
 	if (cause != NULL) {
 		query_close(q);
 		return (cmd_fail(cause));
 	}
-	if (format == 1)
-		print_json(opts.run_id, &info);
+	if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
+		print_json(run_id, &info);
 	else
-		print_text(argv[optind], opts.run_id, &info);
+		print_text(path, run_id, &info);
 	query_close(q);
 	return (EXIT_OK);
 }

@@ -6,7 +6,6 @@
 
 #include "vramtrace.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -14,21 +13,36 @@
 #include "analysis.h"
 #include "cmd.h"
 
-static int	cmd_leaks_exec(const struct cmd_entry *, int, char **);
-
-const struct cmd_entry cmd_leaks_entry = {
-	"leaks", "DB|PICKLE [--warmup N] [--threshold BYTES] [--run ID] "
-	"[--layer NAME] [--format text|json|csv] [--fail-on-leak]",
-	"say LEAK, CLEAN or INCONCLUSIVE, with growth, garbage streams, sites",
-	CMD_LEAK_HELP
-	"  -f, --format FMT     text (default), json or csv (live bytes per\n"
-	"                       step and stream)\n"
-	"  -F, --fail-on-leak   exit 1 on a LEAK verdict\n",
-	cmd_leaks_exec
-};
+static int	cmd_leaks_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
 
 enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 static const char *const formats[] = { "text", "json", "csv", NULL };
+
+static const struct cmd_option cmd_leaks_options[] = {
+	CMD_OPTION_WARMUP("steps left out at the start (1)"),
+	CMD_OPTION_THRESHOLD("the growth per step that is a leak (1MiB)"),
+	CMD_OPTION_RUN("the run to analyse (default: the newest)"),
+	CMD_OPTION_LAYER("segment, pool, block or host (default: block, else"
+	    " pool, else segment)"),
+	CMD_OPTION_FORMAT(formats, "text (default), json or csv (live bytes"
+	    " per step and stream)"),
+	{ .name = "fail-on-leak", .letter = 'F', .kind = CMD_FLAG,
+	  .help = "exit 1 on a LEAK verdict" },
+	CMD_OPTION_END
+};
+
+const struct cmd_entry cmd_leaks_entry = {
+	.name = "leaks",
+	.args = "DB|PICKLE",
+	.lower = 1,
+	.upper = 1,
+	.missing = "missing database",
+	.options = cmd_leaks_options,
+	.summary = "say LEAK, CLEAN or INCONCLUSIVE, with growth, garbage"
+	    " streams, sites",
+	.exec = cmd_leaks_exec
+};
 
 static void
 print_text(const struct leak_report *r)
@@ -206,24 +220,19 @@ print_csv(const struct leak_report *r)
 }
 
 static int
-cmd_leaks_exec(const struct cmd_entry *self, int argc, char **argv)
+cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	static const struct option	 longopts[] = {
-		CMD_LEAK_LONGOPTS,
-		{ "format", required_argument, NULL, 'f' },
-		{ "fail-on-leak", no_argument, NULL, 'F' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct leak_options		 opts;
-	struct leak_report		*r;
-	struct query			*q;
-	char				*cause = NULL;
-	int				 i, format, fail, rc;
+	struct leak_options	 opts;
+	struct leak_report	*r;
+	struct query		*q;
+	char			*cause = NULL;
+	uint64_t		 format;
+	int			 rc;
 
-	if ((i = cmd_analysis_args(self, argc, argv, CMD_LEAK_SHORTOPTS "f:F",
-	    longopts, formats, 'F', &opts, &format, &fail)) < 0)
-		return (EXIT_USAGE);
-	if ((q = input_open(argv[i], &cause)) == NULL ||
+	(void)self;
+	cmd_args_leak(args, &opts);
+	format = cmd_args_number(args, 'f', FORMAT_TEXT);
+	if ((q = input_open(args->argv[0], &cause)) == NULL ||
 	    analysis_leaks(q, &opts, &r, &cause) != 0) {
 		query_close(q);
 		return (cmd_fail(cause));
@@ -235,7 +244,8 @@ cmd_leaks_exec(const struct cmd_entry *self, int argc, char **argv)
 		print_csv(r);
 	else
 		print_text(r);
-	rc = fail && r->verdict == LEAK_LEAK ? EXIT_FOUND : EXIT_OK;
+	rc = cmd_args_has(args, 'F') && r->verdict == LEAK_LEAK ? EXIT_FOUND :
+	    EXIT_OK;
 	leak_report_free(r);
 	return (rc);
 }

@@ -6,61 +6,52 @@
 
 #include "vramtrace.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
 #include "cmd.h"
 
-static int	cmd_merge_exec(const struct cmd_entry *, int, char **);
+static int	cmd_merge_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
+
+static const struct cmd_option cmd_merge_options[] = {
+	{ .name = "output", .letter = 'o', .flags = CMD_REQUIRED,
+	  .kind = CMD_TEXT, .value = "OUT.db",
+	  .help = "the database to write (must not exist)" },
+	{ .name = "separate", .letter = 's', .kind = CMD_FLAG,
+	  .help = "keep every run apart (default: runs of one job, same"
+	  " command and overlapping time, become one)" },
+	CMD_OPTION_END
+};
 
 const struct cmd_entry cmd_merge_entry = {
-	"merge", "DB... -o OUT.db [--separate]",
-	"join databases written on several machines into one",
-	"  -o, --output DB    the database to write (must not exist)\n"
-	"  -s, --separate     keep every run apart (default: runs of one job,"
-	"\n                     same command and overlapping time, become"
-	" one)\n",
-	cmd_merge_exec
+	.name = "merge",
+	.args = "DB...",
+	.lower = 1,
+	.upper = -1,
+	.missing = "missing databases",
+	.options = cmd_merge_options,
+	.summary = "join databases written on several machines into one",
+	.exec = cmd_merge_exec
 };
 
 static int
-cmd_merge_exec(const struct cmd_entry *self, int argc, char **argv)
+cmd_merge_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	static const struct option	 longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "separate", no_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct query_info		 info;
-	struct store			*s;
-	struct query			*q;
-	const char			*arg, *output = NULL;
-	char				*cause = NULL;
-	int				 c, i, n, join = 1, joined = 0;
+	struct query_info	 info;
+	struct store		*s;
+	struct query		*q;
+	const char		*output = cmd_args_text(args, 'o', NULL);
+	char			*cause = NULL;
+	int			 i, n, join, joined = 0;
 
-	while ((c = cmd_getopt(self, argc, argv, "o:s", longopts, NULL,
-	    &arg)) != -1) {
-		switch (c) {
-		case 'o':
-			output = arg;
-			break;
-		case 's':
-			join = 0;
-			break;
-		default:
-			return (EXIT_USAGE);
-		}
-	}
-	if (optind >= argc)
-		return (cmd_usage_error(self, "missing databases"));
-	if (output == NULL)
-		return (cmd_usage_error(self, "missing -o OUT.db"));
+	(void)self;
+	join = !cmd_args_has(args, 's');
 	if ((s = store_open(output, STORE_CREATE | STORE_ATOMIC, &cause)) ==
 	    NULL)
 		goto fail;
-	for (i = optind; i < argc; i++) {
-		if ((n = store_merge(s, argv[i], join, &cause)) < 0) {
+	for (i = 0; i < args->argc; i++) {
+		if ((n = store_merge(s, args->argv[i], join, &cause)) < 0) {
 			store_abort(s);
 			goto fail;
 		}
@@ -81,7 +72,7 @@ cmd_merge_exec(const struct cmd_entry *self, int argc, char **argv)
 	query_close(q);
 	printf("%d files -> %s: %" PRId64 " runs (%d joined to a run of "
 	    "another file), %" PRId64 " processes, %" PRId64
-	    " allocations\n", argc - optind, output, info.runs, joined,
+	    " allocations\n", args->argc, output, info.runs, joined,
 	    info.processes, info.allocations);
 	return (EXIT_OK);
 

@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -27,22 +26,46 @@
 #include "vramtrace.h"
 #include "cmd.h"
 
-static int	cmd_record_exec(const struct cmd_entry *, int, char **);
+static int	cmd_record_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
+
+enum { ALLOCATOR_ASYNC, ALLOCATOR_NATIVE, ALLOCATOR_KEEP };
+static const char *const allocators[] = { "async", "native", "keep", NULL };
+
+static const struct cmd_option cmd_record_options[] = {
+	{ .name = "output", .letter = 'o', .kind = CMD_TEXT, .value = "DB",
+	  .help = "the database (default run.db)" },
+	{ .name = "flush-ms", .letter = 'f', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_NUMBER, .value = "N", .min = 1, .max = 3600000,
+	  .help = "ship and commit every N ms (default 200)" },
+	{ .name = "nvtx", .letter = 'n', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_FLAG, .help = "capture NVTX ranges and marks (the"
+	  " default)" },
+	{ .name = "no-nvtx", .letter = 'N', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_FLAG, .help = "leave NVTX alone" },
+	{ .name = "step-marker", .letter = 's', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_TEXT, .value = "REGEX",
+	  .help = "NVTX names that mark steps (default step)" },
+	{ .name = "torch-allocator", .letter = 'a', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_CHOICE, .choices = allocators,
+	  .help = "async (default), native or keep" },
+	{ .name = "torch-steps", .letter = 't', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_FLAG, .help = "mark a step at every Optimizer.step" },
+	{ .name = "append", .letter = 'A', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_FLAG, .help = "add a run to an existing database" },
+	CMD_OPTION_END
+};
 
 const struct cmd_entry cmd_record_entry = {
-	"record",
-	"[-o DB] [--flush-ms N] [--nvtx|--no-nvtx] [--step-marker REGEX]\n"
-	"\t[--torch-allocator async|native|keep] [--torch-steps] [--append]\n"
-	"\t-- COMMAND [ARGS...]",
-	"run a command and record its GPU memory into a database",
-	"  -o, --output DB          the database (default run.db)\n"
-	"      --flush-ms N         ship and commit every N ms (default 200)\n"
-	"      --nvtx, --no-nvtx    capture NVTX ranges and marks (default on)\n"
-	"      --step-marker REGEX  NVTX names that mark steps (default step)\n"
-	"      --torch-allocator M  async (default), native or keep\n"
-	"      --torch-steps        mark a step at every Optimizer.step\n"
-	"      --append             add a run to an existing database\n",
-	cmd_record_exec
+	.name = "record",
+	.args = "-- COMMAND [ARGS...]",
+	.lower = 1,
+	.upper = -1,
+	.missing = "no command to record",
+	.flags = CMD_STOP,
+	.options = cmd_record_options,
+	.summary = "run a command and record its GPU memory into a database",
+	.exec = cmd_record_exec
 };
 
 #ifndef VRAMTRACE_PKGLIBDIR
@@ -220,74 +243,19 @@ record_join(int argc, char **argv)
 	return (s);
 }
 
-static int
-record_parse(const struct cmd_entry *self, struct record_options *o,
-    int argc, char **argv)
+/* Take the options from args into *o. */
+static void
+record_options(const struct cmd_args *args, struct record_options *o)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "flush-ms", required_argument, NULL, 'f' },
-		{ "nvtx", no_argument, NULL, 'n' },
-		{ "no-nvtx", no_argument, NULL, 'N' },
-		{ "step-marker", required_argument, NULL, 's' },
-		{ "torch-allocator", required_argument, NULL, 'a' },
-		{ "torch-steps", no_argument, NULL, 't' },
-		{ "append", no_argument, NULL, 'A' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	const char	*arg;
-	uint64_t	 v;
-	int		 ch;
-
-	while ((ch = cmd_getopt(self, argc, argv, "+o:h", longopts, NULL,
-	    &arg)) != -1) {
-		switch (ch) {
-		case 'o':
-			o->output = arg;
-			break;
-		case 'f':
-			if (lib_parse_uint(arg, &v) != 0 || v == 0 ||
-			    v > 3600000)
-				goto usage;
-			o->flush_ms = (unsigned)v;
-			break;
-		case 'n':
-		case 'N':
-			o->nvtx = ch == 'n';
-			break;
-		case 's':
-			o->step_marker = arg;
-			break;
-		case 'a':
-			if (strcmp(arg, "async") != 0 &&
-			    strcmp(arg, "native") != 0 &&
-			    strcmp(arg, "keep") != 0)
-				goto usage;
-			o->allocator = arg;
-			break;
-		case 't':
-			o->torch_steps = 1;
-			break;
-		case 'A':
-			o->append = 1;
-			break;
-		case 'h':
-			cmd_print_help(stdout, self);
-			return (-2);
-		default:
-			return (-1);
-		}
-	}
-	if (optind >= argc) {
-		cmd_usage_error(self, "no command to record");
-		return (-1);
-	}
-	return (optind);
-
-usage:
-	cmd_usage_error(self, "bad option value: %s", arg);
-	return (-1);
+	o->output = cmd_args_text(args, 'o', "run.db");
+	o->flush_ms = (unsigned)cmd_args_number(args, 'f', 200);
+	/* Of --nvtx and --no-nvtx, the last one given counts. */
+	o->nvtx = cmd_args_has(args, 'N') <= cmd_args_has(args, 'n');
+	o->step_marker = cmd_args_text(args, 's', "step");
+	o->allocator = cmd_args_has(args, 'a') ? allocators[cmd_args_number(
+	    args, 'a', ALLOCATOR_ASYNC)] : NULL;
+	o->torch_steps = cmd_args_has(args, 't');
+	o->append = cmd_args_has(args, 'A');
 }
 
 /* The exit status of a shell for a wait status. */
@@ -302,19 +270,19 @@ record_status(int status)
 }
 
 static int
-cmd_record_exec(const struct cmd_entry *self, int argc, char **argv)
+cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	struct record_options	 o = { "run.db", 200, 1, "step", NULL, 0, 0 };
+	struct record_options	 o;
 	struct store_run_info	 info;
 	struct collector	*c = NULL;
 	struct store		*store = NULL;
 	struct stat		 sb;
 	char			*cause = NULL, *command, *git, cwd[PATH_MAX];
-	int			 first, status = 0, rc;
+	int			 status = 0, rc;
 	pid_t			 pid;
 
-	if ((first = record_parse(self, &o, argc, argv)) < 0)
-		return (first == -2 ? EXIT_OK : EXIT_USAGE);
+	(void)self;
+	record_options(args, &o);
 	if (!o.append && stat(o.output, &sb) == 0) {
 		log_warn("%s exists; use --append to add a run to it",
 		    o.output);
@@ -324,7 +292,7 @@ cmd_record_exec(const struct cmd_entry *self, int argc, char **argv)
 	info.source = "record";
 	info.allocator = record_allocator(&o);
 	info.step_source = o.nvtx ? "nvtx" : "api";
-	info.command = command = record_join(argc - first, argv + first);
+	info.command = command = record_join(args->argc, args->argv);
 	info.cwd = getcwd(cwd, sizeof cwd);
 
 	store = store_open(o.output, o.append ? STORE_APPEND : STORE_CREATE,
@@ -350,8 +318,8 @@ cmd_record_exec(const struct cmd_entry *self, int argc, char **argv)
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		signal(SIGCHLD, SIG_DFL);
-		execvp(argv[first], argv + first);
-		log_warn("%s: %s", argv[first], strerror(errno));
+		execvp(args->argv[0], args->argv);
+		log_warn("%s: %s", args->argv[0], strerror(errno));
 		_exit(127);
 	}
 	if (collector_run(c, pid, &status, &cause) != 0)

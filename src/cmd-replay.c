@@ -8,21 +8,32 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cmd.h"
 
-static int	cmd_replay_exec(const struct cmd_entry *, int, char **);
+static int	cmd_replay_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
+
+static const struct cmd_option cmd_replay_options[] = {
+	{ .name = "output", .letter = 'o', .flags = CMD_REQUIRED,
+	  .kind = CMD_TEXT, .value = "DB", .help = "the database to write" },
+	{ .name = "append", .letter = 'a', .kind = CMD_FLAG,
+	  .help = "add a run to an existing database" },
+	CMD_OPTION_END
+};
 
 const struct cmd_entry cmd_replay_entry = {
-	"replay", "FILE.vtr -o DB [--append]",
-	"write a spool file of recorded events into a database",
-	"  -o, --output DB    the database to write (required)\n"
-	"  -a, --append       add a run to an existing database\n",
-	cmd_replay_exec
+	.name = "replay",
+	.args = "FILE.vtr",
+	.lower = 1,
+	.upper = 1,
+	.missing = "missing spool file",
+	.options = cmd_replay_options,
+	.summary = "write a spool file of recorded events into a database",
+	.exec = cmd_replay_exec
 };
 
 /*
@@ -70,53 +81,32 @@ replay_file(const char *path, struct store_source *src, char **cause)
 }
 
 static int
-cmd_replay_exec(const struct cmd_entry *self, int argc, char **argv)
+cmd_replay_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	static const struct option	 longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "append", no_argument, NULL, 'a' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct store_run_info		 info;
-	struct store			*s;
-	struct store_source		*src;
-	const char			*arg, *output = NULL;
-	char				*cause = NULL;
-	int				 c, append = 0;
+	struct store_run_info	 info;
+	struct store		*s;
+	struct store_source	*src;
+	const char		*input = args->argv[0];
+	const char		*output = cmd_args_text(args, 'o', NULL);
+	char			*cause = NULL;
+	int			 append = cmd_args_has(args, 'a');
 
-	while ((c = cmd_getopt(self, argc, argv, "o:a", longopts, NULL,
-	    &arg)) != -1) {
-		switch (c) {
-		case 'o':
-			output = arg;
-			break;
-		case 'a':
-			append = 1;
-			break;
-		default:
-			return (EXIT_USAGE);
-		}
-	}
-	if (optind != argc - 1)
-		return (cmd_usage_error(self, optind >= argc ?
-		    "missing spool file" : "too many arguments"));
-	if (output == NULL)
-		return (cmd_usage_error(self, "missing -o DB"));
+	(void)self;
 	s = store_open(output, append ? STORE_APPEND : STORE_CREATE |
 	    STORE_ATOMIC, &cause);
 	if (s == NULL)
 		return (cmd_fail(cause));
 	memset(&info, 0, sizeof info);
 	info.source = "replay";
-	info.input = argv[optind];
+	info.input = input;
 	info.step_source = "api";
 	if (store_run_begin(s, &info) < 0) {
 		log_warn("%s: cannot start a run", output);
 		store_abort(s);
 		return (EXIT_FOUND);
 	}
-	src = store_source_create(s, argv[optind]);
-	if (replay_file(argv[optind], src, &cause) != 0 ||
+	src = store_source_create(s, input);
+	if (replay_file(input, src, &cause) != 0 ||
 	    store_source_drain(src, &cause) != 0 ||
 	    store_run_finish(s, -1, 0, &cause) != 0) {
 		store_source_free(src);

@@ -7,27 +7,39 @@
 
 #include "vramtrace.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 
 #include "analysis.h"
 #include "cmd.h"
 
-static int	cmd_report_exec(const struct cmd_entry *, int, char **);
-
-const struct cmd_entry cmd_report_entry = {
-	"report", "DB|PICKLE [--warmup N] [--threshold BYTES] [--run ID] "
-	"[--layer NAME] [--format text|json]",
-	"summarise a run on one screen: devices, steps, peak, verdict, top "
-	"streams and sites",
-	CMD_LEAK_HELP
-	"  -f, --format FMT     text (default) or json\n",
-	cmd_report_exec
-};
+static int	cmd_report_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
 
 enum { FORMAT_TEXT, FORMAT_JSON };
 static const char *const formats[] = { "text", "json", NULL };
+
+static const struct cmd_option cmd_report_options[] = {
+	CMD_OPTION_WARMUP("steps left out at the start (1)"),
+	CMD_OPTION_THRESHOLD("the growth per step that is a leak (1MiB)"),
+	CMD_OPTION_RUN("the run to summarise (default: the newest)"),
+	CMD_OPTION_LAYER("segment, pool, block or host (default: block, else"
+	    " pool, else segment)"),
+	CMD_OPTION_FORMAT(formats, "text (default) or json"),
+	CMD_OPTION_END
+};
+
+const struct cmd_entry cmd_report_entry = {
+	.name = "report",
+	.args = "DB|PICKLE",
+	.lower = 1,
+	.upper = 1,
+	.missing = "missing database",
+	.options = cmd_report_options,
+	.summary = "summarise a run on one screen: devices, steps, peak,"
+	    " verdict, top streams and sites",
+	.exec = cmd_report_exec
+};
 
 /* How many streams and sites one screen shows. */
 #define REPORT_TOP	5
@@ -119,24 +131,17 @@ print_json(const struct query_run *run, const struct leak_report *r)
 }
 
 static int
-cmd_report_exec(const struct cmd_entry *self, int argc, char **argv)
+cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	static const struct option	 longopts[] = {
-		CMD_LEAK_LONGOPTS,
-		{ "format", required_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct leak_options		 opts;
-	struct leak_report		*r = NULL;
-	struct query_run		 run = { 0 };
-	struct query			*q;
-	char				*cause = NULL;
-	int				 i, format, none;
+	struct leak_options	 opts;
+	struct leak_report	*r = NULL;
+	struct query_run	 run = { 0 };
+	struct query		*q;
+	char			*cause = NULL;
 
-	if ((i = cmd_analysis_args(self, argc, argv, CMD_LEAK_SHORTOPTS "f:",
-	    longopts, formats, 0, &opts, &format, &none)) < 0)
-		return (EXIT_USAGE);
-	if ((q = input_open(argv[i], &cause)) == NULL ||
+	(void)self;
+	cmd_args_leak(args, &opts);
+	if ((q = input_open(args->argv[0], &cause)) == NULL ||
 	    query_run(q, opts.run_id, &run, &cause) != 0 ||
 	    analysis_leaks(q, &opts, &r, &cause) != 0) {
 		query_run_free(&run);
@@ -144,7 +149,7 @@ cmd_report_exec(const struct cmd_entry *self, int argc, char **argv)
 		return (cmd_fail(cause));
 	}
 	query_close(q);
-	if (format == FORMAT_JSON)
+	if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
 		print_json(&run, r);
 	else
 		print_text(&run, r);

@@ -5,23 +5,32 @@
 
 #include "vramtrace.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 
-static int	cmd_sql_exec(const struct cmd_entry *, int, char **);
-
-const struct cmd_entry cmd_sql_entry = {
-	"sql", "DB|PICKLE QUERY [--format table|csv|json]",
-	"run one read-only SQL statement on a database",
-	"  -f, --format FMT   table (default), csv or json\n",
-	cmd_sql_exec
-};
+static int	cmd_sql_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
 
 enum { FORMAT_TABLE, FORMAT_CSV, FORMAT_JSON };
 static const char *const formats[] = { "table", "csv", "json", NULL };
+
+static const struct cmd_option cmd_sql_options[] = {
+	CMD_OPTION_FORMAT(formats, "table (default), csv or json"),
+	CMD_OPTION_END
+};
+
+const struct cmd_entry cmd_sql_entry = {
+	.name = "sql",
+	.args = "DB|PICKLE QUERY",
+	.lower = 2,
+	.upper = 2,
+	.missing = "needs a database and a query",
+	.options = cmd_sql_options,
+	.summary = "run one read-only SQL statement on a database",
+	.exec = cmd_sql_exec
+};
 
 struct sql_out {
 	int	  format;
@@ -102,36 +111,18 @@ sql_row(void *arg, int n, const char **values, const int *types, int header)
 }
 
 static int
-cmd_sql_exec(const struct cmd_entry *self, int argc, char **argv)
+cmd_sql_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	static const struct option	 longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct sql_out			 out = { 0 };
-	struct query			*q;
-	const char			*arg;
-	char				*cause = NULL;
-	int				 c, rc, i;
+	struct sql_out	 out = { 0 };
+	struct query	*q;
+	char		*cause = NULL;
+	int		 rc, i;
 
-	while ((c = cmd_getopt(self, argc, argv, "f:", longopts, NULL,
-	    &arg)) != -1) {
-		switch (c) {
-		case 'f':
-			if ((out.format = cmd_parse_format(self, arg,
-			    formats)) < 0)
-				return (EXIT_USAGE);
-			break;
-		default:
-			return (EXIT_USAGE);
-		}
-	}
-	if (argc - optind != 2)
-		return (cmd_usage_error(self, argc - optind < 2 ?
-		    "needs a database and a query" : "too many arguments"));
-	if ((q = input_open(argv[optind], &cause)) == NULL)
+	(void)self;
+	out.format = (int)cmd_args_number(args, 'f', FORMAT_TABLE);
+	if ((q = input_open(args->argv[0], &cause)) == NULL)
 		return (cmd_fail(cause));
-	rc = query_sql(q, argv[optind + 1], sql_row, &out, &cause);
+	rc = query_sql(q, args->argv[1], sql_row, &out, &cause);
 	if (out.format == FORMAT_JSON && out.names != NULL)
 		printf("%s]\n", out.rows > 0 ? "\n" : "");
 	for (i = 0; i < out.ncols; i++)

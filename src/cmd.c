@@ -1,7 +1,18 @@
 /*
- * cmd.c: the command table, lookup, usage and option parsing shared by
- * the commands.  Adding a command: one src/cmd-NAME.c, one line here, one
- * entry in the manual.
+ * cmd.c: the command table, and the one parser of every command's line.
+ *
+ * A command is a const struct cmd_entry in its own src/cmd-NAME.c (cmd.h):
+ * its positional arguments with their bounds and its options, each with a
+ * kind of value.  cmd_exec() parses a command line against the entry with
+ * getopt_long (tables built from the entry), checks every value against
+ * its kind and the argument count against the bounds, answers -h and
+ * --help, and only then calls the entry's exec with the parsed result.  A
+ * usage error is one line naming what is wrong, then the usage line, on
+ * stderr, and exit status 2.  The usage line and the option list that
+ * --help prints are made from the same entry, so they cannot disagree.
+ *
+ * Adding a command: one src/cmd-NAME.c, one line in cmd_table, one entry
+ * in the manual (tests/t-cli.sh checks the manual against --help).
  */
 #include "config.h"
 
@@ -16,9 +27,21 @@
 #include "analysis.h"
 #include "cmd.h"
 
+/* The column --help and the usage line wrap before. */
+#define CMD_WIDTH	79
+/* The widest option column of --help; a wider option has its own line. */
+#define CMD_LEFT	24
+
+static int	cmd_help_exec(const struct cmd_entry *,
+		    const struct cmd_args *);
+
 static const struct cmd_entry cmd_help_entry = {
-	"help", "[COMMAND]", "show the usage of vramtrace or of one command",
-	NULL, cmd_run_help
+	.name = "help",
+	.args = "[COMMAND]",
+	.lower = 0,
+	.upper = 1,
+	.summary = "show the usage of vramtrace or of one command",
+	.exec = cmd_help_exec
 };
 
 static const struct cmd_entry *const cmd_table[] = {
@@ -37,6 +60,12 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_sql_entry,
 	&cmd_tui_entry,
 	NULL
+};
+
+/* The option every command has, after its own. */
+static const struct cmd_option cmd_help_option = {
+	.name = "help", .letter = 'h', .kind = CMD_FLAG,
+	.help = "show this help and exit"
 };
 
 /* The command called name, or NULL. */
@@ -66,14 +95,164 @@ cmd_print_usage(FILE *f)
 	    "man vramtrace is the manual.\n");
 }
 
-/* Print one command's usage line and options. */
+/* The number of options of e, --help aside. */
+static int
+cmd_count(const struct cmd_entry *e)
+{
+	int	n = 0;
+
+	while (e->options != NULL && e->options[n].name != NULL)
+		n++;
+	return (n);
+}
+
+/* The option of e whose key is letter, or NULL. */
+static const struct cmd_option *
+cmd_option(const struct cmd_entry *e, int letter)
+{
+	int	i, n = cmd_count(e);
+
+	for (i = 0; i < n; i++) {
+		if (e->options[i].letter == letter)
+			return (&e->options[i]);
+	}
+	return (NULL);
+}
+
+/*
+ * Write the choices of o into buf, joined by sep, the last two by last:
+ * ("|", "|") gives "text|json", (", ", " or ") "text, json or csv".
+ */
+static const char *
+cmd_choices(const struct cmd_option *o, const char *sep, const char *last,
+    char *buf, size_t len)
+{
+	size_t	i, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; o->choices[i] != NULL && used < len; i++) {
+		used += (size_t)snprintf(buf + used, len - used, "%s%s",
+		    i == 0 ? "" : o->choices[i + 1] == NULL ? last : sep,
+		    o->choices[i]);
+	}
+	return (buf);
+}
+
+/* Write "--name VALUE" (or "-l, --name VALUE" when short) into buf. */
+static const char *
+cmd_spell(const struct cmd_option *o, int short_too, char *buf, size_t len)
+{
+	char	 list[128];
+	size_t	 used = 0;
+
+	if (short_too && !(o->flags & CMD_LONG_ONLY))
+		used = (size_t)snprintf(buf, len, "-%c, ", o->letter);
+	else if (short_too)
+		used = (size_t)snprintf(buf, len, "    ");
+	if (o->kind == CMD_FLAG)
+		snprintf(buf + used, len - used, "--%s", o->name);
+	else if (o->kind == CMD_CHOICE)
+		snprintf(buf + used, len - used, "--%s %s", o->name,
+		    cmd_choices(o, "|", "|", list, sizeof list));
+	else
+		snprintf(buf + used, len - used, "--%s %s", o->name, o->value);
+	return (buf);
+}
+
+/*
+ * Print the n bytes of word at column *col: at once when *col is indent
+ * (the start of a line), else after a space, or on a new line indented to
+ * indent when it would pass CMD_WIDTH.
+ */
+static void
+cmd_word(FILE *f, const char *word, size_t n, int indent, int *col)
+{
+	if (*col != indent && *col + 1 + (int)n > CMD_WIDTH) {
+		fprintf(f, "\n%*s", indent, "");
+		*col = indent;
+	} else if (*col != indent) {
+		fputc(' ', f);
+		(*col)++;
+	}
+	fwrite(word, 1, n, f);
+	*col += (int)n;
+}
+
+/* Print text's words from column col, wrapped with indent, and a newline. */
+static void
+cmd_wrap(FILE *f, const char *text, int indent, int col)
+{
+	const char	*p = text;
+	size_t		 n;
+
+	while (*p != '\0') {
+		while (*p == ' ')
+			p++;
+		if ((n = strcspn(p, " ")) == 0)
+			break;
+		cmd_word(f, p, n, indent, &col);
+		p += n;
+	}
+	fputc('\n', f);
+}
+
+/*
+ * Print e's usage line: "usage: vramtrace NAME ARGS [--opt VALUE]...",
+ * wrapped under its first option; a required option has no brackets, and
+ * a command whose options end at its first argument (record) has them
+ * last.
+ */
+static void
+cmd_print_usage_line(FILE *f, const struct cmd_entry *e)
+{
+	const struct cmd_option	*o;
+	char			 word[192], spelt[160];
+	int			 i, n = cmd_count(e), indent, col;
+
+	col = fprintf(f, "usage: vramtrace %s", e->name);
+	indent = col + 1;
+	if (!(e->flags & CMD_STOP) && e->args != NULL)
+		cmd_word(f, e->args, strlen(e->args), indent, &col);
+	for (i = 0; i < n; i++) {
+		o = &e->options[i];
+		cmd_spell(o, 0, spelt, sizeof spelt);
+		snprintf(word, sizeof word, (o->flags & CMD_REQUIRED) ? "%s" :
+		    "[%s]", spelt);
+		cmd_word(f, word, strlen(word), indent, &col);
+	}
+	if ((e->flags & CMD_STOP) && e->args != NULL)
+		cmd_word(f, e->args, strlen(e->args), indent, &col);
+	fputc('\n', f);
+}
+
+/*
+ * Print one command's help: the usage line, the summary and every option
+ * with its letter, value and sentence, from the command's entry.
+ */
 void
 cmd_print_help(FILE *f, const struct cmd_entry *e)
 {
-	fprintf(f, "usage: vramtrace %s %s\n", e->name, e->usage);
-	fprintf(f, "%s\n", e->summary);
-	if (e->help != NULL)
-		fprintf(f, "\n%s", e->help);
+	const struct cmd_option	*o;
+	char			 left[160];
+	int			 i, n = cmd_count(e), width = 0, len;
+
+	cmd_print_usage_line(f, e);
+	fprintf(f, "%s\n\n", e->summary);
+	for (i = 0; i <= n; i++) {
+		o = i < n ? &e->options[i] : &cmd_help_option;
+		len = (int)strlen(cmd_spell(o, 1, left, sizeof left));
+		if (len > width && len <= CMD_LEFT)
+			width = len;
+	}
+	for (i = 0; i <= n; i++) {
+		o = i < n ? &e->options[i] : &cmd_help_option;
+		len = fprintf(f, "  %s", cmd_spell(o, 1, left, sizeof left));
+		if (len > width + 2)
+			fprintf(f, "\n%*s", width + 4, "");
+		else
+			fprintf(f, "%*s", width + 4 - len, "");
+		cmd_wrap(f, o->help, width + 4, width + 4);
+	}
 }
 
 /*
@@ -90,54 +269,248 @@ cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	fprintf(stderr, "usage: vramtrace %s %s\n", e->name, e->usage);
+	cmd_print_usage_line(stderr, e);
 	return (EXIT_USAGE);
 }
 
-/*
- * getopt_long for a command, with its errors reported our way: returns the
- * option, -1 at the end, or '?' after printing the usage error (the caller
- * returns EXIT_USAGE).  --help is handled by the caller as 'h'.
- */
-int
-cmd_getopt(const struct cmd_entry *e, int argc, char **argv,
-    const char *shortopts, const struct option *longopts, int *index,
-    const char **optarg_out)
+/* Check arg against o's kind into *v.  0, or -1 after a usage error. */
+static int
+cmd_value(const struct cmd_entry *e, const struct cmd_option *o,
+    const char *arg, uint64_t *v)
 {
-	int	c;
+	uint64_t	max = o->max != 0 ? o->max : INT64_MAX;
+	char		list[128];
+	unsigned int	i;
 
-	opterr = 0;
-	c = getopt_long(argc, argv, shortopts, longopts, index);
-	*optarg_out = optarg;
-	if (c == '?') {
-		if (optopt != 0 && strchr(shortopts, optopt) != NULL)
-			cmd_usage_error(e, "option %s needs a value",
-			    argv[optind - 1]);
-		else if (optopt != 0)
-			cmd_usage_error(e, "unknown option -%c", optopt);
+	switch (o->kind) {
+	case CMD_FLAG:
+	case CMD_TEXT:
+		return (0);
+	case CMD_NUMBER:
+		if (lib_parse_uint(arg, v) == 0 && *v >= o->min && *v <= max)
+			return (0);
+		if (o->max == 0)
+			cmd_usage_error(e, "bad %s %s (a number, at least %"
+			    PRIu64 ")", o->name, arg, o->min);
 		else
-			cmd_usage_error(e, "unknown option %s",
-			    argv[optind - 1]);
+			cmd_usage_error(e, "bad %s %s (a number from %" PRIu64
+			    " to %" PRIu64 ")", o->name, arg, o->min, max);
+		return (-1);
+	case CMD_BYTES:
+		if (lib_parse_bytes(arg, v) == 0)
+			return (0);
+		cmd_usage_error(e, "bad %s %s (a size such as 512KiB or 1MiB)",
+		    o->name, arg);
+		return (-1);
+	case CMD_CHOICE:
+		for (i = 0; o->choices[i] != NULL; i++) {
+			if (strcmp(o->choices[i], arg) == 0) {
+				*v = i;
+				return (0);
+			}
+		}
+		cmd_usage_error(e, "unknown %s %s (%s)", o->name, arg,
+		    cmd_choices(o, ", ", " or ", list, sizeof list));
+		return (-1);
+	case CMD_LAYER:
+		for (i = 0; i < EVENT_LAYER_MAX; i++) {
+			if (strcmp(event_layer_name(i), arg) == 0 ||
+			    (arg[0] == (char)('0' + i) && arg[1] == '\0')) {
+				*v = i;
+				return (0);
+			}
+		}
+		cmd_usage_error(e, "unknown layer %s (segment, pool, block or"
+		    " host)", arg);
+		return (-1);
 	}
-	return (c);
+	fatal("%s: option --%s of no known kind", e->name, o->name);
+}
+
+/* Build getopt_long's tables for e into shortopts and longopts. */
+static void
+cmd_getopt_tables(const struct cmd_entry *e, char *shortopts,
+    struct option *longopts)
+{
+	const struct cmd_option	*o;
+	int			 i, n = cmd_count(e);
+
+	if (n > CMD_MAX_OPTIONS)
+		fatal("%s: more than %d options", e->name, CMD_MAX_OPTIONS);
+	if (e->flags & CMD_STOP)
+		*shortopts++ = '+';
+	*shortopts++ = ':';
+	for (i = 0; i < n; i++) {
+		o = &e->options[i];
+		if (o->letter == 'h' || cmd_option(e, o->letter) != o)
+			fatal("%s: option key -%c taken twice", e->name,
+			    o->letter);
+		longopts[i].name = o->name;
+		longopts[i].has_arg = o->kind == CMD_FLAG ? no_argument :
+		    required_argument;
+		longopts[i].flag = NULL;
+		longopts[i].val = o->letter;
+		if (o->flags & CMD_LONG_ONLY)
+			continue;
+		*shortopts++ = (char)o->letter;
+		if (o->kind != CMD_FLAG)
+			*shortopts++ = ':';
+	}
+	longopts[n].name = cmd_help_option.name;
+	longopts[n].has_arg = no_argument;
+	longopts[n].flag = NULL;
+	longopts[n].val = 'h';
+	memset(&longopts[n + 1], 0, sizeof longopts[n + 1]);
+	*shortopts++ = 'h';
+	*shortopts = '\0';
 }
 
 /*
- * Return the index of value in the NULL-terminated list of formats, or -1
- * after printing a usage error.
+ * Parse argv (argv[0] is the command's name) against e into *a.  Returns
+ * 0, 1 when help was asked for, or -1 after a usage error.
+ */
+static int
+cmd_parse(const struct cmd_entry *e, int argc, char **argv,
+    struct cmd_args *a)
+{
+	struct option			 longopts[CMD_MAX_OPTIONS + 2];
+	char				 shortopts[3 * CMD_MAX_OPTIONS + 8];
+	const struct cmd_option		*o;
+	const char			*arg;
+	int				 c, i, given = 0;
+
+	memset(a, 0, sizeof *a);
+	a->entry = e;
+	cmd_getopt_tables(e, shortopts, longopts);
+	opterr = 0;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) !=
+	    -1) {
+		arg = argv[optind - 1];
+		if (c == 'h')
+			return (1);
+		if (c == ':') {
+			cmd_usage_error(e, "option %s needs a value", arg);
+			return (-1);
+		}
+		if (c == '?') {
+			if (optopt != 0 && strncmp(arg, "--", 2) == 0)
+				cmd_usage_error(e, "option %s takes no value",
+				    arg);
+			else if (optopt != 0)
+				cmd_usage_error(e, "unknown option -%c",
+				    optopt);
+			else
+				cmd_usage_error(e, "unknown option %s", arg);
+			return (-1);
+		}
+		o = cmd_option(e, c);
+		i = (int)(o - e->options);
+		a->values[i].given = ++given;
+		a->values[i].text = optarg;
+		if (cmd_value(e, o, optarg, &a->values[i].number) != 0)
+			return (-1);
+	}
+	a->argc = argc - optind;
+	a->argv = argv + optind;
+	if (a->argc < e->lower) {
+		cmd_usage_error(e, "%s", e->missing);
+		return (-1);
+	}
+	if (e->upper >= 0 && a->argc > e->upper) {
+		cmd_usage_error(e, "too many arguments");
+		return (-1);
+	}
+	for (i = 0; i < cmd_count(e); i++) {
+		o = &e->options[i];
+		if ((o->flags & CMD_REQUIRED) && !a->values[i].given) {
+			cmd_usage_error(e, "missing --%s %s", o->name,
+			    o->value);
+			return (-1);
+		}
+	}
+	return (0);
+}
+
+/*
+ * Run command e on its command line (argv[0] is its name): parse it, print
+ * the help for -h or --help, and call e's exec.  Returns the exit status.
  */
 int
-cmd_parse_format(const struct cmd_entry *e, const char *value,
-    const char *const *formats)
+cmd_exec(const struct cmd_entry *e, int argc, char **argv)
 {
-	int	i;
+	struct cmd_args	a;
 
-	for (i = 0; formats[i] != NULL; i++) {
-		if (strcmp(formats[i], value) == 0)
-			return (i);
+	switch (cmd_parse(e, argc, argv, &a)) {
+	case 0:
+		return (e->exec(e, &a));
+	case 1:
+		cmd_print_help(stdout, e);
+		return (EXIT_OK);
 	}
-	cmd_usage_error(e, "unknown format %s", value);
-	return (-1);
+	return (EXIT_USAGE);
+}
+
+/* The index of the option of a's command keyed by letter; it must exist. */
+static int
+cmd_args_index(const struct cmd_args *a, int letter)
+{
+	const struct cmd_option	*o = cmd_option(a->entry, letter);
+
+	if (o == NULL)
+		fatal("%s has no option -%c", a->entry->name, letter);
+	return ((int)(o - a->entry->options));
+}
+
+/*
+ * Was option letter given?  0 if not, else the place (from 1) among the
+ * options given of the last time it was, so that of two options the last
+ * can win.
+ */
+int
+cmd_args_has(const struct cmd_args *a, int letter)
+{
+	return (a->values[cmd_args_index(a, letter)].given);
+}
+
+/* The text given to option letter (the last, if several), or def. */
+const char *
+cmd_args_text(const struct cmd_args *a, int letter, const char *def)
+{
+	int	i = cmd_args_index(a, letter);
+
+	return (a->values[i].given ? a->values[i].text : def);
+}
+
+/*
+ * The value of option letter as its kind reads it (a number, a size in
+ * bytes, the index of a choice, a layer's number), or def.
+ */
+uint64_t
+cmd_args_number(const struct cmd_args *a, int letter, uint64_t def)
+{
+	int	i = cmd_args_index(a, letter);
+
+	return (a->values[i].given ? a->values[i].number : def);
+}
+
+/*
+ * Fill *o with the analysis defaults (leak_options_init), then with the
+ * analysis options (CMD_OPTION_WARMUP, _THRESHOLD, _RUN, _LAYER) that a's
+ * command has and that were given.
+ */
+void
+cmd_args_leak(const struct cmd_args *a, struct leak_options *o)
+{
+	leak_options_init(o);
+	if (cmd_option(a->entry, 'w') != NULL)
+		o->warmup = (int)cmd_args_number(a, 'w', (uint64_t)o->warmup);
+	if (cmd_option(a->entry, 't') != NULL)
+		o->threshold = cmd_args_number(a, 't', o->threshold);
+	if (cmd_option(a->entry, 'r') != NULL)
+		o->run_id = (int64_t)cmd_args_number(a, 'r', 0);
+	if (cmd_option(a->entry, 'L') != NULL && cmd_args_has(a, 'L'))
+		o->layer = (int)cmd_args_number(a, 'L', 0);
 }
 
 /*
@@ -153,127 +526,22 @@ cmd_fail(char *cause)
 }
 
 /* vramtrace help [COMMAND] */
-int
-cmd_run_help(const struct cmd_entry *self, int argc, char **argv)
+static int
+cmd_help_exec(const struct cmd_entry *self, const struct cmd_args *a)
 {
 	const struct cmd_entry	*e;
 
-	if (argc > 2)
-		return (cmd_usage_error(self, "too many arguments"));
-	if (argc < 2) {
+	(void)self;
+	if (a->argc == 0) {
 		cmd_print_usage(stdout);
 		return (EXIT_OK);
 	}
-	if ((e = cmd_find(argv[1])) == NULL) {
+	if ((e = cmd_find(a->argv[0])) == NULL) {
 		fprintf(stderr, "%s: unknown command %s\n", log_program,
-		    argv[1]);
+		    a->argv[0]);
 		cmd_print_usage(stderr);
 		return (EXIT_USAGE);
 	}
 	cmd_print_help(stdout, e);
 	return (EXIT_OK);
-}
-
-/* Fill *o with the defaults of the analysis options. */
-void
-cmd_leak_defaults(struct leak_options *o)
-{
-	leak_options_init(o);
-}
-
-/* The number of a layer given by name or number, or -1. */
-int
-cmd_layer_number(const char *name)
-{
-	unsigned int	i;
-
-	for (i = 0; i < EVENT_LAYER_MAX; i++) {
-		if (strcmp(event_layer_name(i), name) == 0 ||
-		    (name[0] == (char)('0' + i) && name[1] == '\0'))
-			return ((int)i);
-	}
-	return (-1);
-}
-
-/*
- * Take one of the analysis options (CMD_LEAK_SHORTOPTS) into *o.  Returns
- * 0, 1 when c is not one of them, or -1 after printing a usage error.
- */
-int
-cmd_leak_option(const struct cmd_entry *e, int c, const char *arg,
-    struct leak_options *o)
-{
-	uint64_t	v;
-
-	switch (c) {
-	case 'w':
-		if (lib_parse_uint(arg, &v) != 0 || v > 1000000) {
-			cmd_usage_error(e, "bad warm-up %s", arg);
-			return (-1);
-		}
-		o->warmup = (int)v;
-		return (0);
-	case 't':
-		if (lib_parse_bytes(arg, &o->threshold) != 0) {
-			cmd_usage_error(e, "bad threshold %s", arg);
-			return (-1);
-		}
-		return (0);
-	case 'r':
-		if (lib_parse_uint(arg, &v) != 0 || v == 0 ||
-		    v > INT64_MAX) {
-			cmd_usage_error(e, "bad run id %s", arg);
-			return (-1);
-		}
-		o->run_id = (int64_t)v;
-		return (0);
-	case 'L':
-		if ((o->layer = cmd_layer_number(arg)) < 0) {
-			cmd_usage_error(e, "unknown layer %s", arg);
-			return (-1);
-		}
-		return (0);
-	}
-	return (1);
-}
-
-/*
- * Parse the command line of an analysis command: the analysis options (of
- * CMD_LEAK_SHORTOPTS, those in shortopts) into *o after its defaults, -f
- * into *format (an index into formats; 0 by default), option letter flag
- * (0: none) into *flagged, and exactly one database argument.  Returns the
- * database argument's index in argv, or -1 after printing a usage error
- * (the caller returns EXIT_USAGE).
- */
-int
-cmd_analysis_args(const struct cmd_entry *e, int argc, char **argv,
-    const char *shortopts, const struct option *longopts,
-    const char *const *formats, int flag, struct leak_options *o,
-    int *format, int *flagged)
-{
-	const char	*arg;
-	int		 c, rc;
-
-	cmd_leak_defaults(o);
-	*format = *flagged = 0;
-	while ((c = cmd_getopt(e, argc, argv, shortopts, longopts, NULL,
-	    &arg)) != -1) {
-		if ((rc = cmd_leak_option(e, c, arg, o)) < 0)
-			return (-1);
-		if (rc == 0)
-			continue;
-		if (c == 'f') {
-			if ((*format = cmd_parse_format(e, arg, formats)) < 0)
-				return (-1);
-		} else if (flag != 0 && c == flag)
-			*flagged = 1;
-		else
-			return (-1);
-	}
-	if (optind != argc - 1) {
-		cmd_usage_error(e, optind >= argc ? "missing database" :
-		    "too many arguments");
-		return (-1);
-	}
-	return (optind);
 }

@@ -8,7 +8,6 @@
 
 #include "vramtrace.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>

@@ -5,7 +5,6 @@
 
 #include "vramtrace.h"
 
-#include <getopt.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,7 +15,6 @@ int
 main(int argc, char **argv)
 {
 	const struct cmd_entry	*e;
-	int			 i;
 
 	setlocale(LC_ALL, "");
 	if (argc < 2) {
@@ -44,12 +42,5 @@ main(int argc, char **argv)
 		cmd_print_usage(stderr);
 		return (EXIT_USAGE);
 	}
-	for (i = 2; i < argc && strcmp(argv[i], "--") != 0; i++) {
-		if (strcmp(argv[i], "--help") == 0) {
-			cmd_print_help(stdout, e);
-			return (EXIT_OK);
-		}
-	}
-	optind = 1;
-	return (e->exec(e, argc - 1, argv + 1));
+	return (cmd_exec(e, argc - 1, argv + 1));
 }

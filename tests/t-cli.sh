@@ -2,7 +2,7 @@
 # t-cli.sh: the command line: usage errors and exit codes, help, version,
 # info and sql on a replayed spool file.
 . "${srcdir:-.}/tests/lib.sh"
-plan 28
+plan 41
 
 run "$VRAMTRACE"
 expect 2 '^usage: vramtrace' "no command: usage, exit 2"
@@ -95,4 +95,54 @@ ok $? "export: thread names spell streams the same way"
 run "$VRAMTRACE" tui --dump streams "$TMP/streams.db"
 grep -Eq '^ +0 1031036896 ' "$TMP/out" && grep -Eq '^ +0 n/a ' "$TMP/out"
 ok $? "tui: the same spelling"
+# Every command parses the same way, from its entry in the command table.
+cmds=$("$VRAMTRACE" help | sed -n 's/^  \([a-z]*\) .*/\1/p')
+[ "$(echo $cmds | wc -w)" -eq 14 ]; ok $? "help lists the 14 commands"
+bad=
+for c in $cmds; do
+	"$VRAMTRACE" help "$c" >"$TMP/help" 2>&1 &&
+	"$VRAMTRACE" "$c" -h >"$TMP/h" 2>&1 &&
+	"$VRAMTRACE" "$c" --help >"$TMP/hh" 2>&1 &&
+	cmp -s "$TMP/help" "$TMP/h" && cmp -s "$TMP/help" "$TMP/hh" &&
+	grep -q "^usage: vramtrace $c" "$TMP/help" &&
+	grep -q '^  -h, --help ' "$TMP/help" || bad="$bad $c"
+done
+[ -z "$bad" ]; ok $? "-h, --help and help CMD print the same help for every command${bad:+ (not:$bad)}"
+bad=
+for c in $cmds; do
+	run "$VRAMTRACE" "$c" --frob
+	[ $rc -eq 2 ] && [ "$(sed -n 1p "$TMP/err")" = "vramtrace: $c: unknown option --frob" ] &&
+	    sed -n 2p "$TMP/err" | grep -q "^usage: vramtrace $c" &&
+	    [ "$(grep -c '^vramtrace:' "$TMP/err")" -eq 1 ] || bad="$bad $c"
+done
+[ -z "$bad" ]; ok $? "every command: an unknown option is one line, the usage, exit 2${bad:+ (not:$bad)}"
+run "$VRAMTRACE" leaks -h
+[ $rc -eq 0 ] && grep -q '^  -F, --fail-on-leak ' "$TMP/out" && [ ! -s "$TMP/err" ]
+ok $? "leaks -h: the help on stdout, exit 0"
+run "$VRAMTRACE" leaks "$TMP/run.db" --run
+expect 2 '^vramtrace: leaks: option --run needs a value$' "a missing value, exit 2"
+run "$VRAMTRACE" info "$TMP/run.db" "$TMP/run.db"
+expect 2 '^vramtrace: info: too many arguments$' "too many arguments, exit 2"
+run "$VRAMTRACE" leaks --fail-on-leak=yes "$TMP/run.db"
+expect 2 'option --fail-on-leak=yes takes no value' "a value for a flag, exit 2"
+bad=
+for c in leaks report info export tui; do
+	run "$VRAMTRACE" "$c" "$TMP/run.db" --run 0 --perfetto "$TMP/x.json"
+	[ $rc -eq 2 ] && [ "$(sed -n 1p "$TMP/err")" = "vramtrace: $c: bad run 0 (a number, at least 1)" ] || bad="$bad $c"
+done
+[ -z "$bad" ]; ok $? "one --run parser: the same message in every command${bad:+ (not:$bad)}"
+run "$VRAMTRACE" export "$TMP/run.db" --run 1 --perfetto "$TMP/x.json" --max-points 8
+expect 2 'bad max-points 8 \(a number, at least 16\)' "a number under its bound, exit 2"
+run "$VRAMTRACE" record --torch-allocator fast -- true
+expect 2 'unknown torch-allocator fast \(async, native or keep\)' "a choice not in the list, exit 2"
+run "$VRAMTRACE" leaks "$TMP/run.db" --layer 7
+expect 2 'unknown layer 7 \(segment, pool, block or host\)' "an unknown layer, exit 2"
+run "$VRAMTRACE" record -o "$TMP/stop.db" -- sh -c 'exit 3' --help
+[ $rc -eq 3 ] && [ -s "$TMP/stop.db" ]; ok $? "record: what follows the command is the command's"
+# The defaults --help states are those the analysis uses.
+run "$VRAMTRACE" leaks "$TMP/run.db" --format json
+w=$("$VRAMTRACE" leaks -h | sed -n 's/.*--warmup N .*(\([0-9]*\))$/\1/p')
+t=$("$VRAMTRACE" leaks -h | sed -n 's/.*--threshold BYTES .*(\([0-9]*\)MiB)$/\1/p')
+[ -n "$w" ] && [ -n "$t" ] && jq_py "$TMP/out" "d['warmup'] == $w and d['threshold'] == $t * 1048576"
+ok $? "leaks: the warm-up and threshold --help states are the ones applied"
 done_testing
