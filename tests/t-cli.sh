@@ -2,7 +2,7 @@
 # t-cli.sh: the command line: usage errors and exit codes, help, version,
 # info and sql on a replayed spool file.
 . "${srcdir:-.}/tests/lib.sh"
-plan 41
+plan 42
 
 run "$VRAMTRACE"
 expect 2 '^usage: vramtrace' "no command: usage, exit 2"
@@ -145,4 +145,12 @@ w=$("$VRAMTRACE" leaks -h | sed -n 's/.*--warmup N .*(\([0-9]*\))$/\1/p')
 t=$("$VRAMTRACE" leaks -h | sed -n 's/.*--threshold BYTES .*(\([0-9]*\)MiB)$/\1/p')
 [ -n "$w" ] && [ -n "$t" ] && jq_py "$TMP/out" "d['warmup'] == $w and d['threshold'] == $t * 1048576"
 ok $? "leaks: the warm-up and threshold --help states are the ones applied"
+# The manual's entry of each command has --help's usage line and options.
+if command -v "$PY" >/dev/null 2>&1; then
+	run "$PY" "$srcdir/tests/manual.py" "$VRAMTRACE" "$srcdir/man/vramtrace.1.in"
+	[ $rc -eq 0 ] || sed 's/^/# /' "$TMP/out"
+	ok $rc "vramtrace(1) documents every command and option as --help does"
+else
+	skip 1 "no python3"
+fi
 done_testing
