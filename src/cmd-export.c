@@ -335,7 +335,8 @@ export_file(struct query *q, const char *path, int64_t run_id,
 		x.width = (b.last_ns - b.first_ns) / (max_points / 2 /
 		    (uint64_t)b.tracks + 1) + 1;
 	xasprintf(&tmp, "%s.tmp-XXXXXX", path);
-	if ((fd = mkstemp(tmp)) == -1 || (x.f = fdopen(fd, "w")) == NULL) {
+	if ((fd = util_mkstemp(tmp)) == -1 ||
+	    (x.f = fdopen(fd, "w")) == NULL) {
 		*cause = xstrerror_cause("%s: cannot create", path);
 		if (fd != -1)
 			close(fd);

@@ -308,7 +308,7 @@ store_open(const char *path, int flags, char **cause)
 	}
 	if ((flags & STORE_ATOMIC) && !exists) {
 		xasprintf(&s->tmp_path, "%s.tmp-XXXXXX", path);
-		if ((fd = mkstemp(s->tmp_path)) == -1) {
+		if ((fd = util_mkstemp(s->tmp_path)) == -1) {
 			*cause = xstrerror_cause("%s: cannot create a "
 			    "temporary file", path);
 			goto fail;

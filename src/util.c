@@ -1,11 +1,13 @@
 /*
  * util.c: small helpers the commands share: sorting, recognising a
- * snapshot pickle by its first bytes, terminals.
+ * snapshot pickle by its first bytes, terminals, making an output file.
  */
 #include "config.h"
 
 #include "vramtrace.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,4 +58,41 @@ int
 util_isatty_err(void)
 {
 	return (isatty(STDERR_FILENO));
+}
+
+/*
+ * mkstemp() for files a command leaves behind (a database or an export
+ * written under a temporary name, then renamed): the same, except that the
+ * file is made 0644 less the umask, as any file a command writes, where
+ * mkstemp makes it 0600.  template ends in XXXXXX, which becomes the name
+ * made.  Returns the open descriptor, or -1 with errno set.
+ */
+int
+util_mkstemp(char *template)
+{
+	static const char	 chars[] = "abcdefghijklmnopqrstuvwxyz"
+				     "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static uint64_t		 state;
+	size_t			 len = strlen(template), i;
+	uint64_t		 r;
+	int			 fd, tries;
+
+	if (len < 6 || strcmp(template + len - 6, "XXXXXX") != 0) {
+		errno = EINVAL;
+		return (-1);
+	}
+	state ^= lib_now_ns() ^ ((uint64_t)getpid() << 32);
+	for (tries = 0; tries < 1000; tries++) {
+		/* xorshift64: names need to differ, not to be secret. */
+		state = state != 0 ? state : 0x9e3779b97f4a7c15ULL;
+		state ^= state << 13;
+		state ^= state >> 7;
+		state ^= state << 17;
+		for (i = 0, r = state; i < 6; i++, r /= sizeof chars - 1)
+			template[len - 6 + i] = chars[r % (sizeof chars - 1)];
+		fd = open(template, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (fd != -1 || errno != EEXIST)
+			return (fd);
+	}
+	return (-1);
 }

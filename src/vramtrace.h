@@ -47,6 +47,7 @@ void	 util_sort(void *, size_t, size_t,
 int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
 int	 util_isatty_err(void);
+int	 util_mkstemp(char *);
 
 /* fmt.c */
 #define FMT_UNKNOWN	"n/a"	/* how text shows a value not known */

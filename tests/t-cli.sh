@@ -2,7 +2,7 @@
 # t-cli.sh: the command line: usage errors and exit codes, help, version,
 # info and sql on a replayed spool file.
 . "${srcdir:-.}/tests/lib.sh"
-plan 42
+plan 44
 
 run "$VRAMTRACE"
 expect 2 '^usage: vramtrace' "no command: usage, exit 2"
@@ -153,4 +153,31 @@ if command -v "$PY" >/dev/null 2>&1; then
 else
 	skip 1 "no python3"
 fi
+# Every file a command writes is made 0644 less the umask (mkstemp made
+# the atomically written ones 0600).
+mode() { stat -c %a "$1"; }
+mkdir "$TMP/modes"
+(
+	umask 022
+	cd "$TMP/modes" || exit 1
+	"$VRAMTRACE" replay "$TMP/run.vtr" -o replay.db &&
+	"$VRAMTRACE" merge replay.db -o merge.db >/dev/null &&
+	"$VRAMTRACE" import "$srcdir/examples/clean.pickle" -o import.db >/dev/null &&
+	"$VRAMTRACE" export replay.db --perfetto export.json &&
+	"$VRAMTRACE" record -o record.db -- true &&
+	"$VRAMTRACE" replay "$TMP/run.vtr" -o record.db --append
+) >"$TMP/out" 2>&1
+st=$?
+got=$(for f in replay.db merge.db import.db export.json record.db; do
+	printf '%s=%s ' "$f" "$(mode "$TMP/modes/$f")"; done)
+[ $st -eq 0 ] && [ "$got" = "replay.db=644 merge.db=644 import.db=644 export.json=644 record.db=644 " ]
+ok $? "umask 022: databases and exports are 0644${got:+ ($got)}"
+(
+	umask 027
+	cd "$TMP/modes" || exit 1
+	"$VRAMTRACE" replay "$TMP/run.vtr" -o replay027.db &&
+	"$VRAMTRACE" export replay027.db --perfetto export027.json
+) >"$TMP/out" 2>&1
+[ $? -eq 0 ] && [ "$(mode "$TMP/modes/replay027.db") $(mode "$TMP/modes/export027.json")" = "640 640" ]
+ok $? "umask 027: 0640, as the umask allows"
 done_testing
