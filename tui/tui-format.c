@@ -1,14 +1,11 @@
 /*
- * tui-format.c: numbers, times and names as the views show them.  Each
- * function writes into the caller's buffer and returns it; unknown values
- * are "n/a", never 0.
+ * tui-format.c: what only the TUI prints: a layer filter, which may be
+ * "all".  Numbers, streams and times print through fmt.c, as in the
+ * commands.
  */
 #include "config.h"
 
 #include "tui.h"
-
-#include <inttypes.h>
-#include <stdio.h>
 
 /* A layer's name, "all" for -1. */
 const char *
