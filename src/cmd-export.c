@@ -42,10 +42,7 @@ static const struct cmd_option cmd_export_options[] = {
 
 const struct cmd_entry cmd_export_entry = {
 	.name = "export",
-	.args = "DB|PICKLE",
-	.lower = 1,
-	.upper = 1,
-	.missing = "missing database",
+	CMD_ARGS_DB,
 	.options = cmd_export_options,
 	.summary = "write a run as a trace that ui.perfetto.dev opens",
 	.exec = cmd_export_exec

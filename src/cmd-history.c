@@ -32,10 +32,7 @@ static const struct cmd_option cmd_history_options[] = {
 
 const struct cmd_entry cmd_history_entry = {
 	.name = "history",
-	.args = "DB|PICKLE",
-	.lower = 1,
-	.upper = 1,
-	.missing = "missing database",
+	CMD_ARGS_DB,
 	.options = cmd_history_options,
 	.summary = "the leak rate of every run, oldest first, and its trend",
 	.exec = cmd_history_exec

@@ -26,10 +26,7 @@ static const struct cmd_option cmd_info_options[] = {
 
 const struct cmd_entry cmd_info_entry = {
 	.name = "info",
-	.args = "DB|PICKLE",
-	.lower = 1,
-	.upper = 1,
-	.missing = "missing database",
+	CMD_ARGS_DB,
 	.options = cmd_info_options,
 	.summary = "show the schema version and what a database holds",
 	.exec = cmd_info_exec

@@ -20,11 +20,7 @@ enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV };
 static const char *const formats[] = { "text", "json", "csv", NULL };
 
 static const struct cmd_option cmd_leaks_options[] = {
-	CMD_OPTION_WARMUP("steps left out at the start (1)"),
-	CMD_OPTION_THRESHOLD("the growth per step that is a leak (1MiB)"),
-	CMD_OPTION_RUN("the run to analyse (default: the newest)"),
-	CMD_OPTION_LAYER("segment, pool, block or host (default: block, else"
-	    " pool, else segment)"),
+	CMD_OPTIONS_LEAK("the run to analyse (default: the newest)"),
 	CMD_OPTION_FORMAT(formats, "text (default), json or csv (live bytes"
 	    " per step and stream)"),
 	{ .name = "fail-on-leak", .letter = 'F', .kind = CMD_FLAG,
@@ -34,10 +30,7 @@ static const struct cmd_option cmd_leaks_options[] = {
 
 const struct cmd_entry cmd_leaks_entry = {
 	.name = "leaks",
-	.args = "DB|PICKLE",
-	.lower = 1,
-	.upper = 1,
-	.missing = "missing database",
+	CMD_ARGS_DB,
 	.options = cmd_leaks_options,
 	.summary = "say LEAK, CLEAN or INCONCLUSIVE, with growth, garbage"
 	    " streams, sites",

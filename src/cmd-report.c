@@ -20,21 +20,14 @@ enum { FORMAT_TEXT, FORMAT_JSON };
 static const char *const formats[] = { "text", "json", NULL };
 
 static const struct cmd_option cmd_report_options[] = {
-	CMD_OPTION_WARMUP("steps left out at the start (1)"),
-	CMD_OPTION_THRESHOLD("the growth per step that is a leak (1MiB)"),
-	CMD_OPTION_RUN("the run to summarise (default: the newest)"),
-	CMD_OPTION_LAYER("segment, pool, block or host (default: block, else"
-	    " pool, else segment)"),
+	CMD_OPTIONS_LEAK("the run to summarise (default: the newest)"),
 	CMD_OPTION_FORMAT(formats, "text (default) or json"),
 	CMD_OPTION_END
 };
 
 const struct cmd_entry cmd_report_entry = {
 	.name = "report",
-	.args = "DB|PICKLE",
-	.lower = 1,
-	.upper = 1,
-	.missing = "missing database",
+	CMD_ARGS_DB,
 	.options = cmd_report_options,
 	.summary = "summarise a run on one screen: devices, steps, peak,"
 	    " verdict, top streams and sites",

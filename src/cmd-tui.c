@@ -26,10 +26,7 @@ static const struct cmd_option cmd_tui_options[] = {
 
 const struct cmd_entry cmd_tui_entry = {
 	.name = "tui",
-	.args = "DB|PICKLE",
-	.lower = 1,
-	.upper = 1,
-	.missing = "missing database",
+	CMD_ARGS_DB,
 	.options = cmd_tui_options,
 	.summary = "browse runs, streams, steps, blocks and offload in the"
 	    " terminal",

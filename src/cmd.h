@@ -93,6 +93,18 @@ struct cmd_entry {
 	.kind = CMD_CHOICE, .choices = list, .help = h }
 #define CMD_OPTION_END { .name = NULL }
 
+/* The options of leaks and report: what to analyse, and how. */
+#define CMD_OPTIONS_LEAK(run_help) \
+	CMD_OPTION_WARMUP("steps left out at the start (1)"), \
+	CMD_OPTION_THRESHOLD("the growth per step that is a leak (1MiB)"), \
+	CMD_OPTION_RUN(run_help), \
+	CMD_OPTION_LAYER("segment, pool, block or host (default: block, else" \
+	    " pool, else segment)")
+
+/* The arguments of a command that reads one database (or snapshot). */
+#define CMD_ARGS_DB .args = "DB|PICKLE", .lower = 1, .upper = 1, \
+	.missing = "missing database"
+
 /* cmd.c */
 const struct cmd_entry *cmd_find(const char *);
 int	 cmd_exec(const struct cmd_entry *, int, char **);
