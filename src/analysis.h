@@ -307,4 +307,76 @@ int	 analysis_diff(struct query *, const struct diff_point *,
 	     struct diff_report **, char **);
 void	 diff_report_free(struct diff_report *);
 
+/*
+ * leak-shape.c: the shape of live bytes over the steps and the verdict it
+ * supports, from the series alone (pure: no SQLite, no curses).  The rule,
+ * its parameters and its limits are written out at the top of leak-shape.c
+ * and in vramtrace(1).
+ */
+enum leak_shape {
+	LEAK_SHAPE_NONE = 0,		/* too few steps to tell */
+	LEAK_SHAPE_FLAT,		/* the same at every step */
+	LEAK_SHAPE_NOISE,		/* changes that keep nothing */
+	LEAK_SHAPE_BOUNDED,		/* rises and falls back (period) */
+	LEAK_SHAPE_WARMUP,		/* grew, then a plateau (onset: its step) */
+	LEAK_SHAPE_STEADY,		/* grows at every step */
+	LEAK_SHAPE_PERIODIC,		/* grows every period-th step */
+	LEAK_SHAPE_LATE_ONSET,		/* flat, then grows from onset on */
+	LEAK_SHAPE_IRREGULAR		/* keeps growing, at irregular steps */
+};
+
+struct leak_shape_params {
+	int		 warmup;	/* steps before the baseline (1) */
+	int64_t		 horizon;	/* steps of the long run (100000) */
+	uint64_t	 device_bytes;	/* the device's memory; 0: unknown */
+	double		 device_fraction; /* of it that matters (0.01) */
+	uint64_t	 min_growth;	/* what matters when it is unknown */
+	uint64_t	 threshold;	/* bytes per step that matter; 0: */
+					/* what matters over the horizon */
+	int64_t		 peak_bytes;	/* for steps_to_full; 0: the series' */
+};
+
+/*
+ * What leak_shape_fit() found.  Indices are into the series it was given;
+ * -1 is none.  reason is static text (NULL when there is nothing to add).
+ */
+struct leak_shape_result {
+	enum leak_verdict verdict;
+	enum leak_shape	 shape;
+	const char	*reason;	/* why INCONCLUSIVE, or why CLEAN */
+					/* though it grew */
+	int64_t		 steps;		/* steps after the baseline */
+	double		 growth_bytes_per_step; /* the rate of the growth */
+					/* kept (Theil-Sen), else of all */
+	double		 growth_upper;	/* its one-sided 99% upper bound */
+	double		 p_value;	/* of the trend; 1: not tested */
+	int64_t		 period;	/* steps between growths (periodic, */
+					/* late onset), falls (bounded); 0 */
+	int64_t		 onset;		/* first growing step (leak shapes), */
+					/* the plateau's step (warm-up); -1 */
+	int64_t		 window;	/* steps per window (W) */
+	int64_t		 windows;	/* windows analysed (B) */
+	int64_t		 rises;		/* windows whose growth was kept */
+	int64_t		 kept_bytes;	/* growth kept since the onset */
+	double		 min_rate;	/* bytes per step that matter */
+	double		 horizon_bytes;	/* the rate over the horizon */
+	double		 projected_bytes; /* live after the horizon */
+	int64_t		 steps_to_full;	/* -1: unknown or not growing */
+};
+
+/* Defaults of the rule (see LEAK_SHAPE_* in leak-shape.c). */
+#define LEAK_SHAPE_HORIZON		100000
+#define LEAK_SHAPE_DEVICE_FRACTION	0.01
+#define LEAK_SHAPE_MIN_GROWTH		(1024ULL * 1024 * 1024)
+
+void	 leak_shape_defaults(struct leak_shape_params *);
+void	 leak_shape_fit(const int64_t *, size_t,
+	     const struct leak_shape_params *, struct leak_shape_result *);
+const char *leak_shape_name(enum leak_shape);
+
+/* leak-stats.c: robust statistics for the shape model. */
+double	 leak_stats_select(double *, size_t, size_t);
+double	 leak_stats_mann_kendall(const int64_t *, size_t);
+double	 leak_stats_theil_sen(const int64_t *, size_t, double *);
+
 #endif
