@@ -1,0 +1,219 @@
+"""The leak zoo: one small training loop per shape of memory over the steps.
+
+usage: zoo.py SHAPE STEPS FACTS.json [--snapshot FILE [--no-history]]
+
+Each step: forward, loss, backward, then what SHAPE keeps, then
+optimizer.step() (where `vramtrace record --torch-steps` and a snapshot's
+Optimizer.step annotations end the step) and zero_grad.  After each
+optimizer.step() it notes torch.cuda.memory_allocated(), the number the
+analysis must agree with.  FACTS.json gets those numbers, what the shape
+does (the leaking line, bytes kept, period, onset) and the true verdict.
+
+--snapshot FILE: record the allocator's history from the start
+(torch.cuda.memory._record_memory_history) and dump a snapshot at the end;
+with --no-history, dump one without having recorded any history.
+
+The model is a small transformer (2 layers, d 128, vocab 1024, batch 8,
+64 tokens): its logits are 2 MiB, a slice of 8 tokens 256 KiB.  The
+llama-* shapes use transformers' LlamaForCausalLM from a tiny config.
+"""
+import argparse
+import ctypes
+import json
+import os
+import random
+import sys
+
+import torch
+import torch.nn.functional as F
+
+V, D, BATCH, SEQ = 1024, 128, 8, 64
+# SHAPE: (what it does, the true verdict, the shape a correct analysis
+# names).  The verdict is the truth about the program, not a prediction.
+SHAPES = {
+    "steady": ("keeps the logits (2 MiB) of every step", "LEAK", "steady"),
+    "periodic": ("keeps the logits (2 MiB) of every 5th step", "LEAK",
+                 "periodic"),
+    "late": ("keeps the logits (2 MiB) of every step from the middle on",
+             "LEAK", "late-onset"),
+    "small": ("keeps 8 tokens of the logits (256 KiB) every step", "LEAK",
+              "steady"),
+    "bounded": ("caches the logits of every step and clears the cache "
+                "every 5th step", "CLEAN", "bounded"),
+    "warmup": ("caches the logits of the first 6 steps only", "CLEAN",
+               "warm-up"),
+    "spikes": ("holds the logits of every 7th step until the next step",
+               "CLEAN", "bounded"),
+    "varlen": ("batches of 32 to 128 tokens; the last batch's logits live "
+               "across the step end", "CLEAN", None),
+    "clean": ("plain training", "CLEAN", "flat"),
+    "offload": ("plain training under vramtrace.torch.OffloadActivations "
+                "(side streams)", "CLEAN", "flat"),
+    "destroyed": ("at step 3 allocates 4 x 8 MiB on a stream it creates, "
+                  "keeps them and destroys the stream", "CLEAN", None),
+    "llama-clean": ("plain training of a tiny LlamaForCausalLM", "CLEAN",
+                    "flat"),
+    "llama-late": ("tiny LlamaForCausalLM keeping its logits every step "
+                   "from the middle on", "LEAK", "late-onset"),
+}
+
+
+class Tiny(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(V, D)
+        layer = torch.nn.TransformerEncoderLayer(D, 4, 4 * D,
+                                                 batch_first=True)
+        self.body = torch.nn.TransformerEncoder(layer, 2,
+                                                enable_nested_tensor=False)
+        self.head = torch.nn.Linear(D, V)
+
+    def forward(self, x):
+        return self.head(self.body(self.emb(x)))
+
+
+def llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+    cfg = LlamaConfig(vocab_size=V, hidden_size=D, intermediate_size=4 * D,
+                      num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=4, max_position_embeddings=256)
+    return LlamaForCausalLM(cfg)
+
+
+def leak_line(tag):
+    """This file's line holding the comment "# LEAK: tag": the line that
+    allocates the memory the shape is about."""
+    with open(__file__) as f:
+        for i, line in enumerate(f, 1):
+            if "# LEAK: " + tag in line:
+                return "zoo.py:%d" % i
+    raise RuntimeError("no leak line " + tag)
+
+
+def destroyed_stream(keep):
+    """Allocate 4 x 8 MiB on a stream created through cudart, keep the
+    tensors (for ever: their references are never dropped, so that no free
+    reaches the destroyed stream) and destroy the stream."""
+    cudart = torch.cuda.cudart()
+    handle = ctypes.c_void_p()
+    err = cudart.cudaStreamCreate(ctypes.addressof(handle))
+    if int(err) != 0:
+        raise RuntimeError("cudaStreamCreate: %d" % int(err))
+    stream = torch.cuda.ExternalStream(handle.value)
+    with torch.cuda.stream(stream):
+        for _ in range(4):
+            t = torch.ones(2 * 1024 * 1024, device="cuda")  # LEAK: destroyed
+            keep.append(t)
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(t))
+    stream.synchronize()
+    err = cudart.cudaStreamDestroy(handle.value)
+    if int(err) != 0:
+        raise RuntimeError("cudaStreamDestroy: %d" % int(err))
+    return handle.value
+
+
+def memory_allocated():
+    """torch.cuda.memory_allocated(), or None where the backend has none."""
+    try:
+        return torch.cuda.memory_allocated()
+    except RuntimeError:
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("shape", choices=sorted(SHAPES))
+    ap.add_argument("steps", type=int)
+    ap.add_argument("facts")
+    ap.add_argument("--snapshot")
+    ap.add_argument("--no-history", action="store_true")
+    a = ap.parse_args()
+    shape, steps = a.shape, a.steps
+    torch.manual_seed(0)
+    rng = random.Random(0)
+    if a.snapshot and not a.no_history:
+        torch.cuda.memory._record_memory_history(max_entries=200000,
+                                                 stacks="python")
+    model = (llama() if shape.startswith("llama") else Tiny()).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    ctx = None
+    if shape == "offload":
+        from vramtrace.torch import OffloadActivations
+        ctx = OffloadActivations(slab_bytes=64 << 20)
+    kept, cache, hold, facts = [], [], None, {}
+    allocated = []
+    onset = steps // 2 + 1
+    for step in range(1, steps + 1):
+        seq = rng.choice((32, 64, 96, 128)) if shape == "varlen" else SEQ
+        x = torch.randint(0, V, (BATCH, seq), device="cuda")
+        if ctx is not None:
+            ctx.__enter__()
+        if shape.startswith("llama"):
+            logits = model(input_ids=x).logits
+        else:
+            logits = model(x)
+        loss = F.cross_entropy(logits.view(-1, V).float(), x.view(-1))
+        loss.backward()
+        if ctx is not None:
+            ctx.__exit__(None, None, None)
+        out = logits.detach()
+        if shape == "steady":
+            kept.append(out.clone())  # LEAK: steady
+        elif shape == "periodic" and step % 5 == 0:
+            kept.append(out.clone())  # LEAK: periodic
+        elif shape in ("late", "llama-late") and step >= onset:
+            kept.append(out.clone())  # LEAK: late
+        elif shape == "small":
+            kept.append(out[:, :8].clone())  # LEAK: small
+        elif shape == "bounded":
+            cache.append(out.clone())  # LEAK: bounded
+            if step % 5 == 0:
+                cache.clear()
+        elif shape == "warmup" and step <= 6:
+            cache.append(out.clone())  # LEAK: warmup
+        elif shape == "spikes":
+            hold = out.clone() if step % 7 == 0 else None  # LEAK: spikes
+        elif shape == "destroyed" and step == 3:
+            facts["stream"] = destroyed_stream(kept)
+        del out
+        opt.step()
+        allocated.append(memory_allocated())
+        opt.zero_grad(set_to_none=True)
+    torch.cuda.synchronize()
+    backend = torch.cuda.get_allocator_backend()
+    blocks = []
+    if backend == "native":
+        blocks = [b for s in torch.cuda.memory_snapshot()
+                  for b in s["blocks"] if b["state"] == "active_allocated"]
+    if a.snapshot:
+        torch.cuda.memory._dump_snapshot(a.snapshot)
+    what, verdict, named = SHAPES[shape]
+    tag = {"llama-late": "late"}.get(shape, shape)
+    facts.update({
+        "shape": shape, "what": what, "verdict": verdict, "named": named,
+        "steps": steps, "allocated": allocated,
+        "line": leak_line(tag) if named not in (None, "flat") or
+        shape == "destroyed" else None,
+        "kept_bytes": sum(t.numel() * t.element_size() for t in kept),
+        "kept_tensors": len(kept), "cached_at_end": len(cache),
+        "held_at_end": hold is not None,
+        "onset": onset if shape in ("late", "llama-late") else None,
+        "period": {"periodic": 5, "bounded": 5, "spikes": 7}.get(shape),
+        "live_blocks_at_end": len(blocks) if backend == "native" else None,
+        "live_bytes_at_end": sum(b["size"] for b in blocks)
+        if backend == "native" else None,
+        "allocated_at_end": memory_allocated(),
+        "device_bytes": torch.cuda.get_device_properties(0).total_memory,
+        "allocator": backend,
+        "torch": torch.__version__,
+        "snapshot": a.snapshot is not None,
+        "history": a.snapshot is not None and not a.no_history,
+        "pid": os.getpid(),
+    })
+    with open(a.facts, "w") as f:
+        json.dump(facts, f, indent=1)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
