@@ -5,8 +5,8 @@
 # --format json` gives its live bytes per step, which must be what the
 # program measured itself (torch.cuda.memory_allocated() after each
 # optimizer.step(): the same bytes in a recording; in a snapshot the same
-# up to one constant under 64 KiB, what was allocated before the history
-# began; none in a snapshot without history), and the shape model
+# up to one constant under 64 KiB (14,224 B less in these files, not yet
+# explained); none in a snapshot without history), and the shape model
 # (src/leak-shape.c, through tests/shape-fit) must give the verdict, shape,
 # period and onset EXPECT says.  One Python process prints the TAP.
 . "${srcdir:-.}/tests/lib.sh"
