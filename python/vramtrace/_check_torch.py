@@ -7,8 +7,8 @@ _push_saved_tensors_default_hooks: torch.autograd.graph.saved_tensors_hooks
 and torchtune's OffloadActivations, ours, their no-op managers), while
 engines that keep the hooks stack themselves (Megatron's offload handlers)
 call it directly.  install() replaces that function, on torch._C._autograd
-and on torch.autograd where it is re-exported, by one that pushes a
-wrapped pair; pops go to torch as they are.  Nesting needs nothing more:
+and wherever torch imported it by name, by one that pushes a wrapped
+pair, and the pop next to it by one that counts the stack's depth.  Nesting needs nothing more:
 each push is wrapped on its own, and only the innermost pair runs.  A
 pair that is already ours (code that reads the top of the stack and
 pushes it again) is pushed as it is.  torch.utils.checkpoint's own pairs
@@ -393,6 +393,12 @@ def _pop():
     return _originals["pop"]()
 
 
+def _holders():
+    """The modules that may hold torch's push function: its own, and
+    those that imported it by name."""
+    return (torch._C._autograd, torch.autograd, torch.autograd.graph)
+
+
 def install():
     """Check every saved-tensor-hooks pair pushed from now on (counted:
     as many uninstall() calls undo it).  Returns the process's checker."""
@@ -405,7 +411,7 @@ def install():
         ag = torch._C._autograd
         _originals["push"] = ag._push_saved_tensors_default_hooks
         _originals["pop"] = ag._pop_saved_tensors_default_hooks
-        for mod in (ag, torch.autograd):
+        for mod in _holders():
             if getattr(mod, "_push_saved_tensors_default_hooks", None) is \
                     _originals["push"]:
                 mod._push_saved_tensors_default_hooks = _push
@@ -427,7 +433,7 @@ def uninstall():
         if _users > 0:
             return
         c, _checker = _checker, None
-        for mod in (torch._C._autograd, torch.autograd):
+        for mod in _holders():
             if getattr(mod, "_push_saved_tensors_default_hooks", None) is \
                     _push:
                 mod._push_saved_tensors_default_hooks = _originals["push"]
