@@ -42,7 +42,7 @@ _NAMES = ((SHAPE, "shape"), (DTYPE, "dtype"), (DEVICE, "device"),
           (CONTENTS, "contents"), (NOT_TENSOR, "not a tensor"),
           (STRIDES, "strides"))
 
-STACK_DEPTH = 32        # frames kept of a pack or unpack site
+STACK_DEPTH = 12        # frames kept of a pack or unpack site
 
 # Directories whose frames are never a site's FILE:LINE (torch's own code,
 # ours); _check_torch adds torch's at install.

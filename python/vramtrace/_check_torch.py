@@ -26,16 +26,20 @@ copied to pinned memory behind an event) and the result is read once the
 event has completed (harvest, at a later step end, or at the end).
 
 Checksums.  The elements are read as integers of their size (bfloat16 as
-int16, bool as uint8, complex as pairs of floats) and summed exactly in
-int64 (wrapping, so the order of the sum does not matter) along two
-directions of the logical shape, split in two at a dimension: one sum
-per row and one per column.  Changing any element changes its row's and
-its column's sum, moving elements within a row changes column sums and
-within a column row sums.  Small tensors (at most FLAT_COLS elements)
-are kept whole instead.  The split depends on the shape alone, so a
-contiguous copy of a strided view gets the same checksums; when no
-dimension splits the shape into halves of at most BALANCE_MAX, the
-tensor is flattened into rows of FLAT_COLS (a copy when it is not
+int16, bool as uint8, complex as pairs of floats), gathered into 4-byte
+words along the last dimension (two bfloat16 or four bytes to a word; a
+copy only when that dimension is not dense in memory), and summed in the
+words' own integer type, wrapping, along two directions of the logical
+shape split in two at a dimension: one sum per row and one per column.
+Integer sums do not depend on their order, and a wider type would cost a
+full copy of the tensor (torch widens before it reduces).  Changing any
+element changes its row's and its column's sum; moving elements within a
+row changes column sums and within a column row sums.  Small tensors (at
+most FLAT_COLS words) are kept whole instead.  The split depends on the
+shape alone, so a contiguous copy of a strided view gets the same
+checksums; when no dimension splits the shape into halves of at most
+BALANCE_MAX, or the last dimension does not split into words, the tensor
+is flattened into rows of FLAT_COLS words (a copy when it is not
 contiguous).
 """
 import math
@@ -64,6 +68,8 @@ _SKIP_MODULES = ("torch.utils.checkpoint",)
 _compiling = getattr(getattr(torch, "compiler", None), "is_compiling",
                      lambda: False)
 _current_node = getattr(torch._C, "_current_autograd_node", lambda: None)
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or \
+    (lambda index: torch.cuda.current_stream(index).cuda_stream)
 
 
 def _plan(shape, _cache={}):
@@ -88,40 +94,60 @@ def _plan(shape, _cache={}):
     return plan
 
 
+def _words(v):
+    """v, an integer view of a tensor's elements, as 4- or 8-byte words in
+    the same logical order: the same shape but for the last dimension,
+    along which 1- and 2-byte elements go 4 or 2 to a word (a copy when
+    that dimension is not dense).  None when it does not split evenly."""
+    if v.element_size() >= 4:
+        return v
+    if v.dim() == 0 or v.shape[-1] % (4 // v.element_size()):
+        return None
+    try:
+        return v.view(torch.int32)
+    except RuntimeError:        # not dense along it, or misaligned
+        return v.contiguous().view(torch.int32)
+
+
 def _sums(t):
-    """The checksums of t's elements (a list of int64 tensors on its
-    device, queued on its current stream), or None when they cannot be
-    read (a subclass, another layout, a quantized tensor)."""
+    """The checksums of t's elements: a list of int32 or int64 tensors on
+    its device, queued on its current stream; None when the elements
+    cannot be read (a subclass, another layout, a quantized tensor).
+    Sums are taken in the words' own type (wrapping), never through a
+    wider copy."""
     if (type(t) not in _PLAIN or t.layout != torch.strided
             or t.is_quantized or t.device.type == "meta"):
         return None
     if t.numel() == 0:
         return []
-    with torch.no_grad():
-        v = t.detach()
-        if v.is_conj():
-            v = v.resolve_conj()
-        if v.is_neg():
-            v = v.resolve_neg()
-        if v.is_complex():
-            v = torch.view_as_real(v)
-        v = v.view(_INTS[v.element_size()])
-        plan = _plan(tuple(v.shape))
-        if plan[0] == "whole":
-            return [v.reshape(-1).to(torch.int64)]
-        if plan[0] == "dims":
-            return [v.sum(plan[1], dtype=torch.int64).reshape(-1),
-                    v.sum(plan[2], dtype=torch.int64).reshape(-1)]
+    v = t.detach()
+    if v.is_complex():
+        v = torch.view_as_real(v.resolve_conj())
+    if v.is_neg():
+        v = v.resolve_neg()
+    v = v.view(_INTS[v.element_size()])
+    w, out = _words(v), []
+    if w is None:               # flattened: whole words, the rest alone
         f = v.reshape(-1)
-        r = f.numel() // FLAT_COLS
-        m = f[:r * FLAT_COLS].view(r, FLAT_COLS)
-        out = [m.sum(1, dtype=torch.int64), m.sum(0, dtype=torch.int64)]
-        if f.numel() > r * FLAT_COLS:
-            out.append(f[r * FLAT_COLS:].to(torch.int64))
-        return out
+        n = f.numel() - f.numel() % (4 // f.element_size())
+        w = _words(f[:n])
+        out.append(f[n:].clone())
+    plan = _plan(tuple(w.shape))
+    # Every checksum is a new tensor, never a view of the packed memory.
+    if plan[0] == "whole":
+        return [w.reshape(-1).clone()] + out
+    if plan[0] == "dims":
+        return [w.sum(plan[1], dtype=w.dtype),
+                w.sum(plan[2], dtype=w.dtype)] + out
+    f = w.reshape(-1)
+    r = f.numel() // FLAT_COLS
+    m = f[:r * FLAT_COLS].view(r, FLAT_COLS)
+    return [m.sum(1, dtype=w.dtype), m.sum(0, dtype=w.dtype),
+            f[r * FLAT_COLS:].clone()] + out
 
 
 _dtype_names = {}
+_cuda_names = {}
 
 
 def fingerprint(t):
@@ -130,8 +156,14 @@ def fingerprint(t):
     name = _dtype_names.get(t.dtype)
     if name is None:
         name = _dtype_names[t.dtype] = str(t.dtype).replace("torch.", "")
+    if t.is_cuda:
+        device = _cuda_names.get(t.get_device())
+        if device is None:
+            device = _cuda_names[t.get_device()] = str(t.device)
+    else:
+        device = str(t.device)
     strides = t.stride() if t.layout == torch.strided else None
-    meta = _check.Meta(t.shape, name, str(t.device), strides,
+    meta = _check.Meta(t.shape, name, device, strides,
                        t.numel() * t.element_size(),
                        None if sums is None else
                        sum(s.numel() for s in sums))
@@ -159,9 +191,11 @@ def _engine_name(frame, pack_hook):
                       getattr(pack_hook, "__qualname__", "?"))
 
 
-def _current_stream(device):
-    return torch.cuda.current_stream(device) if device.type == "cuda" \
-        else None
+def _cat(pairs, back=False):
+    """The checksums of pairs (of their unpack when back) end to end, as
+    one int64 tensor."""
+    return torch.cat([x.view(-1) for p in pairs
+                      for x in (p.back_fp if back else p.fp)]).long()
 
 
 class _Checker:
@@ -175,7 +209,7 @@ class _Checker:
         self.marked = False         # vramtrace.step() was seen
         self.lock = threading.Lock()
         self.pending = []           # unpacked Pairs not yet flushed
-        self.streams = {}           # (device, stream id): stream, of them
+        self.streams = set()        # (device index, stream) they used
         self.inflight = []          # (event, host counts, pairs, keep)
         self.local = threading.local()
         self.warned = False
@@ -211,28 +245,30 @@ class _Checker:
                              "being checked is not)\n"
                              % (type(e).__name__, e))
 
-    def _stream(self, device):
-        s = _current_stream(device)
-        if s is not None:
+    def _stream(self, t):
+        if t.is_cuda:
+            key = (t.get_device(), _raw_stream(t.get_device()))
             with self.lock:
-                self.streams.setdefault((device.index, s.cuda_stream), s)
+                self.streams.add(key)
 
     def packed(self, t, engine):
         try:
             if not isinstance(t, torch.Tensor) or _compiling():
                 return None
             meta, fp = fingerprint(t)
-            self._stream(t.device)
-            device = t.device.index if t.device.type == "cuda" else -1
+            self._stream(t)
+            device = t.get_device() if t.is_cuda else -1
             pair = _check.Pair(engine, self.step, self.index, meta, fp,
                                _check.capture(2), time.time_ns(), device)
             self.index += 1
             p = _Packed()
             p.pair = pair
-            p.ptr = t.untyped_storage().data_ptr() if fp is not None \
-                else None
-            p.ref = StorageWeakRef(t.untyped_storage()) \
-                if p.ptr is not None and StorageWeakRef is not None else None
+            p.ptr = p.ref = None
+            if fp is not None:
+                storage = t.untyped_storage()
+                p.ptr = storage.data_ptr()
+                if StorageWeakRef is not None:
+                    p.ref = StorageWeakRef(storage)
         except Exception as e:  # the traced program goes on unchecked
             self._failed(e)
             return None
@@ -249,7 +285,7 @@ class _Checker:
             moved = True
             if isinstance(u, torch.Tensor):
                 pair.unpacked, pair.back_fp = fingerprint(u)
-                self._stream(u.device)
+                self._stream(u)
                 moved = not (p.ref is not None and not p.ref.expired() and
                              u.untyped_storage().data_ptr() == p.ptr)
             else:
@@ -294,7 +330,7 @@ class _Checker:
         host."""
         with self.lock:
             pairs, self.pending = self.pending, []
-            streams, self.streams = self.streams, {}
+            streams, self.streams = self.streams, set()
         gpu = {}
         for pair in pairs:
             m, u = pair.meta, pair.unpacked
@@ -304,7 +340,7 @@ class _Checker:
             elif m.sums == 0:
                 self.ledger.judge(pair, 0)
             elif pair.fp[0].device.type != "cuda":
-                a, b = torch.cat(pair.fp), torch.cat(pair.back_fp)
+                a, b = _cat([pair]), _cat([pair], back=True)
                 self.ledger.judge(pair, int((a != b).sum()))
             else:
                 gpu.setdefault(pair.fp[0].device, []).append(pair)
@@ -316,11 +352,11 @@ class _Checker:
         checksums of every pair, copied to pinned memory."""
         with torch.cuda.device(device):
             cur = torch.cuda.current_stream()
-            for (index, _), s in streams.items():
-                if index == device.index and s != cur:
-                    cur.wait_stream(s)
-            a = torch.cat([x for p in pairs for x in p.fp])
-            b = torch.cat([x for p in pairs for x in p.back_fp])
+            for index, ptr in streams:
+                if index == device.index and ptr != cur.cuda_stream:
+                    cur.wait_stream(torch.cuda.ExternalStream(ptr,
+                                                              device=device))
+            a, b = _cat(pairs), _cat(pairs, back=True)
             ends = [0]
             for p in pairs:
                 ends.append(ends[-1] + p.meta.sums)

@@ -2,8 +2,11 @@
 d=2048, batch 8, seq 1024, bf16 autocast, AdamW): for each engine, PAIRS
 pairs of STEPS steps without and with check_offload(), alternately, after
 a warm-up; the median step time of each half, the cost of each pair, and
-their median.  Without the check nothing of it is installed: torch's own
-push function is in place (checked here too).
+their median ("checked" and "flagged" are the last pair's).  Without the
+check nothing of it is installed: torch's own push function is in place
+(checked here too).  One more row for vramtrace's engine takes the
+checksums out (the hooks, stacks and bookkeeping alone), to tell the
+checker's host time from its GPU time.
 
     cost.py TRL.py [PAIRS [STEPS]]
 """
@@ -17,6 +20,7 @@ import engines
 import vramtrace
 import vramtrace.torch as vt
 from engines import bench
+from vramtrace import _check_torch
 
 PUSH = torch._C._autograd._push_saved_tensors_default_hooks
 
@@ -76,6 +80,10 @@ def main():
         "max", "checked", "flagged"))
     measure("vramtrace (defaults)", lambda m: vt.OffloadActivations(model=m),
             pairs, n)
+    sums, _check_torch._sums = _check_torch._sums, lambda t: None
+    measure("  same, no checksums", lambda m: vt.OffloadActivations(model=m),
+            pairs, n)
+    _check_torch._sums = sums
     measure("trl OffloadActivations", lambda m: engines.trl_engine(trl),
             pairs, n)
     measure("save_on_cpu(pin_memory)",
