@@ -32,7 +32,8 @@ import sys
 import threading
 
 __all__ = ["SHAPE", "DTYPE", "DEVICE", "CONTENTS", "NOT_TENSOR", "STRIDES",
-           "Meta", "Pair", "Ledger", "Emitter", "capture", "differences"]
+           "Meta", "Pair", "Ledger", "Emitter", "after_import", "capture",
+           "differences"]
 
 # What differs; the same bits as libvramtrace.h's VRAMTRACE_CHECK_*.
 SHAPE, DTYPE, DEVICE, CONTENTS, NOT_TENSOR, STRIDES = (
@@ -355,16 +356,17 @@ class Emitter:
         self._diff(ctypes.byref(r))
 
 
-def watch_torch_import(install):
-    """Call install() once torch has been imported whole (the
+def after_import(target, install, what):
+    """Call install() once module target has been imported whole (the
     sitecustomize's way in: nothing is imported eagerly); if it fails,
-    say so in one line and let the program run."""
+    say so in one line ("vramtrace: WHAT: error") and let the program
+    run."""
     import importlib.abc
     import importlib.util
 
     class Watch(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path, target=None):
-            if name != "torch":
+        def find_spec(self, name, path, target_=None):
+            if name != target:
                 return None
             sys.meta_path.remove(self)
             spec = importlib.util.find_spec(name)
@@ -377,8 +379,8 @@ def watch_torch_import(install):
                 try:
                     install()
                 except Exception as e:  # the program runs unchecked
-                    sys.stderr.write("vramtrace: offload check is off: "
-                                     "%s: %s\n" % (type(e).__name__, e))
+                    sys.stderr.write("vramtrace: %s: %s: %s\n" % (
+                        what, type(e).__name__, e))
 
             spec.loader.exec_module = exec_module
             return spec

@@ -78,7 +78,7 @@ def _check_offload():
         from vramtrace import _check_torch
         _check_torch.install_for_run()
 
-    _check.watch_torch_import(install)
+    _check.after_import("torch", install, "offload check is off")
 
 
 if os.environ.get("VRAMTRACE_CHECK_OFFLOAD", "0") not in ("", "0"):
