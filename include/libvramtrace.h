@@ -298,6 +298,8 @@ struct vramtrace_check_diff {
 	const char	*engine;	/* the engine's class */
 	const char	*pack_site;	/* "function\tfile\tline\n" per frame, */
 	const char	*unpack_site;	/*   innermost first */
+	const char	*where;		/* FILE:LINE of the pack in the user's
+					   code: the first frame outside torch */
 	const char	*shape;		/* "8x1024x2048" */
 	const char	*dtype;		/* "bfloat16" */
 	const char	*detail;	/* what differs, in words */

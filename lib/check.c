@@ -79,6 +79,7 @@ vramtrace_check_diff(const struct vramtrace_check_diff *d)
 	cd->bytes = d->bytes;
 	cd->engine = check_string(d->engine);
 	cd->pack_site = check_string(d->pack_site);
+	cd->where = check_string(d->where);
 	cd->unpack_site = check_string(d->unpack_site);
 	cd->shape = check_string(d->shape);
 	cd->dtype = check_string(d->dtype);

@@ -52,7 +52,7 @@ static const uint16_t body_size[EVENT_TYPE_MAX] = {
 	[EVENT_DROPPED] = 8 + 12,
 	[EVENT_DEVICE] = 8 + 16,
 	[EVENT_CHECK_STEP] = 8 + 56 + 8,
-	[EVENT_CHECK_DIFF] = 8 + 32 + 32,
+	[EVENT_CHECK_DIFF] = 8 + 32 + 36,
 };
 
 static const char *type_names[EVENT_TYPE_MAX] = {
@@ -229,6 +229,7 @@ encode_check(unsigned char *p, const struct event *ev)
 	put64(&p, cd->bytes);
 	put32(&p, cd->engine);
 	put32(&p, cd->pack_site);
+	put32(&p, cd->where);
 	put32(&p, cd->unpack_site);
 	put32(&p, cd->shape);
 	put32(&p, cd->dtype);
@@ -541,6 +542,7 @@ decode_check(struct event *ev, const unsigned char *p)
 	cd->bytes = get64(&p);
 	cd->engine = get32(&p);
 	cd->pack_site = get32(&p);
+	cd->where = get32(&p);
 	cd->unpack_site = get32(&p);
 	cd->shape = get32(&p);
 	cd->dtype = get32(&p);

@@ -193,6 +193,8 @@ struct event_check_diff {
 	uint64_t	bytes;		/* of the packed tensor */
 	uint32_t	engine;		/* string id: the engine's class */
 	uint32_t	pack_site;	/* string id of a stack; 0: none */
+	uint32_t	where;		/* string id: FILE:LINE of the pack in the
+					   user's code; 0: none */
 	uint32_t	unpack_site;	/* string id of a stack; 0: none */
 	uint32_t	shape;		/* string id: "8x1024x2048" */
 	uint32_t	dtype;		/* string id: "bfloat16" */

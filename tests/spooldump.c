@@ -8,10 +8,11 @@
  *	check-step STEP ENGINE packs=N unpacks=N checked=N differ=N
  *	    packed=BYTES moved=BYTES device=D
  *	check-diff STEP #INDEX ENGINE SHAPE DTYPE BYTES device=D
- *	    differs=0xBITS pack=FILE:LINE unpack=NAME "DETAIL"
+ *	    differs=0xBITS at=WHERE pack=FILE:LINE unpack=NAME "DETAIL"
  *
- * where FILE:LINE is the innermost frame of the pack's stack and NAME the
- * unpack stack's first function.  Other events are counted on a last line:
+ * where WHERE is the event's FILE:LINE in the user's code, FILE:LINE the
+ * innermost frame of the pack's stack and NAME the unpack stack's first
+ * function.  Other events are counted on a last line:
  * "other N".  A spool that does not decode exits 1 with the reader's words.
  */
 #include "config.h"
@@ -76,10 +77,10 @@ dump(const struct event *ev, uint64_t *other)
 		frame(cd->pack_site, 1, pack, sizeof pack);
 		frame(cd->unpack_site, 0, unpack, sizeof unpack);
 		printf("check-diff %" PRId64 " #%" PRIu64 " %s %s %s %" PRIu64
-		    " device=%d differs=0x%x pack=%s unpack=%s \"%s\"\n",
+		    " device=%d differs=0x%x at=%s pack=%s unpack=%s \"%s\"\n",
 		    cd->step, cd->index, str(cd->engine), str(cd->shape),
-		    str(cd->dtype), cd->bytes, cd->device, cd->differs, pack,
-		    unpack, str(cd->detail));
+		    str(cd->dtype), cd->bytes, cd->device, cd->differs,
+		    str(cd->where), pack, unpack, str(cd->detail));
 		break;
 	default:
 		(*other)++;

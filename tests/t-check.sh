@@ -26,7 +26,7 @@ ok $? "the spool of a process that sent check events decodes"
 grep -q '^check-step 4 tests.Engine packs=2 unpacks=2 checked=2 differ=1 packed=32768 moved=16384 device=0$' \
 	"$TMP/dump"
 ok $? "one step of an engine: packs, unpacks, checks, bytes packed and moved"
-grep -q "^check-diff 4 #1 tests.Engine 8x1024 bfloat16 16384 device=0 differs=0x8 pack=$site unpack=MmBackward0 \"contents: 5 of 9216 checksums differ\"$" \
+grep -q "^check-diff 4 #1 tests.Engine 8x1024 bfloat16 16384 device=0 differs=0x8 at=$site pack=$site unpack=MmBackward0 \"contents: 5 of 9216 checksums differ\"$" \
 	"$TMP/dump"
 ok $? "the difference: step, number, engine, shape, dtype, bytes, sites, words"
 [ "$(grep -c '^check-diff' "$TMP/dump")" -eq 1 ]

@@ -102,6 +102,7 @@ sample(struct event *evs)
 	e->u.check_diff.bytes = 32 << 20;
 	e->u.check_diff.engine = 1;
 	e->u.check_diff.pack_site = 1;
+	e->u.check_diff.where = 1;
 	e->u.check_diff.unpack_site = 0;
 	e->u.check_diff.shape = 1;
 	e->u.check_diff.dtype = 1;

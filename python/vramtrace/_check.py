@@ -305,7 +305,7 @@ class _DiffRec(ctypes.Structure):
                 ("bytes", ctypes.c_uint64), ("differs", ctypes.c_uint32),
                 ("device", ctypes.c_int32), ("engine", ctypes.c_char_p),
                 ("pack_site", ctypes.c_char_p),
-                ("unpack_site", ctypes.c_char_p),
+                ("unpack_site", ctypes.c_char_p), ("where", ctypes.c_char_p),
                 ("shape", ctypes.c_char_p), ("dtype", ctypes.c_char_p),
                 ("detail", ctypes.c_char_p)]
 
@@ -352,7 +352,8 @@ class Emitter:
         r = _DiffRec(d.step, d.pack_ns, d.unpack_ns, d.index, d.bytes,
                      d.differs, d.device, _bytes(d.engine),
                      _bytes(d.pack_site), _bytes(d.unpack_site),
-                     _bytes(d.shape), _bytes(d.dtype), _bytes(d.detail))
+                     _bytes(d.site), _bytes(d.shape), _bytes(d.dtype),
+                     _bytes(d.detail))
         self._diff(ctypes.byref(r))
 
 
