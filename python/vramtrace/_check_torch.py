@@ -298,7 +298,10 @@ class _Checker:
             self.pending.append(pair)
             full = len(self.pending) >= PENDING_MAX
         if full:
-            self.flush()
+            try:
+                self.flush()
+            except Exception as e:
+                self._failed(e)
 
     # Step ends ---------------------------------------------------------
 
@@ -390,8 +393,11 @@ class _Checker:
 
     def finish(self):
         """Compare everything still waiting and send every tally."""
-        self.flush()
-        self.harvest(block=True)
+        try:
+            self.flush()
+            self.harvest(block=True)
+        except Exception as e:
+            self._failed(e)
         self.ledger.send()
 
 
