@@ -254,6 +254,66 @@ int	 vramtrace_offload_next(struct vramtrace_offload *e,
 void	 vramtrace_offload_stats(struct vramtrace_offload *e,
 	     struct vramtrace_offload_stats *s);
 
+/* ------------------------------------------------------------------------
+ * Offload check (lib/check.c): what the Python checker of saved-tensor-hook
+ * engines (vramtrace.torch.check_offload, `vramtrace record
+ * --check-offload`) found, into the recording.
+ *
+ * Both calls are cheap no-ops when the process is not being recorded, copy
+ * what they are given (strings included) and are safe from any thread.
+ * NULL strings are allowed and stored as unknown.
+ * --------------------------------------------------------------------- */
+
+/* What differs between a packed tensor and what unpack returned. */
+#define VRAMTRACE_CHECK_SHAPE		0x01
+#define VRAMTRACE_CHECK_DTYPE		0x02
+#define VRAMTRACE_CHECK_DEVICE		0x04
+#define VRAMTRACE_CHECK_CONTENTS	0x08
+#define VRAMTRACE_CHECK_NOT_TENSOR	0x10	/* unpack returned no tensor */
+#define VRAMTRACE_CHECK_STRIDES		0x20	/* another layout, with others */
+
+/* What one engine did in one step; the recording adds these up. */
+struct vramtrace_check_step {
+	int64_t		step;		/* the checker's step number */
+	uint64_t	packs;		/* tensors handed to the engine's pack */
+	uint64_t	unpacks;	/* tensors its unpack returned */
+	uint64_t	checked;	/* unpacks compared with their pack */
+	uint64_t	differ;		/* of those, the ones that differed */
+	uint64_t	packed_bytes;	/* bytes of the tensors packed */
+	uint64_t	moved_bytes;	/* bytes that came back in other memory */
+	int32_t		device;		/* -1: host, or several devices */
+	uint32_t	pad;
+	const char	*engine;	/* the engine's class, "module.Name" */
+};
+
+/* A saved tensor that came back different. */
+struct vramtrace_check_diff {
+	int64_t		step;		/* the step of the pack */
+	uint64_t	pack_ns;	/* when it was packed, ns since the epoch */
+	uint64_t	unpack_ns;	/* when it was unpacked */
+	uint64_t	index;		/* the pack's number in its step, from 0 */
+	uint64_t	bytes;		/* of the packed tensor */
+	uint32_t	differs;	/* VRAMTRACE_CHECK_*, not STRIDES alone */
+	int32_t		device;		/* of the packed tensor; -1: host */
+	const char	*engine;	/* the engine's class */
+	const char	*pack_site;	/* "function\tfile\tline\n" per frame, */
+	const char	*unpack_site;	/*   innermost first */
+	const char	*where;		/* FILE:LINE of the pack in the user's
+					   code: the first frame outside torch */
+	const char	*shape;		/* "8x1024x2048" */
+	const char	*dtype;		/* "bfloat16" */
+	const char	*detail;	/* what differs, in words */
+};
+
+/* Record one engine's activity in one step. */
+void	 vramtrace_check_step(const struct vramtrace_check_step *s);
+
+/*
+ * Record a difference.  Returns 0, or -1 (nothing recorded) when differs
+ * is 0, has an unknown bit, or is VRAMTRACE_CHECK_STRIDES alone.
+ */
+int	 vramtrace_check_diff(const struct vramtrace_check_diff *d);
+
 #ifdef __cplusplus
 }
 #endif

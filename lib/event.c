@@ -51,6 +51,8 @@ static const uint16_t body_size[EVENT_TYPE_MAX] = {
 	[EVENT_OFFLOAD] = 8 + 40 + 5,
 	[EVENT_DROPPED] = 8 + 12,
 	[EVENT_DEVICE] = 8 + 16,
+	[EVENT_CHECK_STEP] = 8 + 56 + 8,
+	[EVENT_CHECK_DIFF] = 8 + 32 + 36,
 };
 
 static const char *type_names[EVENT_TYPE_MAX] = {
@@ -70,6 +72,8 @@ static const char *type_names[EVENT_TYPE_MAX] = {
 	[EVENT_OFFLOAD] = "offload",
 	[EVENT_DROPPED] = "dropped",
 	[EVENT_DEVICE] = "device",
+	[EVENT_CHECK_STEP] = "check-step",
+	[EVENT_CHECK_DIFF] = "check-diff",
 };
 
 static const char *layer_names[EVENT_LAYER_MAX] = {
@@ -202,6 +206,39 @@ event_encoded_size(const struct event *ev)
 }
 
 static void
+encode_check(unsigned char *p, const struct event *ev)
+{
+	const struct event_check_step	*cs = &ev->u.check_step;
+	const struct event_check_diff	*cd = &ev->u.check_diff;
+
+	if (ev->type == EVENT_CHECK_STEP) {
+		put64(&p, (uint64_t)cs->step);
+		put64(&p, cs->packs);
+		put64(&p, cs->unpacks);
+		put64(&p, cs->checked);
+		put64(&p, cs->differ);
+		put64(&p, cs->packed_bytes);
+		put64(&p, cs->moved_bytes);
+		put32(&p, cs->engine);
+		put32(&p, (uint32_t)cs->device);
+		return;
+	}
+	put64(&p, (uint64_t)cd->step);
+	put64(&p, cd->unpack_ns);
+	put64(&p, cd->index);
+	put64(&p, cd->bytes);
+	put32(&p, cd->engine);
+	put32(&p, cd->pack_site);
+	put32(&p, cd->where);
+	put32(&p, cd->unpack_site);
+	put32(&p, cd->shape);
+	put32(&p, cd->dtype);
+	put32(&p, cd->detail);
+	put32(&p, cd->differs);
+	put32(&p, (uint32_t)cd->device);
+}
+
+static void
 encode_body(unsigned char *p, const struct event *ev)
 {
 	const struct event_alloc	*a = &ev->u.alloc;
@@ -279,6 +316,10 @@ encode_body(unsigned char *p, const struct event *ev)
 		put64(&p, ev->u.device.total_bytes);
 		put32(&p, (uint32_t)ev->u.device.device);
 		put32(&p, ev->u.device.name);
+		break;
+	case EVENT_CHECK_STEP:
+	case EVENT_CHECK_DIFF:
+		encode_check(p, ev);
 		break;
 	}
 }
@@ -473,6 +514,47 @@ reader_error(struct event_reader *r, char **cause, uint64_t at,
 	return (-1);
 }
 
+/*
+ * The offload check's records.  A difference names at least one thing
+ * other than the layout (EVENT_CHECK_STRIDES alone is no difference).
+ */
+static int
+decode_check(struct event *ev, const unsigned char *p)
+{
+	struct event_check_step	*cs = &ev->u.check_step;
+	struct event_check_diff	*cd = &ev->u.check_diff;
+
+	if (ev->type == EVENT_CHECK_STEP) {
+		cs->step = (int64_t)get64(&p);
+		cs->packs = get64(&p);
+		cs->unpacks = get64(&p);
+		cs->checked = get64(&p);
+		cs->differ = get64(&p);
+		cs->packed_bytes = get64(&p);
+		cs->moved_bytes = get64(&p);
+		cs->engine = get32(&p);
+		cs->device = (int32_t)get32(&p);
+		return (cs->differ <= cs->checked ? 0 : -1);
+	}
+	cd->step = (int64_t)get64(&p);
+	cd->unpack_ns = get64(&p);
+	cd->index = get64(&p);
+	cd->bytes = get64(&p);
+	cd->engine = get32(&p);
+	cd->pack_site = get32(&p);
+	cd->where = get32(&p);
+	cd->unpack_site = get32(&p);
+	cd->shape = get32(&p);
+	cd->dtype = get32(&p);
+	cd->detail = get32(&p);
+	cd->differs = get32(&p);
+	cd->device = (int32_t)get32(&p);
+	if ((cd->differs & ~(uint32_t)EVENT_CHECK_ALL) != 0 ||
+	    (cd->differs & ~(uint32_t)EVENT_CHECK_STRIDES) == 0)
+		return (-1);
+	return (0);
+}
+
 static int
 decode_body(struct event *ev, const unsigned char *p, uint16_t len)
 {
@@ -557,6 +639,9 @@ decode_body(struct event *ev, const unsigned char *p, uint16_t len)
 		ev->u.device.device = (int32_t)get32(&p);
 		ev->u.device.name = get32(&p);
 		break;
+	case EVENT_CHECK_STEP:
+	case EVENT_CHECK_DIFF:
+		return (decode_check(ev, p));
 	}
 	return (0);
 }

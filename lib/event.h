@@ -48,6 +48,8 @@ enum event_type {
 	EVENT_OFFLOAD,			/* an offload engine decision */
 	EVENT_DROPPED,			/* records the source lost */
 	EVENT_DEVICE,			/* a device the process uses */
+	EVENT_CHECK_STEP,		/* what an offload engine did in a step */
+	EVENT_CHECK_DIFF,		/* a saved tensor came back different */
 	EVENT_TYPE_MAX
 };
 
@@ -157,6 +159,50 @@ struct event_device {
 	uint32_t	name;		/* string id */
 };
 
+/*
+ * The offload check (python/vramtrace/_check*.py through lib/check.c): for
+ * an engine built on saved-tensor hooks, what it did in a step (counts the
+ * store adds up per engine and step), and each saved tensor that its unpack
+ * returned different from what its pack received.
+ */
+struct event_check_step {
+	int64_t		step;		/* the checker's step number */
+	uint64_t	packs;		/* tensors handed to the engine's pack */
+	uint64_t	unpacks;	/* tensors its unpack returned */
+	uint64_t	checked;	/* unpacks compared with their pack */
+	uint64_t	differ;		/* of those, the ones that differed */
+	uint64_t	packed_bytes;	/* bytes of the tensors packed */
+	uint64_t	moved_bytes;	/* bytes that came back in other memory */
+	uint32_t	engine;		/* string id: the engine's class */
+	int32_t		device;		/* -1: host or several */
+};
+
+/* What differs between a packed tensor and what unpack returned. */
+#define EVENT_CHECK_SHAPE	0x01
+#define EVENT_CHECK_DTYPE	0x02
+#define EVENT_CHECK_DEVICE	0x04
+#define EVENT_CHECK_CONTENTS	0x08
+#define EVENT_CHECK_NOT_TENSOR	0x10	/* unpack returned no tensor */
+#define EVENT_CHECK_STRIDES	0x20	/* only with another bit: layout */
+#define EVENT_CHECK_ALL		0x3f
+
+struct event_check_diff {
+	int64_t		step;		/* the step of the pack */
+	uint64_t	unpack_ns;	/* the header's time is the pack's */
+	uint64_t	index;		/* the pack's number in its step, from 0 */
+	uint64_t	bytes;		/* of the packed tensor */
+	uint32_t	engine;		/* string id: the engine's class */
+	uint32_t	pack_site;	/* string id of a stack; 0: none */
+	uint32_t	where;		/* string id: FILE:LINE of the pack in the
+					   user's code; 0: none */
+	uint32_t	unpack_site;	/* string id of a stack; 0: none */
+	uint32_t	shape;		/* string id: "8x1024x2048" */
+	uint32_t	dtype;		/* string id: "bfloat16" */
+	uint32_t	detail;		/* string id: what differs, in words */
+	uint32_t	differs;	/* EVENT_CHECK_*, never 0 */
+	int32_t		device;		/* of the packed tensor; -1: host */
+};
+
 struct event {
 	uint8_t		type;		/* enum event_type */
 	uint64_t	time_ns;	/* ns since the Unix epoch; 0: unknown */
@@ -170,6 +216,8 @@ struct event {
 		struct event_offload	offload;
 		struct event_dropped	dropped;
 		struct event_device	device;
+		struct event_check_step	check_step;
+		struct event_check_diff	check_diff;
 	} u;
 };
 

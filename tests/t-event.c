@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NEVENTS 16
+#define NEVENTS 18
 
 static void
 sample(struct event *evs)
@@ -83,7 +83,34 @@ sample(struct event *evs)
 	evs[14].u.device.total_bytes = 150ULL << 30;
 	evs[15].type = EVENT_PROCESS_END;
 	evs[15].u.process.pid = 4242;
+	e = &evs[16];
+	e->type = EVENT_CHECK_STEP;
+	e->u.check_step.step = 3;
+	e->u.check_step.packs = 180;
+	e->u.check_step.unpacks = 179;
+	e->u.check_step.checked = 179;
+	e->u.check_step.differ = 2;
+	e->u.check_step.packed_bytes = 5ULL << 30;
+	e->u.check_step.moved_bytes = 4ULL << 30;
+	e->u.check_step.engine = 1;
+	e->u.check_step.device = 0;
+	e = &evs[17];
+	e->type = EVENT_CHECK_DIFF;
+	e->u.check_diff.step = 3;
+	e->u.check_diff.unpack_ns = evs[17].time_ns + 90000000;
+	e->u.check_diff.index = 41;
+	e->u.check_diff.bytes = 32 << 20;
+	e->u.check_diff.engine = 1;
+	e->u.check_diff.pack_site = 1;
+	e->u.check_diff.where = 1;
+	e->u.check_diff.unpack_site = 0;
+	e->u.check_diff.shape = 1;
+	e->u.check_diff.dtype = 1;
+	e->u.check_diff.detail = 1;
+	e->u.check_diff.differs = EVENT_CHECK_CONTENTS | EVENT_CHECK_STRIDES;
+	e->u.check_diff.device = -1;
 }
+
 
 static int
 same(const struct event *a, const struct event *b)
@@ -150,6 +177,26 @@ decode(const unsigned char *buf, size_t len, size_t chunk, struct event *out,
 	return (-1);
 }
 
+/* Encode ev alone and say whether the reader refuses it, saying why. */
+static int
+refused(const struct event *ev, const char *why)
+{
+	struct event_buffer	 b;
+	struct event		 got[2];
+	char			*cause;
+	int			 n, ok;
+
+	event_buffer_init(&b);
+	event_buffer_header(&b);
+	event_buffer_add(&b, ev);
+	event_buffer_close_frame(&b);
+	n = decode(b.data, b.size, 4096, got, 2, &cause);
+	ok = n < 0 && cause != NULL && strstr(cause, why) != NULL;
+	free(cause);
+	event_buffer_free(&b);
+	return (ok);
+}
+
 int
 main(void)
 {
@@ -160,7 +207,7 @@ main(void)
 	size_t			 boundary = 0;
 	int			 n, k, all_same, bad_cuts, named, caught;
 
-	tap_plan(11);
+	tap_plan(12);
 	sample(evs);
 	event_buffer_init(&b);
 	event_buffer_header(&b);
@@ -240,6 +287,15 @@ main(void)
 	tap_ok(n < 0 && cause != NULL && strstr(cause, "empty") != NULL,
 	    "empty input is refused: %s", cause ? cause : "");
 	free(cause);
+
+	got[0] = evs[17];
+	got[0].u.check_diff.differs = EVENT_CHECK_STRIDES;
+	got[1] = evs[16];
+	got[1].u.check_step.differ = got[1].u.check_step.checked + 1;
+	tap_ok(refused(&got[0], "bad check-diff record") &&
+	    refused(&got[1], "bad check-step record"),
+	    "a check difference of strides alone, a step with more "
+	    "differences than checks, are refused");
 
 	memset(&got[0], 0, sizeof got[0]);
 	got[0].type = EVENT_TYPE_MAX;

@@ -9,6 +9,7 @@ import os
 
 _step = None
 _mark = None
+listeners = []          # called at every step(): the offload check's end
 
 
 def _load():
@@ -35,6 +36,8 @@ def _load():
 
 def step():
     """End the current training step."""
+    for f in listeners:
+        f()
     if _step is not None:
         _step()
 

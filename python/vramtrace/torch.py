@@ -35,12 +35,15 @@ import os
 import torch
 from torch.autograd.graph import saved_tensors_hooks
 
+from vramtrace._check_torch import check_offload
+
 try:
     from torch.multiprocessing.reductions import StorageWeakRef
 except ImportError:  # no weak storage references: no dedupe at all
     StorageWeakRef = None
 
-__all__ = ["OffloadActivations", "NoOpManager", "load_library"]
+__all__ = ["OffloadActivations", "NoOpManager", "load_library",
+           "check_offload"]
 
 MAX_DIMS = 8
 _BREAKS = {"dedupe-generation": 0x1, "exit-cleanup": 0x2,

@@ -67,3 +67,19 @@ class _Watch(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _Watch())
 _chain()
+
+
+# vramtrace record --check-offload (VRAMTRACE_CHECK_OFFLOAD=1): check every
+# saved-tensor-hooks engine once torch is imported (vramtrace._check_torch).
+def _check_offload():
+    from vramtrace import _check
+
+    def install():
+        from vramtrace import _check_torch
+        _check_torch.install_for_run()
+
+    _check.after_import("torch", install, "offload check is off")
+
+
+if os.environ.get("VRAMTRACE_CHECK_OFFLOAD", "0") not in ("", "0"):
+    _check_offload()
