@@ -111,7 +111,8 @@ const char *store_schema_sql =
 "  id INTEGER PRIMARY KEY,\n"
 "  hash INTEGER NOT NULL UNIQUE,\n"
 "  depth INTEGER NOT NULL,\n"
-"  label TEXT NOT NULL);\n"
+"  label TEXT NOT NULL,\n"
+"  kind TEXT);\n"			/* python, native; NULL: a snapshot's */
 "CREATE TABLE site_frames(\n"
 "  site_id INTEGER NOT NULL REFERENCES sites(id),\n"
 "  depth INTEGER NOT NULL,\n"

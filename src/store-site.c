@@ -151,6 +151,20 @@ site_label(const struct store_frame *frames, size_t n)
 }
 
 /*
+ * Say which kind of stack site is ("python", "native"), unless it was said
+ * already.  0, or -1 on a database error.
+ */
+int
+store_site_kind(struct store *s, int64_t site, const char *kind)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_SITE_KIND];
+
+	sqlite3_bind_int64(st, 1, site);
+	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
+	return (store_step_stmt(s, st));
+}
+
+/*
  * Return the id of the site with these frames (innermost first), adding
  * it the first time.  n == 0 gives 0 (no site).  -1 on a database error.
  */

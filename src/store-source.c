@@ -6,7 +6,8 @@
  * string ids the producer defined, the process row its PROCESS_START made,
  * and the stacks (site strings) it resolved.  String ids are small
  * integers; they index a growing array.  A site string holds one frame per
- * line, "name<TAB>filename<TAB>line", innermost first.
+ * line, "name<TAB>filename<TAB>line", innermost first, after an optional
+ * first line "!KIND" that says which kind of stack it is (lib/stack.h).
  *
  * Events of one process do not arrive in time order: CUPTI fills a buffer
  * per thread and delivers each when it is flushed, so the free of a tensor
@@ -159,7 +160,7 @@ static int64_t
 source_site(struct store_source *src, uint32_t id)
 {
 	struct store_frame	*frames = NULL;
-	const char		*text;
+	const char		*text, *kind = NULL;
 	char			*copy, *line, *save, *f1, *f2;
 	size_t			 n = 0;
 	int64_t			 site;
@@ -171,6 +172,10 @@ source_site(struct store_source *src, uint32_t id)
 	copy = xstrdup(text);
 	for (line = strtok_r(copy, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
+		if (n == 0 && kind == NULL && line[0] == '!') {
+			kind = line + 1;
+			continue;
+		}
 		frames = xreallocarray(frames, n + 1, sizeof *frames);
 		f1 = strchr(line, '\t');
 		f2 = f1 != NULL ? strchr(f1 + 1, '\t') : NULL;
@@ -184,6 +189,9 @@ source_site(struct store_source *src, uint32_t id)
 		n++;
 	}
 	site = store_add_site(src->store, frames, n);
+	if (site > 0 && kind != NULL && store_site_kind(src->store, site,
+	    kind) != 0)
+		site = -1;
 	free(frames);
 	free(copy);
 	if (site > 0)

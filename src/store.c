@@ -76,6 +76,8 @@ static const char *stmt_sql[STMT_MAX] = {
 	[STMT_SITE_FIND] = "SELECT id FROM sites WHERE hash = ?1",
 	[STMT_SITE_FRAME] = "INSERT INTO site_frames(site_id, depth, frame_id)"
 	    " VALUES (?1, ?2, ?3)",
+	[STMT_SITE_KIND] = "UPDATE sites SET kind = ?2 WHERE id = ?1 AND"
+	    " kind IS NULL",
 	[STMT_USAGE] = "INSERT INTO usage_samples(run_id, device, time_ns,"
 	    " used_bytes) VALUES (?1, ?2, ?3, ?4)",
 };
@@ -208,6 +210,30 @@ store_check_schema(struct store *s, char **cause)
 	return (0);
 }
 
+/*
+ * Columns added to schema version 1 since it was first written, added to
+ * a file made before them when it is opened for writing: sites.kind.  0,
+ * or -1 with *cause.
+ */
+static int
+store_add_columns(struct store *s, char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 have;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM pragma_table_info("
+	    "'sites') WHERE name = 'kind'", -1, &st, NULL) != SQLITE_OK)
+		return (store_error(s, cause, "cannot read the schema:"));
+	have = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	if (have)
+		return (0);
+	if (sqlite3_exec(s->db, "ALTER TABLE sites ADD COLUMN kind TEXT",
+	    NULL, NULL, NULL) != SQLITE_OK)
+		return (store_error(s, cause, "cannot add sites.kind:"));
+	return (0);
+}
+
 static int
 store_create_schema(struct store *s, char **cause)
 {
@@ -323,7 +349,8 @@ store_open(const char *path, int flags, char **cause)
 	}
 	sqlite3_busy_timeout(s->db, 0);
 	if (exists) {
-		if (store_check_schema(s, cause) != 0)
+		if (store_check_schema(s, cause) != 0 ||
+		    store_add_columns(s, cause) != 0)
 			goto fail;
 	}
 	if (sqlite3_exec(s->db, "PRAGMA journal_mode = WAL;"

@@ -132,6 +132,7 @@ int	 store_alloc_end(struct store *, int32_t, int, uint64_t, uint64_t,
 	     uint64_t);
 int	 store_alloc_is_live(struct store *, int32_t, int, uint64_t);
 int64_t	 store_add_site(struct store *, const struct store_frame *, size_t);
+int	 store_site_kind(struct store *, int64_t, const char *);
 int	 store_add_step(struct store *, int64_t, int64_t, uint64_t, uint64_t,
 	     const char *);
 int	 store_add_mark(struct store *, int64_t, int32_t, uint64_t,
