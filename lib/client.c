@@ -13,7 +13,10 @@
  *
  * Strings live in an open-addressing table that maps text to id; the table
  * owns the text, and queued EVENT_STRING records borrow it until the client
- * stops.  Generations make client_flush() exact: every queued event bumps
+ * stops.  An id may also be reserved first and its text defined later
+ * (native stacks, symbolised off the hot path); those texts live in
+ * client_defined.  Before each batch the thread calls the sweep function
+ * the injection library set, outside the lock.  Generations make client_flush() exact: every queued event bumps
  * client_queued, the thread publishes the last generation it has written in
  * client_shipped.
  *
@@ -83,6 +86,10 @@ static uint32_t		 client_drop_name;	/* string id */
 static struct client_entry *client_strings;
 static size_t		 client_strings_size;	/* slots, a power of two */
 static uint32_t		 client_strings_used;
+static uint32_t		 client_next_id;	/* the last id given */
+static char		**client_defined;	/* texts of defined ids */
+static size_t		 client_ndefined, client_defined_alloc;
+static void		(*client_sweep)(int);
 
 /*
  * Say something on stderr, once per process: the client's warnings all mean
@@ -152,13 +159,27 @@ client_hash(const char *s)
 	return (h);
 }
 
+/* Queue the EVENT_STRING of id; text stays ours; the lock is held. */
+static void
+client_push_string(uint32_t id, const char *text, size_t len)
+{
+	struct event	ev;
+
+	memset(&ev, 0, sizeof ev);
+	ev.type = EVENT_STRING;
+	ev.time_ns = client_now();
+	ev.u.string.id = id;
+	ev.u.string.length = (uint32_t)len;
+	ev.u.string.text = text;
+	client_push(&ev, 1);
+}
+
 /* Find or define a string; the caller holds the lock. */
 static uint32_t
 client_intern(const char *text)
 {
 	struct client_entry	*old = client_strings, *e;
 	size_t			 old_size = client_strings_size, i, mask;
-	struct event		 ev;
 	size_t			 len;
 
 	if (client_strings_used + 1 >= client_strings_size / 2) {
@@ -193,15 +214,9 @@ client_intern(const char *text)
 	len = strnlen(text, EVENT_STRING_MAX);
 	if ((e->text = strndup(text, len)) == NULL)
 		return (0);
-	e->id = ++client_strings_used;
-
-	memset(&ev, 0, sizeof ev);
-	ev.type = EVENT_STRING;
-	ev.time_ns = client_now();
-	ev.u.string.id = e->id;
-	ev.u.string.length = (uint32_t)len;
-	ev.u.string.text = e->text;
-	client_push(&ev, 1);
+	client_strings_used++;
+	e->id = ++client_next_id;
+	client_push_string(e->id, e->text, len);
 	return (e->id);
 }
 
@@ -287,6 +302,12 @@ client_main(void *arg)
 			    ts.tv_nsec / 1000000000;
 			ts.tv_nsec %= 1000000000;
 			pthread_cond_timedwait(&client_wake, &client_lock, &ts);
+		}
+		if (client_sweep != NULL && !failed) {
+			stop = client_stopping;
+			pthread_mutex_unlock(&client_lock);
+			client_sweep(stop);
+			pthread_mutex_lock(&client_lock);
 		}
 		client_flush_asked = 0;
 		back = client_front;
@@ -494,6 +515,51 @@ client_string(const char *text)
 	return (id);
 }
 
+uint32_t
+client_string_reserve(void)
+{
+	uint32_t	id = 0;
+
+	pthread_mutex_lock(&client_lock);
+	if (client_state == CLIENT_ON)
+		id = ++client_next_id;
+	pthread_mutex_unlock(&client_lock);
+	return (id);
+}
+
+void
+client_string_define(uint32_t id, const char *text)
+{
+	char	**grown, *copy;
+	size_t	  n;
+
+	pthread_mutex_lock(&client_lock);
+	if (client_state != CLIENT_ON || id == 0 || id > client_next_id)
+		goto out;
+	if (client_ndefined == client_defined_alloc) {
+		n = client_defined_alloc == 0 ? 64 : 2 * client_defined_alloc;
+		if ((grown = realloc(client_defined, n * sizeof *grown)) ==
+		    NULL)
+			goto out;
+		client_defined = grown;
+		client_defined_alloc = n;
+	}
+	if ((copy = strndup(text, EVENT_STRING_MAX)) == NULL)
+		goto out;
+	client_defined[client_ndefined++] = copy;
+	client_push_string(id, copy, strlen(copy));
+out:
+	pthread_mutex_unlock(&client_lock);
+}
+
+void
+client_set_sweep(void (*fn)(int))
+{
+	pthread_mutex_lock(&client_lock);
+	client_sweep = fn;
+	pthread_mutex_unlock(&client_lock);
+}
+
 void
 client_flush(void)
 {
@@ -545,5 +611,11 @@ client_stop(void)
 	free(client_strings);
 	client_strings = NULL;
 	client_strings_size = client_strings_used = 0;
+	for (i = 0; i < client_ndefined; i++)
+		free(client_defined[i]);
+	free(client_defined);
+	client_defined = NULL;
+	client_ndefined = client_defined_alloc = 0;
+	client_sweep = NULL;
 	pthread_mutex_unlock(&client_lock);
 }

@@ -36,6 +36,22 @@ void	client_emit(const struct event *ev);
  */
 uint32_t client_string(const char *text);
 
+/*
+ * Reserve a string id whose text client_string_define() gives later
+ * (events may name it meanwhile).  Returns 0 when the client is off.  The
+ * injection library's client only, like the two below.
+ */
+uint32_t client_string_reserve(void);
+
+/* Define the text of a reserved id; the client copies it. */
+void	client_string_define(uint32_t id, const char *text);
+
+/*
+ * Have the client's thread call fn before each batch it ships, without
+ * its lock held; final is 1 for the last batch.
+ */
+void	client_set_sweep(void (*fn)(int final));
+
 /* Ship everything queued so far and wait until it has been written. */
 void	client_flush(void);
 

@@ -12,7 +12,8 @@
  * thread, at the call's exit, only when the call succeeded, and does
  * little: it reads the arguments, looks up the stream's CUPTI id and the
  * context's device in a small per-thread cache, takes a CUPTI timestamp
- * (the clock of the activity records) and queues one event.
+ * (the clock of the activity records) and queues one event; an
+ * allocation first gets its stack (stack.c), which may make it wait.
  *
  * Layers are those of the MEMORY2 path (inject-cupti.c): stream-ordered
  * allocations are EVENT_LAYER_POOL, other device memory (cuMemAlloc,
@@ -155,6 +156,8 @@ calls_emit(const CUpti_CallbackData *cb, uint8_t type, uint8_t layer,
 	ev.u.alloc.correlation = cb->correlationId;
 	ev.u.alloc.device = layer == EVENT_LAYER_HOST ? -1 : c->device;
 	ev.u.alloc.layer = layer;
+	if (type == EVENT_ALLOC && stack_alloc(&ev))
+		return;		/* it waits for its Python stack */
 	client_emit(&ev);
 }
 

@@ -32,7 +32,8 @@
 static pthread_mutex_t	inject_lock = PTHREAD_MUTEX_INITIALIZER;
 static int		inject_done;
 static int		inject_on;
-static struct inject_config inject_config = { 200, 1, INJECT_RECORD_DEFAULT };
+static struct inject_config inject_config = { 200, 1, INJECT_RECORD_DEFAULT,
+    { LIB_STACK_PYTHON, LIB_STACK_DEPTH } };
 static regex_t		inject_step_re;
 static int		inject_have_step_re;
 
@@ -95,6 +96,7 @@ static void
 inject_read_config(void)
 {
 	const char	*s;
+	uint64_t	 v;
 	int		 error;
 
 	if ((s = getenv("VRAMTRACE_FLUSH_MS")) != NULL && atoi(s) > 0)
@@ -103,6 +105,18 @@ inject_read_config(void)
 		inject_config.nvtx = strcmp(s, "0") != 0;
 	if ((s = getenv("VRAMTRACE_RECORDS")) != NULL)
 		inject_config.records = inject_parse_records(s);
+	if ((s = getenv("VRAMTRACE_STACKS")) != NULL &&
+	    lib_parse_stacks(s, &inject_config.stacks.kinds) != 0)
+		client_warn("VRAMTRACE_STACKS: unknown mode %s (known: python, "
+		    "native, all, none)", s);
+	if ((s = getenv("VRAMTRACE_STACK_DEPTH")) != NULL) {
+		if (lib_parse_uint(s, &v) != 0 || v == 0 ||
+		    v > LIB_STACK_DEPTH_MAX)
+			client_warn("VRAMTRACE_STACK_DEPTH: not a number of "
+			    "frames from 1 to %d: %s", LIB_STACK_DEPTH_MAX, s);
+		else
+			inject_config.stacks.depth = (unsigned)v;
+	}
 	if ((s = getenv("VRAMTRACE_STEP_MARKER")) == NULL || *s == '\0')
 		s = "step";
 	error = regcomp(&inject_step_re, s, REG_EXTENDED | REG_NOSUB);
@@ -166,6 +180,7 @@ InitializeInjection(void)
 		goto out;
 	}
 	inject_on = 1;
+	stack_start(&inject_config.stacks);
 	pthread_atfork(NULL, NULL, inject_fork_child);
 	atexit(inject_atexit);
 	if (pthread_create(&timer, NULL, inject_timer, NULL) == 0)

@@ -3,19 +3,23 @@
  * loads into a traced process through CUDA_INJECTION64_PATH.  inject.c owns
  * the life cycle and the configuration read from the environment;
  * inject-cupti.c turns CUPTI records and callbacks into events for the
- * client (client.c), inject-calls.c the driver's allocation calls; they
- * are the files that include CUPTI headers.
+ * client (client.c), inject-calls.c the driver's allocation calls (and
+ * asks stack.c for their stacks); they are the files that include CUPTI
+ * headers.
  */
 #ifndef INJECT_H
 #define INJECT_H
 
 #include <stdint.h>
 
+#include "stack.h"
+
 /* The configuration, read once from the environment by inject.c. */
 struct inject_config {
 	unsigned	flush_ms;	/* VRAMTRACE_FLUSH_MS */
 	int		nvtx;		/* VRAMTRACE_NVTX: capture markers */
 	unsigned	records;	/* VRAMTRACE_RECORDS: INJECT_RECORD_* */
+	struct stack_config stacks;	/* VRAMTRACE_STACKS, _STACK_DEPTH */
 };
 
 /*

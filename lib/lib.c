@@ -1,6 +1,6 @@
 /*
- * lib.c: the helpers every file of lib/ may use (lib.h): number parsing
- * for the environment's knobs and the clock events carry.  Linked into the
+ * lib.c: the helpers every file of lib/ may use (lib.h): parsing the
+ * environment's knobs and the clock events carry.  Linked into the
  * traced process and into the program alike: nothing here allocates,
  * prints or exits.
  */
@@ -13,6 +13,33 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/*
+ * Parse a stack mode, "python", "native", "all" or "none", into
+ * LIB_STACK_* bits.  0 on success, -1 if s is not one.
+ */
+int
+lib_parse_stacks(const char *s, unsigned *out)
+{
+	static const struct {
+		const char	*name;
+		unsigned	 kinds;
+	} modes[] = {
+		{ "python", LIB_STACK_PYTHON },
+		{ "native", LIB_STACK_NATIVE },
+		{ "all", LIB_STACK_PYTHON | LIB_STACK_NATIVE },
+		{ "none", 0 },
+	};
+	size_t	i;
+
+	for (i = 0; s != NULL && i < sizeof modes / sizeof modes[0]; i++) {
+		if (strcmp(s, modes[i].name) == 0) {
+			*out = modes[i].kinds;
+			return (0);
+		}
+	}
+	return (-1);
+}
 
 /* Parse a decimal unsigned integer; 0 on success, -1 if s is not one. */
 int

@@ -27,7 +27,14 @@
 #define printflike(a, b)
 #endif
 
+/* The kinds of stacks an allocation may get (VRAMTRACE_STACKS). */
+#define LIB_STACK_PYTHON	0x1
+#define LIB_STACK_NATIVE	0x2
+#define LIB_STACK_DEPTH		64	/* frames kept by default */
+#define LIB_STACK_DEPTH_MAX	1024
+
 /* lib.c */
+int	 lib_parse_stacks(const char *, unsigned *);
 int	 lib_parse_uint(const char *, uint64_t *);
 int	 lib_parse_bytes(const char *, uint64_t *);
 uint64_t lib_now_ns(void);

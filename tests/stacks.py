@@ -1,0 +1,146 @@
+"""Allocations with known Python stacks, through the stack capture.
+
+usage: stacks.py run PROBE MODE DEPTH OUT.json
+       stacks.py check DB OUT.json MODE
+
+run: loads PROBE (tests/libstack-probe.so) into this python3 with ctypes,
+starts it (VRAMTRACE_OUTPUT or VRAMTRACE_SOCKET says where events go) and
+makes allocations whose stacks it notes with traceback.extract_stack() on
+the very line of the call: with the GIL held (ctypes.PyDLL), with it
+released (ctypes.CDLL: the way a PyTorch operation allocates), 500 times
+from one line, from a stack deeper than DEPTH, from a Python thread, from a
+C thread with no Python frame, and in a call that keeps the GIL released
+for 1.5 s.  OUT.json maps each address to what its stack must be.
+
+check: compares the stacks a database holds for those addresses with
+OUT.json, printing TAP lines without a plan.
+"""
+import ctypes
+import json
+import sqlite3
+import sys
+import threading
+import traceback
+
+
+def here():
+    """The caller's stack at its current line, innermost first."""
+    return [[f.name, f.filename, f.lineno]
+            for f in reversed(traceback.extract_stack()[:-1])]
+
+
+def run(probe, mode, depth, out):
+    released = ctypes.CDLL(probe)
+    held = ctypes.PyDLL(probe)
+    for lib in (released, held):
+        lib.probe_start.argtypes = [ctypes.c_char_p, ctypes.c_uint]
+        lib.probe_alloc.argtypes = [ctypes.c_uint64, ctypes.c_uint64]
+        lib.probe_alloc_wait.argtypes = [ctypes.c_uint64, ctypes.c_uint64,
+                                         ctypes.c_uint]
+        lib.probe_free.argtypes = [ctypes.c_uint64]
+        lib.probe_thread_alloc.argtypes = [ctypes.c_uint64, ctypes.c_uint64]
+    if held.probe_start(mode.encode(), depth) != 0:
+        sys.exit("probe_start failed")
+    expect = {}
+
+    def note(address, frames, kind="python", truncated=False):
+        expect[str(address)] = {"frames": frames, "kind": kind,
+                                "truncated": truncated}
+
+    def gil_held():
+        note(0x1000, here()); held.probe_alloc(0x1000, 4096)
+
+    def gil_released():
+        note(0x2000, here()); released.probe_alloc(0x2000, 4096)
+
+    def one_line():
+        for i in range(500):
+            note(0x100000 + i, here()); released.probe_alloc(0x100000 + i, 64)
+            released.probe_free(0x100000 + i)
+
+    def deep(n):
+        if n > 0:
+            return deep(n - 1)
+        note(0x3000, here()[:depth], truncated=True); released.probe_alloc(0x3000, 4096)
+
+    def in_thread():
+        note(0x4000, here()); released.probe_alloc(0x4000, 4096)
+
+    gil_held()
+    gil_released()
+    one_line()
+    deep(depth + 20)
+    t = threading.Thread(target=in_thread)
+    t.start()
+    t.join()
+    # No Python frame on that thread: a native stack, or none.
+    note(0x5000, None, kind="native")
+    released.probe_thread_alloc(0x5000, 4096)
+    # Released for longer than an allocation may wait for its stack.
+    note(0x6000, None, kind="native")
+    released.probe_alloc_wait(0x6000, 4096, 1500)
+    with open(out, "w") as f:
+        json.dump(expect, f)
+
+
+def frames_of(c, address):
+    row = c.execute("select site_id, s.kind from allocations a left join "
+                    "sites s on s.id = a.site_id where address = ?",
+                    (address,)).fetchone()
+    if row is None:
+        return None, None, None
+    site, kind = row
+    if site is None:
+        return True, None, None
+    frames = [list(r) for r in c.execute(
+        "select f.name, f.filename, f.line from site_frames sf join frames f"
+        " on f.id = sf.frame_id where sf.site_id = ? order by sf.depth",
+        (site,))]
+    return True, kind, frames
+
+
+def check(db, js, mode):
+    expect = json.load(open(js))
+    c = sqlite3.connect(db)
+    n = 0
+
+    def tap(ok, what, detail=""):
+        nonlocal n
+        n += 1
+        print("%sok %d - %s" % ("" if ok else "not ", n, what))
+        if not ok and detail:
+            print("#   " + detail.replace("\n", "\n#   "))
+
+    python = mode in ("python", "all")
+    native = mode in ("native", "all")
+    names = {0x1000: "GIL held", 0x2000: "GIL released (hooked)",
+             0x3000: "deeper than the limit", 0x4000: "a Python thread",
+             0x5000: "a C thread", 0x6000: "released 1.5 s"}
+    for address, what in sorted(names.items()):
+        e = expect[str(address)]
+        stored, kind, frames = frames_of(c, address)
+        if stored is None:
+            tap(False, "%s: allocation stored" % what)
+            continue
+        if python and e["frames"] is not None:
+            want = e["frames"] + ([["...", "??", 0]] if e["truncated"]
+                                  else [])
+            tap(kind == "python" and frames == want,
+                "%s: the Python stack, innermost first" % what,
+                "kind %s\ngot  %s\nwant %s" % (kind, frames, want))
+        elif native:
+            tap(kind == "native" and bool(frames),
+                "%s: a native stack" % what, "kind %s, %s" % (kind, frames))
+        else:
+            tap(frames is None, "%s: no stack" % what, "got %s" % frames)
+    sites = c.execute("select count(distinct site_id), count(*) from "
+                      "allocations where address >= 1048576 and address < "
+                      "1048576 + 500").fetchone()
+    tap(sites == (1 if mode != "none" else 0, 500),
+        "500 allocations from one line: one site", "%s" % (sites,))
+
+
+if sys.argv[1] == "run":
+    run(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+else:
+    check(sys.argv[2], sys.argv[3], sys.argv[4])
