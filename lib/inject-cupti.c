@@ -40,6 +40,14 @@
 #define INJECT_BUFFER_SIZE	(8u * 1024 * 1024)
 #define INJECT_RANGES		64	/* open step ranges we remember */
 #define INJECT_DEVICES		64
+#define INJECT_HANDLES		1024	/* stream handles we remember */
+
+/* A stream handle's CUPTI id, for events made from PyTorch's history. */
+struct inject_handle {
+	int32_t		device;
+	uint64_t	handle;
+	uint64_t	stream;
+};
 
 static CUpti_SubscriberHandle	inject_subscriber;
 static pthread_mutex_t		inject_cupti_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -47,6 +55,8 @@ static uint32_t			inject_ranges[INJECT_RANGES];
 static size_t			inject_nranges;
 static uint32_t			inject_cupti_name;	/* string id "cupti" */
 static unsigned char		inject_device_seen[INJECT_DEVICES];
+static struct inject_handle	inject_handles[INJECT_HANDLES];
+static size_t			inject_nhandles;
 
 uint64_t
 inject_cupti_now(void)
@@ -308,6 +318,49 @@ inject_stream_event(struct event *ev, uint8_t type, CUcontext ctx)
 	return (0);
 }
 
+/* Remember that handle names stream on device (the latest one wins). */
+static void
+inject_handle(int32_t device, uint64_t handle, uint64_t stream)
+{
+	size_t	i;
+
+	pthread_mutex_lock(&inject_cupti_lock);
+	for (i = 0; i < inject_nhandles; i++) {
+		if (inject_handles[i].device == device &&
+		    inject_handles[i].handle == handle)
+			break;
+	}
+	if (i == inject_nhandles && inject_nhandles < INJECT_HANDLES)
+		inject_nhandles++;
+	if (i < inject_nhandles) {
+		inject_handles[i].device = device;
+		inject_handles[i].handle = handle;
+		inject_handles[i].stream = stream;
+	}
+	pthread_mutex_unlock(&inject_cupti_lock);
+}
+
+/*
+ * The CUPTI id of the stream whose cudaStream_t value (as PyTorch's
+ * snapshots write it) is handle on device, or EVENT_NONE.  A handle reused
+ * by a later stream names the later one.
+ */
+uint64_t
+inject_cupti_stream(int32_t device, uint64_t handle)
+{
+	uint64_t	stream = EVENT_NONE;
+	size_t		i;
+
+	pthread_mutex_lock(&inject_cupti_lock);
+	for (i = 0; i < inject_nhandles; i++) {
+		if (inject_handles[i].device == device &&
+		    inject_handles[i].handle == handle)
+			stream = inject_handles[i].stream;
+	}
+	pthread_mutex_unlock(&inject_cupti_lock);
+	return (stream);
+}
+
 static void
 inject_stream(uint8_t type, CUcontext ctx, CUstream stream, uint64_t handle,
     int per_thread)
@@ -331,6 +384,8 @@ inject_stream(uint8_t type, CUcontext ctx, CUstream stream, uint64_t handle,
 	}
 	ev.u.stream.priority = priority;
 	ev.u.stream.flags = flags;
+	if (type == EVENT_STREAM_CREATE)
+		inject_handle(ev.u.stream.device, handle, id);
 	client_emit(&ev);
 }
 

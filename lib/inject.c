@@ -43,6 +43,8 @@ void	 vramtrace_inject_mark(const char *) INJECT_API;
 void	 vramtrace_inject_emit(const struct event *) INJECT_API;
 uint32_t vramtrace_inject_string(const char *) INJECT_API;
 void	 vramtrace_inject_flush(void) INJECT_API;
+void	 vramtrace_inject_block(int, uint64_t, int32_t, uint64_t, uint64_t,
+	     uint64_t, const char *) INJECT_API;
 
 /* Does an NVTX range or mark name mark a step?  Thread-safe. */
 int
@@ -239,6 +241,36 @@ uint32_t
 vramtrace_inject_string(const char *text)
 {
 	return (client_start("cupti") ? client_string(text) : 0);
+}
+
+/*
+ * An allocator block's allocation (freed 0) or free (freed 1) from
+ * PyTorch's allocation history (python/vramtrace/_history.py): at time_ns
+ * on device, of bytes at address, on the stream whose cudaStream_t value
+ * is handle; stack is a site string (stack.h) or NULL.  It becomes an
+ * EVENT_LAYER_BLOCK event of this process.
+ */
+void
+vramtrace_inject_block(int freed, uint64_t time_ns, int32_t device,
+    uint64_t address, uint64_t bytes, uint64_t handle, const char *stack)
+{
+	struct event	ev;
+
+	if (!client_start("cupti"))
+		return;
+	memset(&ev, 0, sizeof ev);
+	ev.type = freed ? EVENT_FREE : EVENT_ALLOC;
+	ev.time_ns = time_ns;
+	ev.u.alloc.address = address;
+	ev.u.alloc.bytes = bytes;
+	ev.u.alloc.requested = EVENT_NONE;
+	ev.u.alloc.stream = inject_cupti_stream(device, handle);
+	ev.u.alloc.correlation = EVENT_NONE;
+	ev.u.alloc.device = device;
+	ev.u.alloc.layer = EVENT_LAYER_BLOCK;
+	if (!freed && stack != NULL)
+		ev.u.alloc.site = client_string(stack);
+	client_emit(&ev);
 }
 
 /* Ship what is queued now and wait until it is written. */

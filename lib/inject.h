@@ -46,5 +46,6 @@ void	 inject_calls_callback(uint32_t, const void *);
 int	 inject_cupti_start(const struct inject_config *, char **);
 void	 inject_cupti_flush(int);
 uint64_t inject_cupti_now(void);
+uint64_t inject_cupti_stream(int32_t, uint64_t);
 
 #endif

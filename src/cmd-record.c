@@ -5,10 +5,24 @@
  * The command's environment gets CUDA_INJECTION64_PATH (our injection
  * library), NVTX_INJECTION64_PATH (the same library, which hands NVTX to CUPTI)
  * and VRAMTRACE_SOCKET (the collector's socket), plus the knobs the library
- * reads (VRAMTRACE_FLUSH_MS, VRAMTRACE_NVTX, VRAMTRACE_STEP_MARKER) and,
- * depending on the options, PYTORCH_CUDA_ALLOC_CONF and PYTHONPATH.  The
+ * reads (VRAMTRACE_FLUSH_MS, VRAMTRACE_NVTX, VRAMTRACE_STEP_MARKER,
+ * VRAMTRACE_STACKS, VRAMTRACE_STACK_DEPTH) and, depending on the options,
+ * PYTORCH_CUDA_ALLOC_CONF and PYTHONPATH with the sitecustomize, told what
+ * to do by VRAMTRACE_TORCH_STEPS and VRAMTRACE_TORCH_HISTORY.  The
  * libraries and the Python package are looked up next to the vramtrace
  * binary first (the build tree), then where they are installed.
+ *
+ * What the allocator modes give: with cudaMallocAsync (async, the
+ * default) every tensor is a driver allocation that CUPTI sees, with its
+ * stack; with PyTorch's caching allocator (native, or keep when
+ * PYTORCH_CUDA_ALLOC_CONF was set) CUPTI sees its segments, and the
+ * tensors' blocks with their Python stacks come from PyTorch's allocation
+ * history, folded in when the program exits.
+ *
+ * A command that cannot be run leaves no database behind: it is looked up
+ * before the database is made, and an exec() that fails anyway (its errno
+ * comes back through a close-on-exec pipe) removes the new database.  At
+ * the end record says what it stored and what to run next.
  */
 
 #include "config.h"
@@ -17,6 +31,7 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -26,11 +41,16 @@
 #include "vramtrace.h"
 #include "cmd.h"
 
+/* Events PyTorch keeps in its allocation history (native allocator). */
+#define RECORD_TORCH_HISTORY	"1000000"
+
 static int	cmd_record_exec(const struct cmd_entry *,
 		    const struct cmd_args *);
 
 enum { ALLOCATOR_ASYNC, ALLOCATOR_NATIVE, ALLOCATOR_KEEP };
 static const char *const allocators[] = { "async", "native", "keep", NULL };
+static const char *const stack_modes[] = { "python", "native", "all", "none",
+    NULL };
 
 static const struct cmd_option cmd_record_options[] = {
 	{ .name = "output", .letter = 'o', .kind = CMD_TEXT, .value = "DB",
@@ -53,6 +73,14 @@ static const struct cmd_option cmd_record_options[] = {
 	  .kind = CMD_FLAG, .help = "mark a step at every Optimizer.step" },
 	{ .name = "append", .letter = 'A', .flags = CMD_LONG_ONLY,
 	  .kind = CMD_FLAG, .help = "add a run to an existing database" },
+	{ .name = "stacks", .letter = 'S', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_CHOICE, .choices = stack_modes,
+	  .help = "the stacks allocations get: python (default), native, all"
+	  " or none" },
+	{ .name = "stack-depth", .letter = 'D', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_NUMBER, .value = "N", .min = 1,
+	  .max = LIB_STACK_DEPTH_MAX,
+	  .help = "frames kept per stack (default 64)" },
 	CMD_OPTION_END
 };
 
@@ -86,6 +114,9 @@ struct record_options {
 	const char	*allocator;	/* async, native, keep; NULL: default */
 	int		 torch_steps;
 	int		 append;
+	const char	*stacks;	/* NULL: VRAMTRACE_STACKS, or python */
+	const char	*stack_depth;	/* NULL: VRAMTRACE_STACK_DEPTH */
+	unsigned	 stack_kinds;	/* LIB_STACK_* */
 };
 
 /*
@@ -128,6 +159,14 @@ record_allocator(struct record_options *o)
 	const char	*conf = getenv("PYTORCH_CUDA_ALLOC_CONF");
 	char		*s;
 
+	if (o->allocator == NULL && conf != NULL &&
+	    strstr(conf, "cudaMallocAsync") == NULL)
+		log_warn("PYTORCH_CUDA_ALLOC_CONF is set (%s), so PyTorch keeps "
+		    "its caching allocator: CUPTI sees its segments, and its "
+		    "tensors come from PyTorch's history at exit%s "
+		    "(--torch-allocator async sees every tensor as it is made)",
+		    conf, o->stack_kinds & LIB_STACK_PYTHON ? "" :
+		    " only with Python stacks on");
 	if (o->allocator == NULL)
 		o->allocator = conf == NULL ? "async" : "keep";
 	if (strcmp(o->allocator, "async") == 0) {
@@ -166,22 +205,60 @@ record_prepend(const char *var, const char *dir)
 	free(s);
 }
 
+/*
+ * Put the sitecustomize and the vramtrace package first on PYTHONPATH.
+ * 0, or -1 with a message given.
+ */
+static int
+record_python_path(void)
+{
+	static const char *const pys[] = { "python/", "../share/vramtrace/python/",
+	    NULL };
+	char	*py, *site;
+
+	py = record_find("VRAMTRACE_PYTHONDIR", "vramtrace/__init__.py", pys,
+	    VRAMTRACE_PKGDATADIR "/python");
+	if (py == NULL) {
+		xasprintf(&py, "%s/python/vramtrace/__init__.py",
+		    VRAMTRACE_SRCDIR);
+		if (access(py, R_OK) != 0) {
+			log_warn("the vramtrace Python package was not found "
+			    "(set VRAMTRACE_PYTHONDIR)");
+			free(py);
+			return (-1);
+		}
+	}
+	*strrchr(py, '/') = '\0';		/* .../python/vramtrace */
+	xasprintf(&site, "%s/_site", py);
+	*strrchr(py, '/') = '\0';		/* .../python */
+	record_prepend("PYTHONPATH", py);
+	record_prepend("PYTHONPATH", site);
+	free(site);
+	free(py);
+	return (0);
+}
+
 /* Set the child's environment; 0, or -1 with a message given. */
 static int
-record_environment(struct record_options *o, const char *socket_path)
+record_environment(struct record_options *o, const char *allocator)
 {
 	static const char *const libs[] = { ".libs/", "", "../lib/vramtrace/",
 	    NULL };
-	static const char *const pys[] = { "python/", "../share/vramtrace/python/",
-	    NULL };
-	char	*inject, *lib, *py, *site, ms[32];
+	char	*inject, *lib, ms[32];
+	int	 history;
 
 	inject = record_find("VRAMTRACE_INJECT_LIBRARY",
 	    "libvramtrace-inject.so", libs, VRAMTRACE_PKGLIBDIR);
 	if (inject == NULL) {
+#ifdef HAVE_CUPTI
 		log_warn("libvramtrace-inject.so not found next to the "
 		    "vramtrace binary or in %s (set VRAMTRACE_INJECT_LIBRARY)",
 		    VRAMTRACE_PKGLIBDIR);
+#else
+		log_warn("this vramtrace was built without CUDA (configure "
+		    "found no CUPTI), so it cannot record GPU memory; rebuild "
+		    "it with --with-cuda=DIR");
+#endif
 		return (-1);
 	}
 	setenv("CUDA_INJECTION64_PATH", inject, 1);
@@ -199,34 +276,31 @@ record_environment(struct record_options *o, const char *socket_path)
 		free(lib);
 	}
 	setenv("VRAMTRACE_NVTX", o->nvtx ? "1" : "0", 1);
-	setenv("VRAMTRACE_SOCKET", socket_path, 1);
-	unsetenv("VRAMTRACE_OUTPUT");
 	snprintf(ms, sizeof ms, "%u", o->flush_ms);
 	setenv("VRAMTRACE_FLUSH_MS", ms, 1);
 	setenv("VRAMTRACE_STEP_MARKER", o->step_marker, 1);
-	if (!o->torch_steps)
-		return (0);
+	if (o->stacks != NULL)
+		setenv("VRAMTRACE_STACKS", o->stacks, 1);
+	if (o->stack_depth != NULL)
+		setenv("VRAMTRACE_STACK_DEPTH", o->stack_depth, 1);
 
-	py = record_find("VRAMTRACE_PYTHONDIR", "vramtrace/__init__.py", pys,
-	    VRAMTRACE_PKGDATADIR "/python");
-	if (py == NULL) {
-		xasprintf(&py, "%s/python/vramtrace/__init__.py",
-		    VRAMTRACE_SRCDIR);
-		if (access(py, R_OK) != 0) {
-			log_warn("--torch-steps: the vramtrace Python package "
-			    "was not found (set VRAMTRACE_PYTHONDIR)");
-			free(py);
-			return (-1);
-		}
-	}
-	*strrchr(py, '/') = '\0';		/* .../python/vramtrace */
-	xasprintf(&site, "%s/_site", py);
-	*strrchr(py, '/') = '\0';		/* .../python */
-	record_prepend("PYTHONPATH", py);
-	record_prepend("PYTHONPATH", site);
-	free(site);
-	free(py);
-	return (0);
+	/*
+	 * The caching allocator's tensors and their stacks come from
+	 * PyTorch's history; the sitecustomize turns it on.
+	 */
+	history = strcmp(allocator, "async") != 0 &&
+	    (o->stack_kinds & LIB_STACK_PYTHON);
+	if (o->torch_steps)
+		setenv("VRAMTRACE_TORCH_STEPS", "1", 1);
+	else
+		unsetenv("VRAMTRACE_TORCH_STEPS");
+	if (!history)
+		unsetenv("VRAMTRACE_TORCH_HISTORY");
+	else if (getenv("VRAMTRACE_TORCH_HISTORY") == NULL)
+		setenv("VRAMTRACE_TORCH_HISTORY", RECORD_TORCH_HISTORY, 1);
+	if (!o->torch_steps && !history)
+		return (0);
+	return (record_python_path());
 }
 
 static char *
@@ -243,10 +317,16 @@ record_join(int argc, char **argv)
 	return (s);
 }
 
-/* Take the options from args into *o. */
-static void
-record_options(const struct cmd_args *args, struct record_options *o)
+/*
+ * Take the options from args into *o: 0, or -1 (a usage error said) when
+ * VRAMTRACE_STACKS names no stack mode.
+ */
+static int
+record_options(const struct cmd_entry *self, const struct cmd_args *args,
+    struct record_options *o)
 {
+	const char	*env;
+
 	o->output = cmd_args_text(args, 'o', "run.db");
 	o->flush_ms = (unsigned)cmd_args_number(args, 'f', 200);
 	/* Of --nvtx and --no-nvtx, the last one given counts. */
@@ -256,6 +336,18 @@ record_options(const struct cmd_args *args, struct record_options *o)
 	    args, 'a', ALLOCATOR_ASYNC)] : NULL;
 	o->torch_steps = cmd_args_has(args, 't');
 	o->append = cmd_args_has(args, 'A');
+	o->stacks = cmd_args_has(args, 'S') ? stack_modes[cmd_args_number(
+	    args, 'S', 0)] : NULL;
+	o->stack_depth = cmd_args_text(args, 'D', NULL);
+	o->stack_kinds = LIB_STACK_PYTHON;
+	if (o->stacks != NULL)
+		return (lib_parse_stacks(o->stacks, &o->stack_kinds));
+	if ((env = getenv("VRAMTRACE_STACKS")) != NULL &&
+	    lib_parse_stacks(env, &o->stack_kinds) != 0) {
+		cmd_usage_error(self, "bad VRAMTRACE_STACKS: %s", env);
+		return (-1);
+	}
+	return (0);
 }
 
 /* The exit status of a shell for a wait status. */
@@ -269,6 +361,77 @@ record_status(int status)
 	return (EXIT_FOUND);
 }
 
+/* Can the command be run: a file, or a name found on PATH, executable? */
+static int
+record_runnable(const char *name)
+{
+	const char	*path = getenv("PATH"), *p, *end;
+	char		*file;
+	int		 found = 0;
+
+	if (strchr(name, '/') != NULL)
+		return (access(name, X_OK) == 0);
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; !found; p = end + 1) {
+		end = strchr(p, ':');
+		if (end == NULL)
+			end = p + strlen(p);
+		xasprintf(&file, "%.*s/%s", (int)(end - p),
+		    end == p ? "." : p, name);
+		found = access(file, X_OK) == 0;
+		free(file);
+		if (*end == '\0')
+			break;
+	}
+	return (found);
+}
+
+/* Remove the database at path and SQLite's files beside it. */
+static void
+record_remove(const char *path)
+{
+	static const char	*suffix[] = { "", "-wal", "-shm", "-journal" };
+	char			*p;
+	size_t			 i;
+
+	for (i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+		xasprintf(&p, "%s%s", path, suffix[i]);
+		unlink(p);
+		free(p);
+	}
+}
+
+/* Say what run of path holds and what to run next, on stderr. */
+static void
+record_report(const char *path, int64_t run, const char *command)
+{
+	struct query		*q;
+	struct query_info	 qi;
+	char			*cause = NULL;
+
+	if ((q = query_open(path, &cause)) == NULL ||
+	    query_info(q, run, &qi, &cause) != 0) {
+		log_warn("%s", cause != NULL ? cause : path);
+		free(cause);
+		query_close(q);
+		return;
+	}
+	query_close(q);
+	if (qi.processes == 0) {
+		log_warn("no CUDA process connected: %s did not initialise "
+		    "CUDA, or its CUDA skipped CUDA_INJECTION64_PATH; run %lld "
+		    "of %s is empty", command, (long long)run, path);
+		return;
+	}
+	log_warn("run %lld of %s: %lld process%s, %lld allocations, %lld "
+	    "steps, %lld stacks", (long long)run, path,
+	    (long long)qi.processes, qi.processes == 1 ? "" : "es",
+	    (long long)qi.allocations, (long long)qi.steps,
+	    (long long)qi.sites);
+	log_warn("next: vramtrace leaks %s (or vramtrace tui %s)", path, path);
+}
+
 static int
 cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
@@ -278,20 +441,30 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	struct store		*store = NULL;
 	struct stat		 sb;
 	char			*cause = NULL, *command, *git, cwd[PATH_MAX];
-	int			 status = 0, rc;
+	int			 status = 0, rc, created, pfd[2];
+	int			 exec_errno;
+	int64_t			 run;
 	pid_t			 pid;
 
-	(void)self;
-	record_options(args, &o);
-	if (!o.append && stat(o.output, &sb) == 0) {
+	if (record_options(self, args, &o) != 0)
+		return (EXIT_USAGE);
+	created = stat(o.output, &sb) != 0;
+	if (!o.append && !created) {
 		log_warn("%s exists; use --append to add a run to it",
 		    o.output);
 		return (EXIT_USAGE);
+	}
+	if (!record_runnable(args->argv[0])) {
+		log_warn("%s: command not found; nothing recorded",
+		    args->argv[0]);
+		return (127);
 	}
 	memset(&info, 0, sizeof info);
 	info.source = "record";
 	info.allocator = record_allocator(&o);
 	info.step_source = o.nvtx ? "nvtx" : "api";
+	if (record_environment(&o, info.allocator) != 0)
+		return (EXIT_FOUND);
 	info.command = command = record_join(args->argc, args->argv);
 	info.cwd = getcwd(cwd, sizeof cwd);
 
@@ -300,37 +473,56 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	if (store == NULL)
 		goto fail;
 	info.git_commit = git = git_head(info.cwd);
-	rc = store_run_begin(store, &info) == -1 ? -1 : 0;
+	run = store_run_begin(store, &info);
 	free(git);
-	if (rc != 0 || store_commit(store, &cause) != 0)
+	if (run == -1 || store_commit(store, &cause) != 0)
 		goto fail;
 	if ((c = collector_create(store, o.flush_ms, &cause)) == NULL)
 		goto fail;
-	if (record_environment(&o, collector_path(c)) != 0)
-		goto fail;
+	setenv("VRAMTRACE_SOCKET", collector_path(c), 1);
+	unsetenv("VRAMTRACE_OUTPUT");
 
-	if ((pid = fork()) == -1) {
+	if (pipe2(pfd, O_CLOEXEC) != 0 || (pid = fork()) == -1) {
 		cause = xstrerror_cause("fork");
 		goto fail;
 	}
 	if (pid == 0) {
+		close(pfd[0]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGHUP, SIG_DFL);
 		signal(SIGCHLD, SIG_DFL);
 		execvp(args->argv[0], args->argv);
-		log_warn("%s: %s", args->argv[0], strerror(errno));
+		exec_errno = errno;
+		log_warn("%s: %s", args->argv[0], strerror(exec_errno));
+		if (write(pfd[1], &exec_errno, sizeof exec_errno) < 0)
+			_exit(127);		/* the exit status says it */
 		_exit(127);
 	}
-	if (collector_run(c, pid, &status, &cause) != 0)
+	close(pfd[1]);
+	rc = collector_run(c, pid, &status, &cause);
+	if (read(pfd[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno)
+		exec_errno = 0;
+	close(pfd[0]);
+	if (rc != 0)
 		goto fail;
 	collector_free(c);
+	c = NULL;
 	rc = record_status(status);
+	if (exec_errno != 0 && created) {
+		/* Nothing ran: leave no database that looks like a run. */
+		store_abort(store);
+		record_remove(o.output);
+		free(command);
+		return (rc);
+	}
 	if (store_run_finish(store, rc, lib_now_ns(), &cause) != 0 ||
 	    store_close(store, &cause) != 0) {
 		free(command);
 		return (cmd_fail(cause));
 	}
+	if (exec_errno == 0)
+		record_report(o.output, run, args->argv[0]);
 	free(command);
 	return (rc);
 

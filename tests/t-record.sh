@@ -3,16 +3,20 @@
 #
 # tests/t-client-writer stands in for a traced process: it sends a known set
 # of events through client.c (10 pool allocations of 1..10 KiB on stream 13,
-# the odd-numbered half freed, 3 step ends, 6 marks).  TAP output.
+# the odd-numbered half freed, 3 step ends, 6 marks).  Also: what record
+# says at the end, a command that cannot run, and the environment the
+# options give the command (stacks, the allocator, the sitecustomize).  TAP
+# output.
 
 : "${VRAMTRACE:=./vramtrace}"
 : "${top_builddir:=.}"
 WRITER="$top_builddir/tests/t-client-writer"
 T=$(mktemp -d "${TMPDIR:-/tmp}/t-record.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
-unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT
+unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF VRAMTRACE_STACKS \
+    VRAMTRACE_STACK_DEPTH VRAMTRACE_TORCH_HISTORY VRAMTRACE_TORCH_STEPS
 
-echo 1..14
+echo 1..26
 n=0
 ok() {
 	n=$((n + 1))
@@ -84,3 +88,55 @@ ok "$? $(q "$T/replay.db" 'select count(*), sum(bytes) from allocations')" \
 
 "$WRITER" send 2>/dev/null
 ok "$?" 1 "with no destination the client is off"
+
+# record speaks: what it stored and what to run next; a run no CUDA
+# process connected to says so.
+"$VRAMTRACE" record -o "$T/speak.db" -- "$WRITER" send 2>"$T/err"
+ok "$(tail -n 2 "$T/err" | sed "s|$T/||g")" "vramtrace: run 1 of speak.db: \
+1 process, 10 allocations, 3 steps, 0 stacks
+vramtrace: next: vramtrace leaks speak.db (or vramtrace tui speak.db)" \
+    "at the end: the run, its counts and the next command"
+"$VRAMTRACE" record -o "$T/none.db" -- sh -c 'exit 0' 2>"$T/err"
+ok "$? $(grep -c 'no CUDA process connected' "$T/err")" "0 1" \
+    "a command that never used CUDA: said so"
+
+# A command that cannot run leaves no database, so the retry works.
+"$VRAMTRACE" record -o "$T/nosuch.db" -- vramtrace-nosuchcmd 2>"$T/err"
+ok "$? $(ls "$T" | grep -c nosuch) $(wc -l <"$T/err")" "127 0 1" \
+    "a command not found: 127, one line, no database"
+"$VRAMTRACE" record -o "$T/nosuch.db" -- "$T" 2>"$T/err"
+ok "$? $(ls "$T" | grep -c nosuch)" "127 0" \
+    "an exec that fails (a directory): no database"
+"$VRAMTRACE" record -o "$T/nosuch.db" -- true 2>/dev/null
+ok "$?" 0 "the retry records"
+
+# Stacks and the allocator: the environment the command gets.
+env_of() {
+	"$VRAMTRACE" record "$@" -- sh -c 'echo "${VRAMTRACE_STACKS:--}" \
+	    "${VRAMTRACE_STACK_DEPTH:--}" "${VRAMTRACE_TORCH_HISTORY:--}" \
+	    "${VRAMTRACE_TORCH_STEPS:--}" \
+	    "$(echo "$PYTHONPATH" | grep -c _site)"' 2>"$T/err"
+}
+rm -f "$T"/env.db*
+ok "$(env_of -o "$T/env.db")" "- - - - 0" \
+    "by default: Python stacks (the library's default), nothing for Python"
+rm -f "$T"/env.db*
+ok "$(env_of -o "$T/env.db" --stacks all --stack-depth 8 --torch-steps)" \
+    "all 8 - 1 1" "--stacks, --stack-depth, --torch-steps"
+rm -f "$T"/env.db*
+ok "$(env_of -o "$T/env.db" --torch-allocator native)" "- - 1000000 - 1" \
+    "native allocator: PyTorch's history through the sitecustomize"
+rm -f "$T"/env.db*
+ok "$(env_of -o "$T/env.db" --torch-allocator native --stacks none)" \
+    "none - - - 0" "native allocator without stacks: no history"
+rm -f "$T"/env.db*
+ok "$(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True env_of \
+    -o "$T/env.db") $(grep -c 'keeps its caching allocator' "$T/err")" \
+    "- - 1000000 - 1 1" \
+    "PYTORCH_CUDA_ALLOC_CONF set: the allocator stays native, said so"
+"$VRAMTRACE" record --stacks bogus -o "$T/bad.db" -- true 2>/dev/null
+r1=$?
+VRAMTRACE_STACKS=bogus "$VRAMTRACE" record -o "$T/bad.db" -- true \
+    2>/dev/null
+ok "$r1 $? $(ls "$T" | grep -c bad.db)" "2 2 0" \
+    "a bad --stacks or VRAMTRACE_STACKS: usage error, no database"

@@ -1,18 +1,25 @@
-"""vramtrace record --torch-steps: mark a step after every Optimizer.step.
+"""vramtrace record's sitecustomize: what the recording asks of PyTorch.
 
-vramtrace record puts this directory first on PYTHONPATH.  Nothing is
-imported eagerly: a finder waits for torch.optim.optimizer and, once it is
-loaded, registers a global optimizer step post hook that calls
-vramtrace.step().  Any other sitecustomize further down sys.path still runs.
+vramtrace record puts this directory first on PYTHONPATH and says in the
+environment what to do; each switch below is one section:
+
+- VRAMTRACE_TORCH_STEPS=1 (--torch-steps): mark a step after every
+  Optimizer.step;
+- VRAMTRACE_TORCH_HISTORY=N (PyTorch's caching allocator, Python stacks
+  on): record PyTorch's allocation history, folded into the recording at
+  exit (vramtrace._history);
+- VRAMTRACE_CHECK_OFFLOAD=1: the offload check (vramtrace._check_torch).
+
+A section imports nothing of PyTorch: a finder (vramtrace._check's
+after_import) waits for the module it needs and runs it once that module
+is loaded.  Any other sitecustomize further down sys.path still runs.
 """
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-_TARGET = "torch.optim.optimizer"
 
 
 def _chain():
@@ -24,8 +31,12 @@ def _chain():
     spec.loader.exec_module(module)
 
 
-def _install(module):
+# --torch-steps (VRAMTRACE_TORCH_STEPS=1): a step ends after every
+# Optimizer.step.
+
+def _install_steps():
     import vramtrace
+    from torch.optim import optimizer as module
 
     def hook(optimizer, args, kwargs):
         vramtrace.step()
@@ -47,25 +58,26 @@ def _install(module):
                      "steps\n")
 
 
-class _Watch(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != _TARGET:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
-            return spec
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            _install(module)
-
-        spec.loader.exec_module = exec_module
-        return spec
+if os.environ.get("VRAMTRACE_TORCH_STEPS") == "1":
+    from vramtrace._check import after_import
+    after_import("torch.optim.optimizer", _install_steps,
+                 "steps are not marked")
 
 
-sys.meta_path.insert(0, _Watch())
+# PyTorch's caching allocator, Python stacks on (VRAMTRACE_TORCH_HISTORY=N):
+# its blocks and their stacks come from PyTorch's allocation history.
+
+def _install_history():
+    from vramtrace import _history
+    # Still being imported: not yet an attribute of torch.
+    _history.install(sys.modules["torch.cuda"])
+
+
+if os.environ.get("VRAMTRACE_TORCH_HISTORY"):
+    from vramtrace._check import after_import
+    after_import("torch.cuda", _install_history,
+                 "PyTorch's allocation history is off")
+
 _chain()
 
 
