@@ -2,6 +2,7 @@
 
 usage: stacks.py run PROBE MODE DEPTH OUT.json
        stacks.py check DB OUT.json MODE
+       stacks.py history PYTHONDIR
 
 run: loads PROBE (tests/libstack-probe.so) into this python3 with ctypes,
 starts it (VRAMTRACE_OUTPUT or VRAMTRACE_SOCKET says where events go) and
@@ -14,6 +15,10 @@ for 1.5 s.  OUT.json maps each address to what its stack must be.
 
 check: compares the stacks a database holds for those addresses with
 OUT.json, printing TAP lines without a plan.
+
+history: drives vramtrace._history (from PYTHONDIR) with stand-ins for
+torch.cuda and for the injection library that record what they are asked;
+the real ones need a GPU (tests/gpu/record/run stacks).  TAP lines.
 """
 import ctypes
 import json
@@ -140,7 +145,86 @@ def check(db, js, mode):
         "500 allocations from one line: one site", "%s" % (sites,))
 
 
+class _Calls:
+    """Records the calls made to its attributes."""
+
+    def __init__(self, **returns):
+        self.calls = []
+        self.returns = returns
+
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            self.calls.append((name, args, kwargs))
+            return self.returns.get(name)
+        return call
+
+
+def history(pythondir):
+    import atexit
+    import contextlib
+    import io
+    import os
+    sys.path.insert(0, pythondir)
+    os.environ["VRAMTRACE_TORCH_HISTORY"] = "4"
+    os.environ["VRAMTRACE_STACK_DEPTH"] = "2"
+    from vramtrace import _history
+    lib = _Calls()
+    _history._load = lambda: lib
+    frames = [{"name": "inner", "filename": "/t/a.py", "line": 3},
+              {"name": "mid\tdle", "filename": "/t/b.py", "line": 9},
+              {"name": "<module>", "filename": "/t/c.py", "line": 1}]
+    trace = [
+        {"action": "segment_alloc", "addr": 1, "size": 2, "time_us": 5},
+        {"action": "alloc", "addr": 4096, "size": 512, "stream": 7,
+         "time_us": 10, "frames": frames},
+        {"action": "free_requested", "addr": 4096, "size": 512,
+         "time_us": 11},
+        {"action": "free_completed", "addr": 4096, "size": 512, "stream": 7,
+         "time_us": 12},
+        {"action": "alloc", "addr": 8192, "size": 64, "time_us": 13,
+         "frames": []}]
+    memory = _Calls(_snapshot={"device_traces": [[], trace]})
+    cuda = _Calls()
+    cuda.memory = memory
+    _history.install(cuda)
+    n = 0
+
+    def tap(ok, what, detail):
+        nonlocal n
+        n += 1
+        print("%sok %d - %s" % ("" if ok else "not ", n, what))
+        if not ok:
+            print("#   %s" % (detail,))
+
+    lazy = [c for c in cuda.calls if c[0] == "_lazy_call"]
+    tap(len(lazy) == 1, "waits for CUDA's initialisation", cuda.calls)
+    lazy[0][1][0]()
+    atexit.unregister(_history.fold)
+    rec = [c for c in memory.calls if c[0] == "_record_memory_history"]
+    tap(len(rec) == 1 and rec[0][2].get("stacks") == "python" and
+        rec[0][2].get("max_entries") == 4, "records Python stacks, "
+        "VRAMTRACE_TORCH_HISTORY entries", memory.calls)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        _history.fold(memory)
+    blocks = [c[1] for c in lib.calls if c[0] == "vramtrace_inject_block"]
+    want = [(0, 10000, 1, 4096, 512, 7,
+             b"!python\ninner\t/t/a.py\t3\nmid dle\t/t/b.py\t9\n"
+             b"...\t??\t0\n"),
+            (1, 12000, 1, 4096, 512, 7, None),
+            (0, 13000, 1, 8192, 64, 0, None)]
+    tap(blocks == want, "allocations and completed frees with their "
+        "stacks, two frames deep", "%s" % blocks)
+    tap(lib.calls[-1][0] == "vramtrace_inject_flush", "flushes at the end",
+        lib.calls[-1])
+    tap("device 1 made more than 4" in err.getvalue() and
+        "device 0" not in err.getvalue(), "says when the history wrapped",
+        err.getvalue())
+
+
 if sys.argv[1] == "run":
     run(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
+elif sys.argv[1] == "history":
+    history(sys.argv[2])
 else:
     check(sys.argv[2], sys.argv[3], sys.argv[4])

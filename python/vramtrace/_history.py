@@ -40,26 +40,29 @@ def _start(memory):
     atexit.register(fold, memory)
 
 
-def install(cuda):
-    """Record the history from CUDA's initialisation on (cuda: torch.cuda)."""
-    global _lib, _max_entries, _depth
-    path = os.environ.get("CUDA_INJECTION64_PATH")
-    try:
-        _max_entries = int(os.environ.get("VRAMTRACE_TORCH_HISTORY", "0"))
-        _depth = int(os.environ.get("VRAMTRACE_STACK_DEPTH", "64"))
-        lib = ctypes.CDLL(path)
-        fn = lib.vramtrace_inject_block
-    except (TypeError, ValueError, OSError, AttributeError) as e:
-        _warn("not recorded (%s)" % e)
-        return
+def _load():
+    """The injection library CUDA loaded, bound; None if it is not there."""
+    lib = ctypes.CDLL(os.environ.get("CUDA_INJECTION64_PATH"))
+    fn = lib.vramtrace_inject_block
     fn.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_int32,
                    ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64,
                    ctypes.c_char_p]
     fn.restype = None
-    _lib = lib
-    if _max_entries <= 0:
+    return lib
+
+
+def install(cuda):
+    """Record the history from CUDA's initialisation on (cuda: torch.cuda)."""
+    global _lib, _max_entries, _depth
+    try:
+        _max_entries = int(os.environ.get("VRAMTRACE_TORCH_HISTORY", "0"))
+        _depth = int(os.environ.get("VRAMTRACE_STACK_DEPTH", "64"))
+        _lib = _load()
+    except (TypeError, ValueError, OSError, AttributeError) as e:
+        _warn("not recorded (%s)" % e)
         return
-    cuda._lazy_call(lambda: _start(cuda.memory))
+    if _max_entries > 0:
+        cuda._lazy_call(lambda: _start(cuda.memory))
 
 
 def _clean(s):

@@ -1,12 +1,13 @@
 """Checks of recorded databases for tests/gpu/record/run.
 
 usage: check.py pattern DB STDOUT | growth DB JSON | kill DB STEPSFILE KILL_NS |
-       events DB SECONDS
+       events DB SECONDS | leakline VRAMTRACE DB JSON LABEL
 Prints "PASS|FAIL name: details" lines; exits 1 if any check failed.
 """
 import json
 import sqlite3
 import statistics
+import subprocess
 import sys
 
 MiB = 1 << 20
@@ -109,6 +110,46 @@ def events(db, seconds):
           (n, float(seconds), n / float(seconds), drops))
 
 
+def leakline(vramtrace, db, js, label):
+    """`vramtrace leaks` names the leaking line (leak.py) first."""
+    info = json.load(open(js))
+    want = "%s:%d %s" % (info["file"], info["line"], info["function"])
+    r = subprocess.run([vramtrace, "leaks", db, "--format", "json"],
+                       capture_output=True, text=True)
+    try:
+        rep = json.loads(r.stdout)
+    except ValueError:
+        report(False, "leak line " + label, "leaks said: %s %s" %
+               (r.stdout[:200], r.stderr[:200]))
+        return
+    sus = rep.get("suspects") or []
+    first = sus[0] if sus else {}
+    c = sqlite3.connect(db)
+    kind = None
+    frames = []
+    if first.get("site_id") is not None:
+        kind = c.execute("select kind from sites where id = ?",
+                         (first["site_id"],)).fetchone()[0]
+        frames = ["%s:%d %s" % (f.split("/")[-1], l, n) for n, f, l in
+                  c.execute("select f.name, f.filename, f.line from "
+                            "site_frames sf join frames f on f.id = "
+                            "sf.frame_id where sf.site_id = ? order by "
+                            "sf.depth", (first["site_id"],))]
+    side = c.execute("select stream from streams where handle = ?",
+                     (info["side"],)).fetchone()
+    ok = rep.get("verdict") == "LEAK" and first.get("site") == want
+    report(ok, "leak line " + label,
+           "%s %+.1f MiB/step layer %s; first suspect %s (%.1f MiB in %s "
+           "blocks, stream %s%s, kind %s); want %s:%d" %
+           (rep.get("verdict"), rep.get("growth_bytes_per_step", 0) / MiB,
+            rep.get("layer"), first.get("site"),
+            first.get("bytes", 0) / MiB, first.get("blocks"),
+            first.get("stream"),
+            " = the side stream" if side and side[0] == first.get("stream")
+            else "", kind, info["file"].split("/")[-1], info["line"]))
+    print("  stack of the first suspect: " + " <- ".join(frames[:6]))
+
+
 {"pattern": pattern, "growth": growth, "kill": kill,
- "events": events}[sys.argv[1]](*sys.argv[2:])
+ "events": events, "leakline": leakline}[sys.argv[1]](*sys.argv[2:])
 sys.exit(1 if failed else 0)
