@@ -148,6 +148,11 @@ def leakline(vramtrace, db, js, label):
             " = the side stream" if side and side[0] == first.get("stream")
             else "", kind, info["file"].split("/")[-1], info["line"]))
     print("  stack of the first suspect: " + " <- ".join(frames[:6]))
+    for layer, n, stacked in c.execute(
+            "select layer, count(*), count(site_id) from allocations "
+            "group by layer"):
+        print("  layer %d: %d allocations, %d with a stack" %
+              (layer, n, stacked))
 
 
 {"pattern": pattern, "growth": growth, "kill": kill,
