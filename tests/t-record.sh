@@ -111,27 +111,23 @@ ok "$? $(ls "$T" | grep -c nosuch)" "127 0" \
 ok "$?" 0 "the retry records"
 
 # Stacks and the allocator: the environment the command gets.
-env_of() {
-	"$VRAMTRACE" record "$@" -- sh -c 'echo "${VRAMTRACE_STACKS:--}" \
+env_of() {	# env_of OPTIONS...: record into a fresh $T/env.db
+	rm -f "$T"/env.db*
+	"$VRAMTRACE" record -o "$T/env.db" "$@" -- sh -c 'echo "${VRAMTRACE_STACKS:--}" \
 	    "${VRAMTRACE_STACK_DEPTH:--}" "${VRAMTRACE_TORCH_HISTORY:--}" \
 	    "${VRAMTRACE_TORCH_STEPS:--}" \
 	    "$(echo "$PYTHONPATH" | grep -c _site)"' 2>"$T/err"
 }
-rm -f "$T"/env.db*
-ok "$(env_of -o "$T/env.db")" "- - - - 0" \
+ok "$(env_of)" "- - - - 0" \
     "by default: Python stacks (the library's default), nothing for Python"
-rm -f "$T"/env.db*
-ok "$(env_of -o "$T/env.db" --stacks all --stack-depth 8 --torch-steps)" \
+ok "$(env_of --stacks all --stack-depth 8 --torch-steps)" \
     "all 8 - 1 1" "--stacks, --stack-depth, --torch-steps"
-rm -f "$T"/env.db*
-ok "$(env_of -o "$T/env.db" --torch-allocator native)" "- - 1000000 - 1" \
+ok "$(env_of --torch-allocator native)" "- - 1000000 - 1" \
     "native allocator: PyTorch's history through the sitecustomize"
-rm -f "$T"/env.db*
-ok "$(env_of -o "$T/env.db" --torch-allocator native --stacks none)" \
+ok "$(env_of --torch-allocator native --stacks none)" \
     "none - - - 0" "native allocator without stacks: no history"
-rm -f "$T"/env.db*
-ok "$(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True env_of \
-    -o "$T/env.db") $(grep -c 'keeps its caching allocator' "$T/err")" \
+ok "$(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True env_of) \
+$(grep -c 'keeps its caching allocator' "$T/err")" \
     "- - 1000000 - 1 1" \
     "PYTORCH_CUDA_ALLOC_CONF set: the allocator stays native, said so"
 "$VRAMTRACE" record --stacks bogus -o "$T/bad.db" -- true 2>/dev/null
