@@ -254,23 +254,9 @@ void
 vramtrace_inject_block(int freed, uint64_t time_ns, int32_t device,
     uint64_t address, uint64_t bytes, uint64_t handle, const char *stack)
 {
-	struct event	ev;
-
-	if (!client_start("cupti"))
-		return;
-	memset(&ev, 0, sizeof ev);
-	ev.type = freed ? EVENT_FREE : EVENT_ALLOC;
-	ev.time_ns = time_ns;
-	ev.u.alloc.address = address;
-	ev.u.alloc.bytes = bytes;
-	ev.u.alloc.requested = EVENT_NONE;
-	ev.u.alloc.stream = inject_cupti_stream(device, handle);
-	ev.u.alloc.correlation = EVENT_NONE;
-	ev.u.alloc.device = device;
-	ev.u.alloc.layer = EVENT_LAYER_BLOCK;
-	if (!freed && stack != NULL)
-		ev.u.alloc.site = client_string(stack);
-	client_emit(&ev);
+	if (client_start("cupti"))
+		stack_block(freed, time_ns, device, address, bytes,
+		    inject_cupti_stream(device, handle), stack);
 }
 
 /* Ship what is queued now and wait until it is written. */

@@ -229,6 +229,33 @@ stack_alloc(struct event *ev)
 }
 
 /*
+ * Send a caching allocator's block allocation (freed 0) or free (freed 1)
+ * that PyTorch's allocation history recorded: at time_ns on device, of
+ * bytes at address, on stream (a CUPTI id, or EVENT_NONE), with stack (a
+ * site string, "!python" and its frames) or NULL.  The client must be on.
+ */
+void
+stack_block(int freed, uint64_t time_ns, int32_t device, uint64_t address,
+    uint64_t bytes, uint64_t stream, const char *stack)
+{
+	struct event	ev;
+
+	memset(&ev, 0, sizeof ev);
+	ev.type = freed ? EVENT_FREE : EVENT_ALLOC;
+	ev.time_ns = time_ns;
+	ev.u.alloc.address = address;
+	ev.u.alloc.bytes = bytes;
+	ev.u.alloc.requested = EVENT_NONE;
+	ev.u.alloc.stream = stream;
+	ev.u.alloc.correlation = EVENT_NONE;
+	ev.u.alloc.device = device;
+	ev.u.alloc.layer = EVENT_LAYER_BLOCK;
+	if (!freed && stack != NULL)
+		ev.u.alloc.site = client_string(stack);
+	client_emit(&ev);
+}
+
+/*
  * Between two batches (the client's thread): let the allocations that
  * waited too long go, all of them when final; define the strings of new
  * native stacks; patch objects loaded since the last time.

@@ -21,6 +21,10 @@
  * in between waits in its thread's slot (stack.c) and is given its stack
  * when the thread takes the GIL back, or leaves without a stack after
  * STACK_PARK_NS.
+ *
+ * With PyTorch's caching allocator the tensors' blocks and their stacks
+ * come from PyTorch's own history instead (python/vramtrace/_history.py),
+ * through stack_block().
  */
 #ifndef STACK_H
 #define STACK_H
@@ -54,6 +58,8 @@ struct stack_table {
 int	 stack_start(const struct stack_config *);
 int	 stack_alloc(struct event *);
 void	 stack_sweep(int);
+void	 stack_block(int, uint64_t, int32_t, uint64_t, uint64_t, uint64_t,
+	     const char *);
 
 /* stack-python.c */
 int	 stack_python_start(void);

@@ -7,7 +7,9 @@
  * the GIL released, as a PyTorch operation does; through ctypes.PyDLL with
  * the GIL held) and tests/stack-host, a C program, loads with dlopen.
  * Each probe_alloc() makes the event a CUPTI allocation callback would and
- * asks stack.c for its stack, exactly as inject-calls.c does.
+ * asks stack.c for its stack, exactly as inject-calls.c does; given as
+ * CUDA_INJECTION64_PATH it also takes PyTorch's history from
+ * python/vramtrace/_history.py, as the injection library does.
  */
 #include "config.h"
 
@@ -26,6 +28,8 @@ void	probe_alloc(uint64_t, uint64_t) PROBE_API;
 void	probe_alloc_wait(uint64_t, uint64_t, unsigned) PROBE_API;
 void	probe_free(uint64_t) PROBE_API;
 int	probe_thread_alloc(uint64_t, uint64_t) PROBE_API;
+void	vramtrace_inject_block(int, uint64_t, int32_t, uint64_t, uint64_t,
+	    uint64_t, const char *) PROBE_API;
 
 /*
  * Start the client (VRAMTRACE_SOCKET or VRAMTRACE_OUTPUT) and the stack
@@ -82,6 +86,21 @@ void
 probe_free(uint64_t address)
 {
 	probe_event(EVENT_FREE, address, 0);
+}
+
+/*
+ * The injection library's entry point for PyTorch's history, as
+ * python/vramtrace/_history.py calls it; without CUDA no stream handle
+ * can be mapped, so the stream is unknown.
+ */
+void
+vramtrace_inject_block(int freed, uint64_t time_ns, int32_t device,
+    uint64_t address, uint64_t bytes, uint64_t handle, const char *stack)
+{
+	(void)handle;
+	if (client_start("probe"))
+		stack_block(freed, time_ns, device, address, bytes, EVENT_NONE,
+		    stack);
 }
 
 static uint64_t	probe_thread_args[2];

@@ -3,6 +3,8 @@
 usage: stacks.py run PROBE MODE DEPTH OUT.json
        stacks.py check DB OUT.json MODE
        stacks.py history PYTHONDIR
+       stacks.py fake-torch DIR
+       stacks.py site OUT.json
 
 run: loads PROBE (tests/libstack-probe.so) into this python3 with ctypes,
 starts it (VRAMTRACE_OUTPUT or VRAMTRACE_SOCKET says where events go) and
@@ -19,6 +21,12 @@ OUT.json, printing TAP lines without a plan.
 history: drives vramtrace._history (from PYTHONDIR) with stand-ins for
 torch.cuda and for the injection library that record what they are asked;
 the real ones need a GPU (tests/gpu/record/run stacks).  TAP lines.
+
+fake-torch: writes a stand-in torch package into DIR (torch.cuda with
+_lazy_call and a memory module whose history holds two blocks,
+torch.optim.optimizer with a global step hook); site: a program that
+imports it, under record's sitecustomize, starts "CUDA" and takes "an
+optimizer step"; OUT.json gets what the sitecustomize installed.
 """
 import ctypes
 import json
@@ -222,9 +230,63 @@ def history(pythondir):
         err.getvalue())
 
 
+FAKE_TORCH = {
+    "torch/__init__.py": "",
+    "torch/cuda/__init__.py": """
+from . import memory
+queued = []
+def _lazy_call(fn):
+    queued.append(fn)
+""",
+    "torch/cuda/memory.py": """
+recorded = []
+def _record_memory_history(**kwargs):
+    recorded.append(kwargs)
+def _snapshot():
+    f = [{"name": "forward", "filename": "/m/model.py", "line": 12},
+         {"name": "<module>", "filename": "/m/train.py", "line": 3}]
+    return {"device_traces": [[
+        {"action": "alloc", "addr": 65536, "size": 2048, "stream": 0,
+         "time_us": 1700000000000001, "frames": f},
+        {"action": "alloc", "addr": 131072, "size": 4096, "stream": 0,
+         "time_us": 1700000000000002, "frames": f},
+        {"action": "free_completed", "addr": 65536, "size": 2048,
+         "stream": 0, "time_us": 1700000000000003}]]}
+""",
+    "torch/optim/__init__.py": "from . import optimizer\n",
+    "torch/optim/optimizer.py": """
+hooks = []
+def register_optimizer_step_post_hook(hook):
+    hooks.append(hook)
+""",
+}
+
+
+def fake_torch(d):
+    import os
+    for name, text in FAKE_TORCH.items():
+        os.makedirs(os.path.dirname(os.path.join(d, name)), exist_ok=True)
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+
+
+def site(out):
+    import torch.cuda
+    import torch.optim.optimizer
+    for fn in torch.cuda.queued:    # CUDA starts
+        fn()
+    with open(out, "w") as f:
+        json.dump({"history": torch.cuda.memory.recorded,
+                   "step_hooks": len(torch.optim.optimizer.hooks)}, f)
+
+
 if sys.argv[1] == "run":
     run(sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5])
 elif sys.argv[1] == "history":
     history(sys.argv[2])
+elif sys.argv[1] == "fake-torch":
+    fake_torch(sys.argv[2])
+elif sys.argv[1] == "site":
+    site(sys.argv[2])
 else:
     check(sys.argv[2], sys.argv[3], sys.argv[4])

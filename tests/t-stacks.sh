@@ -82,6 +82,27 @@ renumber "PyTorch's history" <"$TMP/hist"
 [ -s "$TMP/hist" ]
 ok $? "PyTorch's history: the checks ran"
 
+# Record's sitecustomize over a stand-in torch: both switches install, and
+# the history's blocks reach the database, with their stacks, at exit.
+"$PY" "$srcdir/tests/stacks.py" fake-torch "$TMP/torch"
+PYTHONPATH=$srcdir/python/vramtrace/_site:$srcdir/python:$TMP/torch \
+    VRAMTRACE_TORCH_STEPS=1 VRAMTRACE_TORCH_HISTORY=100 \
+    CUDA_INJECTION64_PATH=$PROBE VRAMTRACE_OUTPUT=$TMP/site.vtr \
+    "$PY" "$srcdir/tests/stacks.py" site "$TMP/site.json" 2>"$TMP/site.err" &&
+    "$VRAMTRACE" replay "$TMP/site.vtr" -o "$TMP/site.db" >/dev/null
+ok $? "the sitecustomize over a stand-in torch: the program runs"
+[ "$("$PY" -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+h = j["history"][0] if j["history"] else {}
+print(j["step_hooks"], h.get("stacks"), h.get("max_entries"))' \
+    "$TMP/site.json")" = "1 python 100" ]
+ok $? "the sitecustomize: a step hook, and the history with Python stacks"
+[ "$(q "$TMP/site.db" "select a.address, a.layer, a.free_ns is null,
+    s.kind, s.label from allocations a join sites s on s.id = a.site_id
+    order by a.address")" = \
+    "65536,2,0,python,/m/model.py:12 forward 131072,2,1,python,/m/model.py:12 forward " ]
+ok $? "the history's blocks at exit: block layer, freed or not, their stack"
+
 # A database made before sites.kind gets the column when a run is added.
 cp "$TMP/python.db" "$TMP/old.db"
 "$PY" -c 'import sqlite3, sys

@@ -36,7 +36,7 @@ def _chain():
 
 def _install_steps():
     import vramtrace
-    from torch.optim import optimizer as module
+    module = sys.modules["torch.optim.optimizer"]
 
     def hook(optimizer, args, kwargs):
         vramtrace.step()
