@@ -61,6 +61,8 @@ struct vramtrace_offload_config {
 	uint64_t	min_offload_size; /* smaller tensors stay on the GPU */
 	int64_t		budget;		/* bytes kept on the GPU; -1: off */
 	uint64_t	prefetch;	/* bytes brought back beyond room */
+	uint64_t	max_memory;	/* the step's peak allocated; 0: off */
+	double		max_memory_fraction; /* or of the device; 0: off */
 	uint32_t	max_fwd_stash;	/* GPU sources kept alive, at least 1 */
 	uint32_t	breaks;		/* VRAMTRACE_OFFLOAD_BREAK_* */
 	int32_t		use_streams;	/* copy on side streams */
@@ -134,13 +136,19 @@ struct vramtrace_offload_stats {
 	uint64_t	restored_bytes;	/* host-to-device bytes */
 	uint64_t	fwd_waits;	/* forward waited on a running copy */
 	uint64_t	bwd_waits;	/* unpacked before its prefetch */
+	uint64_t	learning_steps;	/* steps that measured the profile */
+	uint64_t	profile_hooks;	/* hooks of the profile; 0: none */
+	uint64_t	predicted_peak;	/* this step's, in bytes; 0: unknown */
+	uint64_t	max_memory;	/* the limit in bytes; 0: none */
+	uint64_t	hooks;		/* packs and unpacks of this step */
 };
 
 /*
  * Fill cfg with the defaults (the TRL ones: min_offload_size 1024,
- * max_fwd_stash 5, streams and pinned memory on; no budget; slab sized
- * after the first step; prefetch 0) and apply the environment:
- * VRAMTRACE_OFFLOAD_SLAB, _MIN_SIZE, _BUDGET (bytes, suffixes K M G),
+ * max_fwd_stash 5, streams and pinned memory on; no budget, no
+ * max_memory; slab sized after the first step; prefetch 0) and apply the
+ * environment: VRAMTRACE_OFFLOAD_SLAB, _MIN_SIZE, _BUDGET (bytes, suffixes
+ * K M G), _MAX_MEMORY (bytes, or a fraction of the device such as 0.8),
  * _STASH, _PREFETCH and _BREAK (a comma list of dedupe-generation,
  * exit-cleanup, stream-wait, slab).  Returns -1 if a variable is malformed
  * (cfg keeps the default for it), else 0.
@@ -168,19 +176,47 @@ void	 vramtrace_offload_free(struct vramtrace_offload *e);
 const char *vramtrace_offload_error(struct vramtrace_offload *e);
 
 /*
- * Begin a step.  Drops whatever a previous step left (a forward whose
- * backward never ran): syncs the copy streams, queues a DROP for every held
- * tensor, frees every entry, dedupe key and slab block; then sizes the slab
- * if needed and updates the budget selection.
+ * Begin a step, with allocated bytes on the device (negative when the
+ * caller does not measure memory).  Drops whatever a previous step left (a
+ * forward whose backward never ran): syncs the copy streams, queues a DROP
+ * for every held tensor, frees every entry, dedupe key and slab block;
+ * then sizes the slab if needed and chooses what this step offloads.
+ *
+ * A caller that measures memory lets the engine learn the step's profile:
+ * enter returns 1 when this step learns (the first one, or the first after
+ * memory at enter moved or the steps changed), and the caller then reports
+ * the bytes allocated after every operation with _sample() and at every
+ * unpack to _reached().  A learning step offloads every candidate.  Later
+ * steps need no measurement: the profile tells, with max_memory, the
+ * fewest tensors (the earliest) to offload so that the step's peak stays
+ * within it, and in every mode how much may be brought back ahead.
+ * Returns 0 for a step that follows the profile (or when nothing is
+ * measured), 1 for a learning step, -1 on failure.
  */
-int	 vramtrace_offload_enter(struct vramtrace_offload *e);
+int	 vramtrace_offload_enter(struct vramtrace_offload *e,
+	     int64_t allocated);
+
+/*
+ * While a step learns, the device had allocated bytes after an operation.
+ * Ignored otherwise.
+ */
+void	 vramtrace_offload_sample(struct vramtrace_offload *e,
+	     int64_t allocated);
 
 /*
  * End a step's context; runs even when its body raised.  Syncs the copy
  * streams and empties both stashes (DROP requests); offloaded tensors keep
- * their host copies so that a backward run later can still unpack them.
+ * their host copies so that a backward run later, outside the context,
+ * can still unpack them, with prefetch.
  */
 int	 vramtrace_offload_exit(struct vramtrace_offload *e);
+
+/*
+ * A backward that ran after the context ended has finished: sync the copy
+ * streams and let go of what was brought back and never unpacked (DROP),
+ * as _exit() does for a backward inside the context.
+ */
+int	 vramtrace_offload_backward_done(struct vramtrace_offload *e);
 
 /*
  * Decide what to do with a tensor autograd saves and, if it is offloaded,
@@ -202,20 +238,23 @@ int	 vramtrace_offload_pack(struct vramtrace_offload *e,
 	     uint64_t *id);
 
 /*
- * Backward is running on stream compute (call it at every unpack, kept
- * tensors included) and room more bytes may be allocated on the GPU
- * without going over what was allocated when backward began (negative
- * when over).  Brings back ahead (ALLOC requests) the offloaded tensors
- * backward needs next, last packed first, as long as their bytes fit room
- * plus cfg->prefetch less twice the largest tensor packed this step (what
- * the nodes of the last layer allocate over what backward began with):
- * copies run ahead of backward on the memory backward frees, so they
- * neither raise the peak nor make backward wait.  On the first call of a
- * step in budget mode, every source still held is let go (DROP), compute
+ * Backward is running on stream compute: call it at every unpack, kept
+ * tensors included, with the bytes allocated on the device (negative when
+ * not measured; a step that follows the profile needs no measurement).
+ * Brings back ahead (ALLOC requests) the offloaded tensors backward needs
+ * next, last packed first, as long as their bytes fit the room: in a step
+ * that follows the profile, the least headroom from here to the end of the
+ * step under max_memory (or, without it, under the step's predicted peak
+ * plus cfg->prefetch); otherwise what was freed since backward began, plus
+ * cfg->prefetch, less twice the largest tensor packed this step.  Copies
+ * thus run ahead of backward on the memory backward frees, without raising
+ * the peak.  It works inside the context and after it (a backward outside
+ * the context).  On the first call of a step that offloads a selection
+ * (budget, max_memory), every source still held is let go (DROP), compute
  * waiting for its copy.  Returns 0, or -1.
  */
 int	 vramtrace_offload_reached(struct vramtrace_offload *e,
-	     int64_t room, uint64_t compute);
+	     int64_t allocated, uint64_t compute);
 
 /*
  * Offloaded tensor id's GPU storage was still alive when backward began,

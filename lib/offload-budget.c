@@ -108,7 +108,9 @@ offload_budget_grow(struct offload_budget *b, size_t i)
 void
 offload_budget_step(struct offload_budget *b)
 {
-	if (b->budget >= 0 && (b->nseen > 0 || b->fixed > 0))
+	if (b->budget < 0)
+		b->cutoff = SIZE_MAX;
+	else if (b->nseen > 0 || b->fixed > 0)
 		b->cutoff = offload_budget_select(b->seen, b->alive, b->nseen,
 		    b->fixed, (uint64_t)b->budget);
 	b->nlast = b->nseen;
@@ -127,8 +129,10 @@ offload_budget_fixed(struct offload_budget *b, uint64_t bytes)
 /*
  * The next candidate of this step has bytes: 1 to offload it, 0 to keep
  * it.  A candidate found alive at this index in the step before, with the
- * same size, is kept; otherwise, without a budget or while learning,
- * every candidate is offloaded.  Its index is b->index - 1 after the call.
+ * same size, is kept; otherwise candidates before the cutoff are offloaded
+ * (every one without a budget or while learning: the cutoff is SIZE_MAX;
+ * the engine may set another, see offload-profile.c).  Its index is
+ * b->index - 1 after the call.
  */
 int
 offload_budget_decide(struct offload_budget *b, uint64_t bytes)
@@ -145,7 +149,7 @@ offload_budget_decide(struct offload_budget *b, uint64_t bytes)
 	}
 	if (alive)
 		return (0);
-	return (b->budget < 0 || i < b->cutoff);
+	return (i < b->cutoff);
 }
 
 /*

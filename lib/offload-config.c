@@ -69,11 +69,35 @@ offload_config_env(const char *name, uint64_t *out)
 	return (0);
 }
 
+/*
+ * VRAMTRACE_OFFLOAD_MAX_MEMORY, if set: bytes (suffixes K M G) into
+ * *bytes, or a fraction of the device (0 < f <= 1, with a point) into
+ * *fraction.
+ */
+static int
+offload_config_max_memory(uint64_t *bytes, double *fraction)
+{
+	const char	*s = getenv("VRAMTRACE_OFFLOAD_MAX_MEMORY");
+	char		*end;
+	double		 f;
+
+	if (s == NULL || *s == '\0')
+		return (0);
+	if (strchr(s, '.') == NULL)
+		return (lib_parse_bytes(s, bytes));
+	f = strtod(s, &end);
+	if (*end != '\0' || !(f > 0 && f <= 1))
+		return (-1);
+	*fraction = f;
+	return (0);
+}
+
 int
 vramtrace_offload_config_init(struct vramtrace_offload_config *cfg)
 {
 	uint64_t	 slab = 0, min = 1024, stash = 5, prefetch = 0;
-	uint64_t	 budget = UINT64_MAX;
+	uint64_t	 budget = UINT64_MAX, max_memory = 0;
+	double		 fraction = 0;
 	const char	*s;
 	int		 rc = 0;
 
@@ -82,8 +106,11 @@ vramtrace_offload_config_init(struct vramtrace_offload_config *cfg)
 	    offload_config_env("VRAMTRACE_OFFLOAD_MIN_SIZE", &min) != 0 ||
 	    offload_config_env("VRAMTRACE_OFFLOAD_STASH", &stash) != 0 ||
 	    offload_config_env("VRAMTRACE_OFFLOAD_PREFETCH", &prefetch) != 0 ||
-	    offload_config_env("VRAMTRACE_OFFLOAD_BUDGET", &budget) != 0)
+	    offload_config_env("VRAMTRACE_OFFLOAD_BUDGET", &budget) != 0 ||
+	    offload_config_max_memory(&max_memory, &fraction) != 0)
 		rc = -1;
+	cfg->max_memory = max_memory;
+	cfg->max_memory_fraction = fraction;
 	cfg->slab_bytes = slab;
 	cfg->min_offload_size = min;
 	cfg->budget = budget > INT64_MAX ? -1 : (int64_t)budget;

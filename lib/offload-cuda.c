@@ -170,6 +170,18 @@ offload_cuda_host_free(void *arg, uint64_t p, int pinned)
 		free((void *)(uintptr_t)p);
 }
 
+static int
+offload_cuda_mem_total(void *arg, uint64_t *out)
+{
+	size_t	free_bytes = 0, total = 0;
+	int	old = offload_cuda_enter(arg), rc;
+
+	rc = offload_cuda_check(cudaMemGetInfo(&free_bytes, &total));
+	offload_cuda_leave(arg, old);
+	*out = total;
+	return (rc);
+}
+
 static const char *
 offload_cuda_error(void *arg)
 {
@@ -189,6 +201,7 @@ static const struct offload_ops offload_cuda_template = {
 	offload_cuda_copy,
 	offload_cuda_host_alloc,
 	offload_cuda_host_free,
+	offload_cuda_mem_total,
 	offload_cuda_error,
 	NULL
 };

@@ -15,9 +15,9 @@
  * state OFFLOAD_BWD: the caller holds a GPU buffer restored from the host
  * copy, waiting for autograd to ask for it.  The counters nfwd, nbwd and
  * live always equal the number of entries in each state, which is what the
- * tests read to show that leaving a context empties every stash; fwd_bytes,
- * the bytes of the forward stash, bounds in budget mode how far forward
- * runs ahead of its copies.
+ * tests read to show that leaving a context empties every stash; fwd_bytes
+ * and bwd_bytes, the bytes of each stash, are what the engine holds on the
+ * GPU beyond what autograd would.
  */
 #include "config.h"
 
@@ -53,7 +53,7 @@ offload_stash_reset(struct offload_stash *st)
 	st->base = st->next_id;
 	st->fwd_cursor = 0;
 	st->nfwd = st->nbwd = st->live = 0;
-	st->fwd_bytes = 0;
+	st->fwd_bytes = st->bwd_bytes = 0;
 }
 
 /*
@@ -105,6 +105,7 @@ offload_stash_move(struct offload_stash *st, struct offload_entry *e,
 		break;
 	case OFFLOAD_BWD:
 		st->nbwd--;
+		st->bwd_bytes -= e->bytes;
 		break;
 	case OFFLOAD_GONE:
 		st->live++;
@@ -117,6 +118,7 @@ offload_stash_move(struct offload_stash *st, struct offload_entry *e,
 		break;
 	case OFFLOAD_BWD:
 		st->nbwd++;
+		st->bwd_bytes += e->bytes;
 		break;
 	case OFFLOAD_GONE:
 		st->live--;
@@ -137,3 +139,4 @@ offload_stash_oldest_fwd(struct offload_stash *st)
 		st->fwd_cursor++;
 	return (&st->entries[st->fwd_cursor]);
 }
+

@@ -36,17 +36,22 @@
  * pack just before stashed, so that a tensor saved twice in a row is one
  * copy); compute waits on a copy only while the forward stash is over its
  * bound (offload_stash_over).
- * In budget mode backward's first call lets go of the sources still held
- * (compute waits for their copies), so that all the bytes the budget sent
- * away are off the GPU at the peak.
- * Backward tells the engine how much memory it freed since it began
- * (vramtrace_offload_reached, at every unpack) and the engine asks for the
- * next host copies, last packed first, within that room plus cfg.prefetch
- * less a reserve of twice the step's largest saved tensor, so copies back
- * run ahead without raising the peak: the peak comes a little after
- * backward begins, once the loss has freed its tensors and a node of the
- * last layer holds its output's gradient while it makes its input's, and
- * bytes brought back on the room the loss freed would add to it.
+ * When a step offloads a selection (budget, max_memory), backward's first
+ * call lets go of the sources still held (compute waits for their
+ * copies), so that all the bytes chosen to go are off the GPU at the peak.
+ * Backward asks for the next host copies, last packed first, at every
+ * unpack (vramtrace_offload_reached), within the room left: copies back
+ * run ahead without raising the peak.
+ *
+ * Memory.  A caller that measures memory lets the engine learn the step
+ * once (offload-profile.c): how much the step allocates at each hook
+ * whatever the engine does.  Later steps follow the profile with no
+ * measurement: with max_memory, the fewest candidates (the earliest) are
+ * offloaded so that the predicted peak fits, forward holds sources within
+ * the headroom of each hook, and backward brings tensors back within the
+ * least headroom to the end of the step; without max_memory the same
+ * headroom is taken under the step's own predicted peak.  A step that
+ * measures nothing falls back on what backward freed since it began.
  *
  * Waste.  A tensor whose storage outlives its copy (the caller finds it
  * alive when backward begins, vramtrace_offload_alive) is never offloaded
@@ -77,6 +82,7 @@ struct vramtrace_offload {
 	struct offload_dedupe		 kept;	/* keys kept this step */
 	struct offload_stash		 stash;
 	struct offload_budget		 budget;
+	struct offload_profile		 profile;
 
 	uint64_t			*own;	/* host buffers not in the slab */
 	size_t				 nown;
@@ -93,6 +99,11 @@ struct vramtrace_offload {
 	size_t				 pf_next; /* no prefetch from here up */
 	uint64_t			 fresh;	/* stashed by the last pack */
 	int				 backward;	/* _reached() was called */
+	int64_t				 ceiling; /* allocated at backward */
+	int64_t				 max_memory; /* 0: none */
+	int64_t				 margin;	/* below max_memory */
+	int64_t				 limit;	/* this step's plan */
+	size_t				 plan_k;	/* its cutoff */
 	uint64_t			 host_live;	/* this step */
 	uint64_t			 host_peak;	/* any step */
 	int				 inside;
@@ -277,6 +288,7 @@ offload_release(struct vramtrace_offload *e, struct offload_entry *en)
 	int		held = en->where == OFFLOAD_FWD || en->where == OFFLOAD_BWD;
 
 	offload_release_key(e, en);
+	offload_profile_gone(&e->profile, en->candidate);
 	last = en->ev_h2d != OFFLOAD_NO_EVENT ? en->ev_h2d : en->ev_d2h;
 	if (en->slab_off != UINT64_MAX &&
 	    offload_slab_free(&e->slab, &e->events, en->slab_off, en->bytes,
@@ -313,23 +325,34 @@ offload_reap(struct vramtrace_offload *e, struct offload_entry *en,
 	return (offload_request(e, VRAMTRACE_OFFLOAD_REQ_DROP, en->id, 0));
 }
 
-/* Budget mode with the step's selection known (not a learning step). */
+/*
+ * A step that offloads a selection, known (not a learning step): budget
+ * mode, or max_memory following the profile.
+ */
 static int
-offload_budgeted(struct vramtrace_offload *e)
+offload_selective(struct vramtrace_offload *e)
 {
-	return (e->budget.budget >= 0 && e->budget.cutoff != SIZE_MAX);
+	return ((e->budget.budget >= 0 || e->max_memory > 0) &&
+	    e->budget.cutoff != SIZE_MAX);
 }
 
 /*
- * Whether the forward stash is over its bound: in budget mode, once the
- * step's selection is known, the bytes kept plus the sources held must fit
- * the budget (forward runs ahead of its copies as far as the budget lets
- * it); otherwise max_fwd_stash sources.
+ * Whether the forward stash is over its bound: with max_memory, in a step
+ * that follows the profile, the sources held must fit the headroom the
+ * profile predicts at this hook; in budget mode, once the step's selection
+ * is known, the bytes kept plus the sources held must fit the budget
+ * (forward runs ahead of its copies as far as memory lets it); otherwise
+ * max_fwd_stash sources.
  */
 static int
 offload_stash_over(struct vramtrace_offload *e)
 {
-	if (offload_budgeted(e))
+	struct offload_profile	*p = &e->profile;
+
+	if (e->max_memory > 0 && offload_profile_usable(p))
+		return ((int64_t)e->stash.fwd_bytes > e->limit -
+		    offload_profile_pred(p, p->hook - 1, e->plan_k));
+	if (e->budget.budget >= 0 && e->budget.cutoff != SIZE_MAX)
 		return (e->kept_bytes + e->stash.fwd_bytes >
 		    (uint64_t)e->budget.budget);
 	return (e->stash.nfwd > e->cfg.max_fwd_stash);
@@ -442,6 +465,30 @@ offload_slab_size(struct vramtrace_offload *e)
 }
 
 /*
+ * The limit in bytes: cfg.max_memory, or its fraction of the device's
+ * memory; the margin below it absorbs what the profile cannot see (1%).
+ */
+static int
+offload_max_memory(struct vramtrace_offload *e)
+{
+	uint64_t	total = 0, bytes = e->cfg.max_memory;
+
+	if (e->cfg.max_memory_fraction > 0) {
+		if (e->cfg.max_memory_fraction > 1 ||
+		    e->ops.mem_total(e->ops.arg, &total) != 0) {
+			snprintf(e->error, sizeof e->error,
+			    "max_memory fraction %g: not in (0, 1] or no "
+			    "device size", e->cfg.max_memory_fraction);
+			return (-1);
+		}
+		bytes = (uint64_t)(e->cfg.max_memory_fraction * (double)total);
+	}
+	e->max_memory = bytes > INT64_MAX ? INT64_MAX : (int64_t)bytes;
+	e->margin = e->max_memory / 100;
+	return (0);
+}
+
+/*
  * Create an engine over ops (offload-cuda.c's for the GPU, a fake one in
  * tests).  Returns NULL with a message in err on failure.
  */
@@ -466,6 +513,13 @@ offload_engine_create(const struct offload_ops *ops,
 	offload_dedupe_init(&e->kept);
 	offload_stash_init(&e->stash);
 	offload_budget_init(&e->budget, cfg->budget);
+	offload_profile_init(&e->profile);
+	if (offload_max_memory(e) != 0) {
+		if (err != NULL)
+			snprintf(err, errlen, "%s", e->error);
+		vramtrace_offload_free(e);
+		return (NULL);
+	}
 	if (e->cfg.use_streams &&
 	    (ops->stream_create(ops->arg, &e->d2h) != 0 ||
 	    ops->stream_create(ops->arg, &e->h2d) != 0)) {
@@ -497,6 +551,7 @@ vramtrace_offload_free(struct vramtrace_offload *e)
 	offload_stash_free(&e->stash);
 	offload_dedupe_clear(&e->kept);
 	offload_budget_free(&e->budget);
+	offload_profile_free(&e->profile);
 	free(e->own);
 	free(e->req);
 	free(e);
@@ -508,35 +563,84 @@ vramtrace_offload_error(struct vramtrace_offload *e)
 	return (e->error);
 }
 
+/*
+ * A step that follows the profile: with max_memory, the fewest candidates
+ * to offload so that the predicted peak fits; otherwise the selection the
+ * mode made, under its own predicted peak plus cfg.prefetch.  Then the
+ * headroom of each hook for that selection.
+ */
+static void
+offload_plan(struct vramtrace_offload *e)
+{
+	struct offload_profile	*p = &e->profile;
+	size_t			 k;
+
+	if (e->max_memory > 0) {
+		e->limit = e->max_memory - e->margin;
+		k = offload_profile_cutoff(p, e->limit);
+		e->budget.cutoff = k;
+	} else {
+		k = e->budget.cutoff == SIZE_MAX ? p->ncand : e->budget.cutoff;
+		e->limit = offload_profile_peak(p, k) +
+		    (int64_t)e->cfg.prefetch;
+	}
+	e->plan_k = k;
+	e->st.predicted_peak = (uint64_t)offload_profile_peak(p, k);
+	offload_profile_plan(p, k, e->limit);
+}
+
 /* Contract in include/libvramtrace.h (as for every vramtrace_offload_*). */
 int
-vramtrace_offload_enter(struct vramtrace_offload *e)
+vramtrace_offload_enter(struct vramtrace_offload *e, int64_t allocated)
 {
+	int	learn;
+
 	if (!BROKEN(e, EXIT_CLEANUP) && offload_drop_all(e) != 0)
 		return (-1);
 	if (offload_slab_size(e) != 0)
 		return (-1);
+	offload_profile_end(&e->profile, e->budget.seen, e->budget.alive,
+	    e->budget.nseen);
 	offload_budget_step(&e->budget);
+	learn = offload_profile_begin(&e->profile, allocated,
+	    e->margin > 0 ? e->margin : 16 << 20);
+	e->st.predicted_peak = 0;
+	if (learn) {
+		e->budget.cutoff = SIZE_MAX;
+		e->st.learning_steps++;
+	} else if (e->profile.valid && e->profile.n > 0)
+		offload_plan(e);
+	else if (e->max_memory > 0)
+		e->budget.cutoff = SIZE_MAX;
 	offload_dedupe_clear(&e->kept);
 	e->kept_bytes = 0;
 	e->largest = 0;
 	e->fresh = 0;
 	e->backward = 0;
+	e->ceiling = -1;
 	e->st.step++;
 	e->inside = 1;
-	return (0);
+	return (learn);
 }
 
-int
-vramtrace_offload_exit(struct vramtrace_offload *e)
+void
+vramtrace_offload_sample(struct vramtrace_offload *e, int64_t allocated)
+{
+	offload_profile_sample(&e->profile, allocated -
+	    (int64_t)(e->stash.fwd_bytes + e->stash.bwd_bytes));
+}
+
+/*
+ * Sync the copy streams and empty both stashes: sources and buffers
+ * brought back are let go (DROP), entries keep their host copies.
+ */
+static int
+offload_settle(struct vramtrace_offload *e)
 {
 	struct offload_entry	*en;
 	size_t			 i;
 	int			 rc = 0;
 
-	e->inside = 0;
-	if (BROKEN(e, EXIT_CLEANUP))
-		return (0);
 	if (offload_sync(e) != 0)
 		return (-1);
 	offload_forget_allocs(e);
@@ -555,9 +659,29 @@ vramtrace_offload_exit(struct vramtrace_offload *e)
 		    != 0)
 			rc = -1;
 	}
+	return (rc);
+}
+
+int
+vramtrace_offload_exit(struct vramtrace_offload *e)
+{
+	int	rc;
+
+	e->inside = 0;
+	if (BROKEN(e, EXIT_CLEANUP))
+		return (0);
+	rc = offload_settle(e);
 	e->st.exit_syncs++;
 	offload_emit(e, EVENT_OFFLOAD_EXIT_SYNC, 0, NULL, 0, EVENT_NONE);
 	return (rc);
+}
+
+int
+vramtrace_offload_backward_done(struct vramtrace_offload *e)
+{
+	if (e->inside || BROKEN(e, EXIT_CLEANUP))
+		return (0);
+	return (offload_settle(e));
 }
 
 static int
@@ -642,6 +766,8 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	}
 	offload_key_from(&k, t);
 	e->st.packs++;
+	if (e->inside)
+		offload_profile_hook(&e->profile, 0);
 	if (t->bytes > e->largest)
 		e->largest = t->bytes;
 	offload_emit(e, EVENT_OFFLOAD_PACK, 0, &k, t->bytes, compute);
@@ -677,7 +803,10 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 		e->st.kept++;
 		return (VRAMTRACE_OFFLOAD_KEPT);
 	}
-	if (!offload_budget_decide(&e->budget, t->bytes)) {
+	offload_profile_candidate(&e->profile, t->bytes);
+	rc = offload_budget_decide(&e->budget, t->bytes);
+	offload_profile_live(&e->profile, (uint32_t)e->budget.index);
+	if (!rc) {
 		if (offload_dedupe_insert(&e->kept, &k, 0) < 0) {
 			snprintf(e->error, sizeof e->error, "out of memory");
 			return (-1);
@@ -703,39 +832,63 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 }
 
 /*
+ * The room for bringing tensors back ahead, at this hook: see
+ * vramtrace_offload_reached() in include/libvramtrace.h.
+ */
+static int64_t
+offload_room(struct vramtrace_offload *e, int64_t allocated)
+{
+	struct offload_profile	*p = &e->profile;
+	int64_t			 reserve = (int64_t)e->cfg.prefetch -
+				    2 * (int64_t)e->largest;
+
+	if (offload_profile_usable(p))
+		return (p->room[p->hook - 1] - (int64_t)e->stash.bwd_bytes);
+	if (allocated >= 0 && e->ceiling >= 0)
+		return (e->ceiling - allocated + reserve);
+	return (reserve);
+}
+
+/*
  * Bring back the host copies backward needs next, last packed first, as
- * long as their bytes fit room plus cfg.prefetch less the reserve (see
- * Overlap at the top).  pf_next only moves down: an entry passed over
- * (its source still held, or gone) needs no prefetch, and one unpacked
- * before its turn was restored on demand.  (Stopping the walk at a source
- * still held instead, until its copy is done, was measured slower: the
- * requests then come late, when the CPU is far ahead of the GPU.)
+ * long as their bytes fit the room (see Overlap at the top).  pf_next only
+ * moves down: an entry passed over (its source still held, or gone) needs
+ * no prefetch, and one unpacked before its turn was restored on demand.
+ * (Stopping the walk at a source still held instead, until its copy is
+ * done, was measured slower: the requests then come late, when the CPU is
+ * far ahead of the GPU.)
  *
- * In budget mode, a source still held when backward begins is one the
- * budget chose to send away that its bound let stay (the bound has the
+ * When a step offloads a selection, a source still held when backward
+ * begins is one chosen to go that the bound let stay (the bound has the
  * slack of the last candidate kept): it goes now, compute waiting for its
  * copy, which was issued early in forward, so that it neither stays
  * through the peak nor, passed over by the walk, comes back on demand.
+ *
+ * While learning, each call is a point of the profile.
  */
 int
-vramtrace_offload_reached(struct vramtrace_offload *e, int64_t room,
+vramtrace_offload_reached(struct vramtrace_offload *e, int64_t allocated,
     uint64_t compute)
 {
 	struct offload_entry	*x;
-	int64_t			 left = room + (int64_t)e->cfg.prefetch -
-				    2 * (int64_t)e->largest;
+	int64_t			 left;
 
-	if (!e->cfg.use_streams || !e->inside)
+	offload_profile_hook(&e->profile, 1);
+	if (allocated >= 0)
+		vramtrace_offload_sample(e, allocated);
+	if (!e->cfg.use_streams || e->stash.live == 0)
 		return (0);
 	if (!e->backward) {
 		e->backward = 1;
-		if (offload_budgeted(e) &&
+		if (offload_selective(e) &&
 		    offload_reap_some(e, NULL, compute, 1) != 0)
 			return (-1);
 		e->pf_next = e->stash.n;
+		e->ceiling = allocated;
 	}
 	if (offload_reap_some(e, NULL, EVENT_NONE, 0) != 0)
 		return (-1);
+	left = offload_room(e, allocated);
 	while (e->pf_next > 0) {
 		x = &e->stash.entries[e->pf_next - 1];
 		if (x->where != OFFLOAD_HOST || x->refs == 0 || x->requested) {
@@ -855,4 +1008,7 @@ vramtrace_offload_stats(struct vramtrace_offload *e,
 	s->events = e->events.n;
 	s->budget_cutoff = e->budget.cutoff == SIZE_MAX ? UINT64_MAX :
 	    e->budget.cutoff;
+	s->profile_hooks = e->profile.valid ? e->profile.n : 0;
+	s->max_memory = (uint64_t)e->max_memory;
+	s->hooks = e->profile.hook;
 }

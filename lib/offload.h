@@ -32,6 +32,7 @@ struct offload_ops {
 	int	(*copy)(void *, uint64_t, uint64_t, uint64_t, uint64_t);
 	int	(*host_alloc)(void *, uint64_t, int, uint64_t *);
 	void	(*host_free)(void *, uint64_t, int);
+	int	(*mem_total)(void *, uint64_t *);	/* device memory */
 	const char *(*error)(void *);		/* the last failure */
 	void	*arg;
 };
@@ -167,6 +168,7 @@ struct offload_stash {
 	size_t			 nbwd;
 	size_t			 live;		/* not GONE */
 	uint64_t		 fwd_bytes;	/* of the FWD entries */
+	uint64_t		 bwd_bytes;	/* of the BWD entries */
 };
 void	 offload_stash_init(struct offload_stash *);
 void	 offload_stash_free(struct offload_stash *);
@@ -202,6 +204,50 @@ int	 offload_budget_decide(struct offload_budget *, uint64_t);
 void	 offload_budget_alive(struct offload_budget *, size_t);
 size_t	 offload_budget_select(const uint64_t *, const uint8_t *, size_t,
 	     uint64_t, uint64_t);
+
+/*
+ * offload-profile.c: one step's memory, learned once, so that the engine
+ * places copies and chooses what to offload without asking the allocator.
+ * Hooks are the step's packs and unpacks, numbered from 0.
+ */
+struct offload_profile {
+	int64_t		*base;		/* per hook: memory less the engine's */
+	uint32_t	*live;		/* per hook: candidates alive */
+	int64_t		*room;		/* per hook, this step: least headroom */
+	uint32_t	*gone;		/* per hook: last candidate unpacked, +1 */
+	uint8_t		*back;		/* per hook: 1 in backward */
+	size_t		 n;		/* hooks of the profile */
+	size_t		 alloc;
+	uint64_t	*prefix;	/* bytes of candidates before i */
+	size_t		 ncand;
+	size_t		 aprefix;
+	int64_t		 enter_mem;	/* allocated when it was learned */
+	uint64_t	 seq;		/* the learned step's sequence */
+	int		 valid;
+	/* This step. */
+	int		 learning;
+	int		 sampled;	/* a sample arrived */
+	size_t		 hook;		/* hooks so far */
+	uint64_t	 cur_seq;
+	int64_t		 shift;		/* enter memory less enter_mem */
+	int64_t		 last;		/* the last base seen */
+};
+void	 offload_profile_init(struct offload_profile *);
+void	 offload_profile_free(struct offload_profile *);
+void	 offload_profile_end(struct offload_profile *, const uint64_t *,
+	     const uint8_t *, size_t);
+int	 offload_profile_begin(struct offload_profile *, int64_t, int64_t);
+void	 offload_profile_hook(struct offload_profile *, int);
+void	 offload_profile_live(struct offload_profile *, uint32_t);
+void	 offload_profile_gone(struct offload_profile *, size_t);
+void	 offload_profile_candidate(struct offload_profile *, uint64_t);
+void	 offload_profile_sample(struct offload_profile *, int64_t);
+int	 offload_profile_usable(const struct offload_profile *);
+int64_t	 offload_profile_pred(const struct offload_profile *, size_t,
+	     size_t);
+int64_t	 offload_profile_peak(const struct offload_profile *, size_t);
+size_t	 offload_profile_cutoff(const struct offload_profile *, int64_t);
+void	 offload_profile_plan(struct offload_profile *, size_t, int64_t);
 
 /* offload.c */
 struct vramtrace_offload *offload_engine_create(const struct offload_ops *,

@@ -3,12 +3,22 @@
  *
  * Streams, events and copies are numbers; no event ever completes, so
  * every source the engine lets go is one it made the compute stream wait
- * for.  Covers the hand-over from forward to backward: in budget mode the
- * budget's bound leaves the slack of the last tensor kept, so a source can
- * still be held when backward begins; the first vramtrace_offload_reached
- * of the step lets it go (a DROP request, compute waiting for its copy).
- * Without a budget the held sources are the last layer's, which backward
- * uses first: they stay.
+ * for.  Covers:
+ *
+ *  - the hand-over from forward to backward: in budget mode the budget's
+ *    bound leaves the slack of the last tensor kept, so a source can
+ *    still be held when backward begins; the first vramtrace_offload_reached
+ *    of the step lets it go (a DROP request, compute waiting for its copy).
+ *    Without a budget the held sources are the last layer's, which backward
+ *    uses first: they stay;
+ *  - max_memory: a learning step measured by the test (memory of a small
+ *    "program" plus what the engine holds) gives the profile; the next
+ *    steps, measuring nothing, offload only the earliest tensors the limit
+ *    needs, hold sources within the headroom of each hook, and bring the
+ *    offloaded ones back ahead within the headroom left; a step with other
+ *    tensors, or memory at enter that moved, makes the next one learn;
+ *  - a backward run after the context ended still brings tensors back
+ *    ahead, and its end lets go of what it brought back and never used.
  */
 #include "config.h"
 
@@ -101,6 +111,14 @@ fake_host_free(void *arg, uint64_t p, int pinned)
 	free((void *)(uintptr_t)p);
 }
 
+static int
+fake_mem_total(void *arg, uint64_t *total)
+{
+	(void)arg;
+	*total = 1 << 30;
+	return (0);
+}
+
 static const char *
 fake_error(void *arg)
 {
@@ -120,6 +138,7 @@ static const struct offload_ops fake_ops = {
 	.copy = fake_copy,
 	.host_alloc = fake_host_alloc,
 	.host_free = fake_host_free,
+	.mem_total = fake_mem_total,
 	.error = fake_error,
 };
 
@@ -133,6 +152,19 @@ dropped(struct vramtrace_offload *e, uint64_t id)
 	while (vramtrace_offload_next(e, &r))
 		found |= r.kind == VRAMTRACE_OFFLOAD_REQ_DROP && r.id == id;
 	return (found);
+}
+
+/* Saved tensor i of BYTES (its own storage) in generation gen. */
+static void
+tensor(struct vramtrace_offload_tensor *t, int i, uint64_t gen)
+{
+	memset(t, 0, sizeof *t);
+	t->storage = t->src = 0x10000 * (uint64_t)(i + 1);
+	t->generation = gen;
+	t->bytes = BYTES;
+	t->ndim = 1;
+	t->shape[0] = BYTES;
+	t->stride[0] = 1;
 }
 
 /*
@@ -157,23 +189,17 @@ second_step_drops(int64_t budget, int *waits)
 	if ((e = offload_engine_create(&fake_ops, &cfg, NULL, 0)) == NULL)
 		return (-1);
 	for (step = 0; step < 2; step++) {
-		vramtrace_offload_enter(e);
+		vramtrace_offload_enter(e, -1);
 		dropped(e, 0);
 		for (i = 0; i < 3; i++) {
-			memset(&t, 0, sizeof t);
-			t.storage = t.src = 0x10000 * (uint64_t)(i + 1);
-			t.generation = (uint64_t)(step * 3 + i + 1);
-			t.bytes = BYTES;
-			t.ndim = 1;
-			t.shape[0] = BYTES;
-			t.stride[0] = 1;
+			tensor(&t, i, (uint64_t)(step * 3 + i + 1));
 			id[i] = 0;
 			vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
 		}
 		dropped(e, 0);
 		if (step == 1)
 			break;
-		vramtrace_offload_reached(e, 0, COMPUTE);
+		vramtrace_offload_reached(e, -1, COMPUTE);
 		for (i = 2; i >= 0; i--) {
 			rc = vramtrace_offload_unpack(e, id[i], COMPUTE, &n);
 			if (rc == VRAMTRACE_OFFLOAD_NEED_BUFFER) {
@@ -186,7 +212,7 @@ second_step_drops(int64_t budget, int *waits)
 		vramtrace_offload_exit(e);
 	}
 	fake_compute_waits = 0;
-	vramtrace_offload_reached(e, 0, COMPUTE);
+	vramtrace_offload_reached(e, -1, COMPUTE);
 	*waits = fake_compute_waits;
 	found = id[0] != 0 && dropped(e, id[0]);
 	vramtrace_offload_exit(e);
@@ -195,12 +221,211 @@ second_step_drops(int64_t budget, int *waits)
 	return (found);
 }
 
+/*
+ * The program of the max_memory steps: four saved tensors; what it
+ * allocates itself (the engine's holdings aside) after each pack and
+ * before each unpack, last packed first.  The loss makes the peak when
+ * backward begins.
+ */
+#define NT		4
+static const int64_t	fwd_mem[NT] = { 1000, 1050, 1100, 1300 };
+static const int64_t	bwd_mem[NT] = { 1300, 1200, 1100, 1000 };
+
+struct step_result {
+	int	learn;			/* what enter returned */
+	int	rc[NT];			/* what pack returned */
+	int	from_buffer;		/* unpacks of a buffer brought back */
+	int	alloc_first;		/* ALLOC requests at backward's start */
+	int	fwd_waits;		/* compute waited on a copy in forward */
+};
+
+/* Bytes the engine holds on the GPU now. */
+static int64_t
+engine_held(struct vramtrace_offload *e)
+{
+	struct vramtrace_offload_stats	s;
+
+	vramtrace_offload_stats(e, &s);
+	return ((int64_t)(s.fwd_stash + s.bwd_stash) * BYTES);
+}
+
+/*
+ * Serve the queued requests as the binding does (restore what ALLOC asks
+ * for); returns how many ALLOC requests there were.
+ */
+static int
+serve(struct vramtrace_offload *e)
+{
+	struct vramtrace_offload_request	r;
+	int					n = 0;
+
+	while (vramtrace_offload_next(e, &r)) {
+		if (r.kind != VRAMTRACE_OFFLOAD_REQ_ALLOC)
+			continue;
+		n++;
+		vramtrace_offload_restore(e, r.id, 0x9000, COMPUTE);
+	}
+	return (n);
+}
+
+/*
+ * One step of the program with ntensors saved tensors (NT, or fewer for a
+ * step that differs), memory measured only while the engine learns.
+ */
+static void
+program_step(struct vramtrace_offload *e, int64_t enter_mem, int ntensors,
+    struct step_result *r)
+{
+	struct vramtrace_offload_tensor	t;
+	struct vramtrace_offload_stats	s;
+	uint64_t			id[NT], n, waits;
+	int				i, learn, allocs;
+
+	memset(r, 0, sizeof *r);
+	vramtrace_offload_stats(e, &s);
+	waits = s.fwd_waits;
+	r->learn = learn = vramtrace_offload_enter(e, enter_mem);
+	serve(e);
+	for (i = 0; i < ntensors; i++) {
+		tensor(&t, i, 100 + (uint64_t)i);
+		id[i] = 0;
+		r->rc[i] = vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
+		serve(e);
+		if (learn)
+			vramtrace_offload_sample(e, fwd_mem[i] + engine_held(e));
+	}
+	vramtrace_offload_stats(e, &s);
+	r->fwd_waits = (int)(s.fwd_waits - waits);
+	for (i = ntensors - 1; i >= 0; i--) {
+		vramtrace_offload_reached(e, learn ?
+		    bwd_mem[NT - 1 - i] + engine_held(e) : -1, COMPUTE);
+		allocs = serve(e);
+		if (i == ntensors - 1)
+			r->alloc_first = allocs;
+		if (r->rc[i] == VRAMTRACE_OFFLOAD_KEPT)
+			continue;
+		switch (vramtrace_offload_unpack(e, id[i], COMPUTE, &n)) {
+		case VRAMTRACE_OFFLOAD_NEED_BUFFER:
+			vramtrace_offload_restore(e, id[i], 0x9000, COMPUTE);
+			vramtrace_offload_unpack(e, id[i], COMPUTE, &n);
+			break;
+		case VRAMTRACE_OFFLOAD_FROM_BUFFER:
+			r->from_buffer++;
+			break;
+		}
+		serve(e);
+	}
+	vramtrace_offload_exit(e);
+	serve(e);
+}
+
+static struct vramtrace_offload *
+engine(int64_t budget, uint64_t max_memory, uint64_t prefetch)
+{
+	struct vramtrace_offload_config	cfg;
+
+	vramtrace_offload_config_init(&cfg);
+	cfg.budget = budget;
+	cfg.max_memory = max_memory;
+	cfg.prefetch = prefetch;
+	cfg.min_offload_size = 1;
+	cfg.slab_bytes = 4096;
+	return (offload_engine_create(&fake_ops, &cfg, NULL, 0));
+}
+
+static void
+test_max_memory(void)
+{
+	struct vramtrace_offload	*e;
+	struct vramtrace_offload_stats	 s;
+	struct step_result		 r;
+	int				 kept;
+
+	/*
+	 * 1530 less its 1% margin is 1515: keeping the last two tensors
+	 * peaks at 1300 + 200 when backward begins, keeping three at 1600.
+	 */
+	if ((e = engine(-1, 1530, 0)) == NULL) {
+		tap_ok(0, "max_memory: engine");
+		return;
+	}
+	program_step(e, 1000, NT, &r);
+	tap_ok(r.learn == 1 && r.rc[0] == VRAMTRACE_OFFLOAD_STASHED &&
+	    r.rc[3] == VRAMTRACE_OFFLOAD_STASHED,
+	    "max_memory: the first step learns, offloading every tensor");
+
+	program_step(e, 1000, NT, &r);
+	vramtrace_offload_stats(e, &s);
+	kept = (r.rc[2] == VRAMTRACE_OFFLOAD_KEPT) +
+	    (r.rc[3] == VRAMTRACE_OFFLOAD_KEPT);
+	tap_ok(r.learn == 0 && r.rc[0] == VRAMTRACE_OFFLOAD_STASHED &&
+	    r.rc[1] == VRAMTRACE_OFFLOAD_STASHED && kept == 2,
+	    "max_memory: then only the two earliest tensors go");
+	tap_eq((int64_t)s.predicted_peak, 1500,
+	    "max_memory: predicted peak 1500 within 1515");
+	tap_ok(r.fwd_waits == 2,
+	    "max_memory: forward lets sources go where the headroom ends");
+	tap_ok(r.alloc_first == 0 && r.from_buffer == 2 && s.bwd_waits == 0,
+	    "max_memory: no prefetch at the peak, then both come back ahead");
+
+	program_step(e, 1000, NT, &r);
+	tap_eq(r.learn, 0, "max_memory: a step like the profile keeps it");
+	program_step(e, 1000, NT - 1, &r);
+	program_step(e, 1000, NT, &r);
+	tap_eq(r.learn, 1, "max_memory: after a step that differs, relearn");
+	program_step(e, 1000, NT, &r);
+	program_step(e, 1000 + 4096, NT, &r);
+	tap_eq(r.learn, 1, "max_memory: memory at enter moved: relearn");
+	vramtrace_offload_free(e);
+}
+
+static void
+test_backward_outside(void)
+{
+	struct vramtrace_offload		*e;
+	struct vramtrace_offload_tensor		 t;
+	struct vramtrace_offload_request	 r;
+	struct vramtrace_offload_stats		 s;
+	uint64_t				 id[3], n;
+	int					 i, allocs = 0, dropped0 = 0;
+
+	if ((e = engine(-1, 0, 1 << 20)) == NULL) {
+		tap_ok(0, "outside: engine");
+		return;
+	}
+	vramtrace_offload_enter(e, -1);
+	serve(e);
+	for (i = 0; i < 3; i++) {
+		tensor(&t, i, 1 + (uint64_t)i);
+		vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
+		serve(e);
+	}
+	vramtrace_offload_exit(e);
+	serve(e);
+	vramtrace_offload_reached(e, -1, COMPUTE);
+	allocs = serve(e);
+	tap_eq(allocs, 3, "outside: backward after exit brings all back ahead");
+	for (i = 2; i >= 1; i--) {
+		vramtrace_offload_reached(e, -1, COMPUTE);
+		serve(e);
+		vramtrace_offload_unpack(e, id[i], COMPUTE, &n);
+	}
+	vramtrace_offload_backward_done(e);
+	while (vramtrace_offload_next(e, &r))
+		dropped0 |= r.kind == VRAMTRACE_OFFLOAD_REQ_DROP &&
+		    r.id == id[0];
+	vramtrace_offload_stats(e, &s);
+	tap_ok(dropped0 && s.bwd_stash == 0,
+	    "outside: its end lets go of a buffer never unpacked");
+	vramtrace_offload_free(e);
+}
+
 int
 main(void)
 {
 	int	waits;
 
-	tap_plan(4);
+	tap_plan(14);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so
@@ -212,5 +437,7 @@ main(void)
 	tap_eq(second_step_drops(-1, &waits), 0,
 	    "no budget: the last layer's sources stay for backward");
 	tap_eq(waits, 0, "no budget: no wait");
+	test_max_memory();
+	test_backward_outside();
 	return (tap_done());
 }

@@ -6,7 +6,8 @@
  * last copy's event and the full-slab case; dedupe generations (a reused
  * address with a new generation is not a hit) and release; the order in
  * which the forward stash is reaped; the budget selection, with tensors
- * whose storage outlived their copies kept.
+ * whose storage outlived their copies kept; the memory profile's
+ * predictions, cutoff and headroom.
  */
 #include "config.h"
 
@@ -247,13 +248,71 @@ test_budget(void)
 	offload_budget_free(&b);
 }
 
+/*
+ * A learned step of 3 candidates of 100 bytes (the second kept anyway:
+ * its storage outlived its copy): forward hooks see 1, 2, 3 candidates
+ * alive over 1000, 1100, 1200 bytes; backward hooks over 1500, 1300,
+ * 1100 unpack them last first, so 3, 2, 1 are alive.
+ */
+static void
+learn_profile(struct offload_profile *p)
+{
+	static const int64_t	base[6] = { 1000, 1100, 1200, 1500, 1300, 1100 };
+	uint64_t		bytes[3] = { 100, 100, 100 };
+	uint8_t			alive[3] = { 0, 1, 0 };
+	int			h;
+
+	offload_profile_begin(p, 1000, 16);
+	for (h = 0; h < 6; h++) {
+		offload_profile_hook(p, h >= 3);
+		if (h < 3)
+			offload_profile_live(p, (uint32_t)h + 1);
+		offload_profile_sample(p, base[h]);
+		if (h >= 3)
+			offload_profile_gone(p, (size_t)(5 - h));
+	}
+	offload_profile_end(p, bytes, alive, 3);
+}
+
+static void
+test_profile(void)
+{
+	struct offload_profile	p;
+
+	offload_profile_init(&p);
+	tap_eq(offload_profile_begin(&p, 1000, 16), 1,
+	    "profile: measured, nothing learned: learn");
+	offload_profile_init(&p);
+	learn_profile(&p);
+	tap_ok(p.valid && p.n == 6, "profile: a measured step is learned");
+	tap_eq(offload_profile_begin(&p, 1010, 16), 0,
+	    "profile: memory at enter within the tolerance: follow it");
+	/* Keeping all: 1500 + 100 + 100 (the kept one counts 0). */
+	tap_eq(offload_profile_peak(&p, 0), 1710,
+	    "profile: peak keeping all, shifted by enter memory");
+	tap_eq((int64_t)offload_profile_cutoff(&p, 1620), 1,
+	    "profile: cutoff offloads the earliest needed");
+	tap_eq((int64_t)offload_profile_cutoff(&p, 100), 3,
+	    "profile: nothing fits: offload every candidate");
+	offload_profile_plan(&p, 3, 1610);
+	/* A hook starts from the sample before it: 1500 at hook 4. */
+	tap_ok(p.room[0] == 100 && p.room[3] == 100 && p.room[4] == 100 &&
+	    p.room[5] == 300, "profile: room is the least headroom ahead");
+	offload_profile_hook(&p, 0);
+	offload_profile_end(&p, NULL, NULL, 0);
+	tap_eq(offload_profile_begin(&p, 1000, 16), 1,
+	    "profile: a step with other hooks makes the next one learn");
+	offload_profile_free(&p);
+}
+
 int
 main(void)
 {
-	tap_plan(36);
+	tap_plan(44);
 	test_slab();
 	test_dedupe();
 	test_stash();
 	test_budget();
+	test_profile();
 	return (tap_done());
 }

@@ -1,0 +1,338 @@
+/*
+ * offload-profile.c: one step's memory, learned once, so that the engine
+ * chooses what to offload and when to bring it back without asking the
+ * allocator at every tensor.
+ *
+ * A step is a sequence of hooks: every pack inside the context and every
+ * unpack, numbered from 0.  In a learning step every candidate is
+ * offloaded and the caller measures the memory allocated after every
+ * operation (offload_profile_sample).  The profile keeps, for each hook h:
+ *
+ *   base[h]  the most memory seen from hook h to hook h + 1, less what the
+ *            engine held at the time (sources whose copies ran, buffers
+ *            brought back and not yet unpacked): what the step needs
+ *            whatever the engine does;
+ *   live[h]  how many candidates, in pack order, are alive at h: in
+ *            forward those packed so far, in backward those up to the last
+ *            one still to be unpacked (backward unpacks last packed
+ *            first, layer by layer).  A candidate never unpacked (the
+ *            output selective checkpointing saved and its early stop did
+ *            not need) does not count: it would hold every earlier one
+ *            alive.  So backward's counts are found when the step ends,
+ *            from the hook at which each candidate was unpacked.
+ *
+ * Prediction.  Keeping candidates k.. on the GPU instead of offloading
+ * them adds, at hook h, the bytes of candidates k..live[h]-1:
+ *
+ *   pred(h, k) = base[h] + max(0, P(live[h]) - P(k))
+ *
+ * with P the prefix sums of the candidates' bytes (a candidate kept
+ * anyway, whose storage outlived its copy, counts 0: it is in base).  The
+ * prediction falls as k grows, so the smallest k whose peak fits a limit
+ * is found by bisection: it offloads the fewest bytes, and the earliest
+ * ones, whose copies overlap the most compute.  For the chosen k, the
+ * headroom limit - pred(h, k) is what the engine may hold at h: in forward
+ * the sources whose copies still run, and in backward, where a buffer
+ * brought back stays until it is unpacked, the least headroom from h to
+ * the end of the step (room[h]).
+ *
+ * A steady step must repeat the learned one: the same number of hooks and
+ * the same candidate sizes (cur_seq, a hash of both).  A step that differs
+ * makes the next one learn again; so does memory at enter that moved by
+ * more than the tolerance since the profile was learned (the optimizer's
+ * state appears after the first step).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "offload.h"
+
+#define OFFLOAD_PROFILE_SEED	1469598103934665603ULL
+#define OFFLOAD_PROFILE_PRIME	1099511628211ULL
+
+static void
+offload_profile_mix(struct offload_profile *p, uint64_t v)
+{
+	p->cur_seq = (p->cur_seq ^ v) * OFFLOAD_PROFILE_PRIME;
+}
+
+/* An empty profile: nothing learned. */
+void
+offload_profile_init(struct offload_profile *p)
+{
+	memset(p, 0, sizeof *p);
+	p->cur_seq = OFFLOAD_PROFILE_SEED;
+}
+
+/* Free the learned arrays. */
+void
+offload_profile_free(struct offload_profile *p)
+{
+	free(p->base);
+	free(p->live);
+	free(p->room);
+	free(p->gone);
+	free(p->back);
+	free(p->prefix);
+	offload_profile_init(p);
+}
+
+/* Backward's live counts: candidates unpacked after each hook. */
+static void
+offload_profile_backward_live(struct offload_profile *p)
+{
+	uint32_t	most = p->gone[p->hook];
+	size_t		h;
+
+	for (h = p->hook; h > 0; h--) {
+		if (p->back[h - 1])
+			p->live[h - 1] = most;
+		if (p->gone[h - 1] > most)
+			most = p->gone[h - 1];
+	}
+}
+
+/*
+ * The step ends.  A learning step that was measured becomes the profile,
+ * with the bytes and flags of its n candidates (alive[i]: kept anyway);
+ * a steady step that did not repeat the profile's sequence invalidates it.
+ * A step with no hook (no forward inside the context) changes nothing.
+ */
+void
+offload_profile_end(struct offload_profile *p, const uint64_t *bytes,
+    const uint8_t *alive, size_t n)
+{
+	uint64_t	*prefix;
+	size_t		 i;
+
+	if (p->hook == 0)
+		return;
+	if (!p->learning) {
+		if (p->valid && (p->hook != p->n || p->cur_seq != p->seq))
+			p->valid = 0;
+		return;
+	}
+	p->learning = 0;
+	p->valid = 0;
+	if (!p->sampled)
+		return;
+	if (n + 1 > p->aprefix) {
+		if ((prefix = realloc(p->prefix, (n + 1) * sizeof *prefix)) ==
+		    NULL)
+			return;
+		p->prefix = prefix;
+		p->aprefix = n + 1;
+	}
+	offload_profile_backward_live(p);
+	p->prefix[0] = 0;
+	for (i = 0; i < n; i++)
+		p->prefix[i + 1] = p->prefix[i] + (alive[i] ? 0 : bytes[i]);
+	p->ncand = n;
+	p->n = p->hook;
+	p->seq = p->cur_seq;
+	p->valid = 1;
+}
+
+/*
+ * A step begins with enter_mem bytes allocated (negative: not measured).
+ * Returns 1 when this step must learn (measured, and no profile, or memory
+ * at enter moved by more than tolerance), else 0.
+ */
+int
+offload_profile_begin(struct offload_profile *p, int64_t enter_mem,
+    int64_t tolerance)
+{
+	int64_t	d;
+
+	p->hook = 0;
+	p->sampled = 0;
+	p->cur_seq = OFFLOAD_PROFILE_SEED;
+	p->shift = 0;
+	p->learning = 0;
+	if (enter_mem < 0)
+		return (0);
+	d = enter_mem - p->enter_mem;
+	if (p->valid && d <= tolerance && -d <= tolerance) {
+		p->shift = d;
+		return (0);
+	}
+	p->valid = 0;
+	p->learning = 1;
+	p->enter_mem = enter_mem;
+	p->last = enter_mem;
+	return (1);
+}
+
+/* Room for hook h in the per-hook arrays: 0, or -1 when out of memory. */
+static int
+offload_profile_grow(struct offload_profile *p, size_t h)
+{
+	int64_t		*base, *room;
+	uint32_t	*live, *gone;
+	uint8_t		*back;
+	size_t		 alloc;
+
+	if (h < p->alloc)
+		return (0);
+	alloc = p->alloc == 0 ? 1024 : p->alloc * 2;
+	if ((base = realloc(p->base, alloc * sizeof *base)) == NULL)
+		return (-1);
+	p->base = base;
+	if ((live = realloc(p->live, alloc * sizeof *live)) == NULL)
+		return (-1);
+	p->live = live;
+	if ((room = realloc(p->room, alloc * sizeof *room)) == NULL)
+		return (-1);
+	p->room = room;
+	if ((gone = realloc(p->gone, alloc * sizeof *gone)) == NULL)
+		return (-1);
+	p->gone = gone;
+	if ((back = realloc(p->back, alloc * sizeof *back)) == NULL)
+		return (-1);
+	p->back = back;
+	p->alloc = alloc;
+	return (0);
+}
+
+/*
+ * The next hook of the step (its index is hook - 1), in backward or not.
+ * While learning it starts with the last base seen and, in forward, the
+ * live count of the hook before.  Out of memory, this step stops learning
+ * (the next one learns again).
+ */
+void
+offload_profile_hook(struct offload_profile *p, int backward)
+{
+	size_t	h = p->hook++;
+
+	offload_profile_mix(p, backward ? 3 : 1);
+	if (!p->learning)
+		return;
+	if (offload_profile_grow(p, h + 1) != 0) {
+		p->learning = 0;
+		p->sampled = 0;
+		p->valid = 0;
+		return;
+	}
+	p->base[h] = p->last;
+	p->live[h] = h > 0 ? p->live[h - 1] : 0;
+	p->back[h] = (uint8_t)(backward != 0);
+	if (h == 0)
+		p->gone[0] = 0;
+	p->gone[h + 1] = 0;
+}
+
+/*
+ * While learning: candidate i was unpacked for the last time, after the
+ * current hook (before the next one).
+ */
+void
+offload_profile_gone(struct offload_profile *p, size_t i)
+{
+	if (p->learning && p->hook > 0 && i + 1 > p->gone[p->hook])
+		p->gone[p->hook] = (uint32_t)(i + 1);
+}
+
+/* While learning: n candidates are alive at the current forward hook. */
+void
+offload_profile_live(struct offload_profile *p, uint32_t n)
+{
+	if (p->learning && p->hook > 0)
+		p->live[p->hook - 1] = n;
+}
+
+/* A candidate of bytes was seen: part of the step's sequence. */
+void
+offload_profile_candidate(struct offload_profile *p, uint64_t bytes)
+{
+	offload_profile_mix(p, bytes + 2);
+}
+
+/*
+ * While learning: v bytes were allocated beyond what the engine held, at
+ * some point after the current hook.
+ */
+void
+offload_profile_sample(struct offload_profile *p, int64_t v)
+{
+	if (!p->learning)
+		return;
+	p->sampled = 1;
+	p->last = v;
+	if (p->hook > 0 && v > p->base[p->hook - 1])
+		p->base[p->hook - 1] = v;
+}
+
+/* Whether this step follows a profile and is still within it. */
+int
+offload_profile_usable(const struct offload_profile *p)
+{
+	return (p->valid && !p->learning && p->hook >= 1 && p->hook <= p->n);
+}
+
+/* Memory predicted at hook h (< n) when candidates k.. stay. */
+int64_t
+offload_profile_pred(const struct offload_profile *p, size_t h, size_t k)
+{
+	size_t		live = p->live[h] < p->ncand ? p->live[h] : p->ncand;
+	uint64_t	kept = 0;
+
+	if (k > p->ncand)
+		k = p->ncand;
+	if (live > k)
+		kept = p->prefix[live] - p->prefix[k];
+	return (p->base[h] + p->shift + (int64_t)kept);
+}
+
+/* The step's predicted peak when candidates k.. stay. */
+int64_t
+offload_profile_peak(const struct offload_profile *p, size_t k)
+{
+	int64_t	peak = INT64_MIN, v;
+	size_t	h;
+
+	for (h = 0; h < p->n; h++) {
+		v = offload_profile_pred(p, h, k);
+		if (v > peak)
+			peak = v;
+	}
+	return (peak);
+}
+
+/*
+ * The smallest cutoff k (offload candidates before k) whose predicted
+ * peak is within limit; every candidate (ncand) when none is.
+ */
+size_t
+offload_profile_cutoff(const struct offload_profile *p, int64_t limit)
+{
+	size_t	lo = 0, hi = p->ncand, mid;
+
+	if (offload_profile_peak(p, hi) > limit)
+		return (hi);
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (offload_profile_peak(p, mid) <= limit)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return (lo);
+}
+
+/* For cutoff k: room[h], the least headroom under limit from h on. */
+void
+offload_profile_plan(struct offload_profile *p, size_t k, int64_t limit)
+{
+	int64_t	least = INT64_MAX, v;
+	size_t	h;
+
+	for (h = p->n; h > 0; h--) {
+		v = limit - offload_profile_pred(p, h - 1, k);
+		if (v < least)
+			least = v;
+		p->room[h - 1] = least;
+	}
+}
