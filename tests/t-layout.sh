@@ -11,7 +11,8 @@ if ! command -v nm >/dev/null 2>&1 || [ -z "$PYTHON3" ]; then
 	exit 0
 fi
 libs=
-for l in libvramtrace.so libvramtrace-inject.so; do
+for l in libvramtrace.so libvramtrace-inject.so \
+    python/vramtrace/_offload.abi3.so; do
 	[ -f "$b/$l" ] && libs="$libs $b/$l"
 done
 run "$PYTHON3" "$srcdir/tests/layout.py" inproc $libs

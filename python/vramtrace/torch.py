@@ -1,216 +1,102 @@
 """vramtrace.torch: activation offload through libvramtrace's engine.
 
-OffloadActivations is a drop-in for TRL's context manager of the same name
-(same arguments): inside it, autograd's saved tensors go to pinned host
-memory during forward and come back during backward.  Unlike the pure
-Python engines, the pinned slab, the copy streams and their events, the
-forward and backward stashes and the dedupe table live in C
-(libvramtrace.so, see libvramtrace(3)); this module only describes tensors,
-allocates GPU buffers when the engine asks, and holds the GPU tensors the
-engine tells it to hold (in self._held, keyed by the engine's ids, until a
-DROP request).
+get_act_offloading_ctx_manager(model, ...) and OffloadActivations drop in
+for TRL's functions of the same names (same arguments, same behaviour:
+output heads stay on the GPU, wrapped and PEFT models are looked into,
+update_model_params, backward inside or after the context): inside the
+context, autograd's saved tensors go to pinned host memory during forward
+and come back during backward.  Unlike the pure Python engines, the pinned
+slab, the copy streams and their events, the stashes, the dedupe table and
+the choice of what to offload live in C (libvramtrace.so, see
+libvramtrace(3)), and so does the per-tensor work: the saved-tensor hooks
+are vramtrace._offload.Hooks, a CPython extension (vramtrace._engine.PyHooks,
+the same in Python over ctypes, where it was not built).
 
-Allocation generations.  The engine deduplicates a tensor saved twice by a
-key of storage address, offset, dtype, shape and stride, plus a generation
-that must change when the caching allocator gives the address to a new
-storage.  The generation comes from _Generations: for each address it
-keeps a StorageWeakRef to the storage seen there (a c10 weak reference,
-which pins the StorageImpl's own memory, so no other storage can get the
-same _cdata while it is held) with that storage's _cdata and a number.  A
-storage at a known address whose _cdata differs is a new allocation and
-gets a new number.  The map is emptied at every enter, like the dedupe
-table it feeds.
+Memory.  At every enter the binding tells the engine how much is
+allocated.  The engine learns one step (the first, and the first after
+memory at enter moved, as when the optimizer's state appears): every
+candidate is offloaded and the memory allocated after every operation is
+sampled (a TorchDispatchMode, for that step only).  Later steps need no
+measurement: with max_memory (bytes, or a fraction of the device), the
+engine offloads the fewest tensors, the earliest, so that the step's peak
+stays within it, and everywhere it brings tensors back ahead as far as the
+memory predicted for the rest of the step allows.
 
-Waste.  The same weak references tell, when backward begins, which
-offloaded tensors' storages are still alive though their sources were let
-go: something else holds them (the input batch, a tensor saved outside the
-hooks too), so their copies lowered no peak.  The engine hears of each
-(vramtrace_offload_alive) and keeps them on the GPU in later steps.
+Recompute.  recompute=True wraps the model's repeated blocks (the layers
+of the largest nn.ModuleList of one module type) in PyTorch's selective
+activation checkpoint: the outputs of matrix products and attention are
+saved, the cheap tensors (norms, casts, activations, rotary embeddings)
+are recomputed in backward, and what is saved, the blocks' inputs and
+those outputs, is offloaded by the engine like any saved tensor
+(vramtrace._recompute).
 """
 
-import ctypes
-import ctypes.util
-import os
+import logging
 
 import torch
+from torch import nn
 from torch.autograd.graph import saved_tensors_hooks
 
+from vramtrace import _engine
 from vramtrace._check_torch import check_offload
+from vramtrace._engine import load_library  # noqa: F401 (public before)
 
 try:
     from torch.multiprocessing.reductions import StorageWeakRef
 except ImportError:  # no weak storage references: no dedupe at all
     StorageWeakRef = None
+try:
+    from torch.utils._python_dispatch import TorchDispatchMode
+except ImportError:  # learning steps then measure at unpacks only
+    TorchDispatchMode = None
+try:
+    from torch.distributed.tensor import DTensor
+except ImportError:
+    DTensor = None
 
-__all__ = ["OffloadActivations", "NoOpManager", "load_library",
-           "check_offload"]
+__all__ = ["OffloadActivations", "NoOpManager",
+           "get_act_offloading_ctx_manager", "load_library", "check_offload"]
 
-MAX_DIMS = 8
-_BREAKS = {"dedupe-generation": 0x1, "exit-cleanup": 0x2,
-           "stream-wait": 0x4, "slab": 0x8}
-_KEEP_FLAG = 0x1
-_KEPT, _STASHED, _COPIED, _DEDUPED = 0, 1, 2, 3
-_FROM_STASH, _FROM_BUFFER, _NEED_BUFFER = 1, 2, 3
-_REQ_DROP, _REQ_ALLOC = 1, 2
-
-
-class _Config(ctypes.Structure):
-    _fields_ = [("slab_bytes", ctypes.c_uint64),
-                ("min_offload_size", ctypes.c_uint64),
-                ("budget", ctypes.c_int64),
-                ("prefetch", ctypes.c_uint64),
-                ("max_fwd_stash", ctypes.c_uint32),
-                ("breaks", ctypes.c_uint32),
-                ("use_streams", ctypes.c_int32),
-                ("use_pin_memory", ctypes.c_int32),
-                ("device", ctypes.c_int32)]
+logger = logging.getLogger(__name__)
 
 
-class _Tensor(ctypes.Structure):
-    _fields_ = [("storage", ctypes.c_uint64),
-                ("generation", ctypes.c_uint64),
-                ("src", ctypes.c_uint64),
-                ("bytes", ctypes.c_uint64),
-                ("offset", ctypes.c_int64),
-                ("shape", ctypes.c_int64 * MAX_DIMS),
-                ("stride", ctypes.c_int64 * MAX_DIMS),
-                ("ndim", ctypes.c_int32),
-                ("dtype", ctypes.c_int32),
-                ("flags", ctypes.c_uint32),
-                ("pad", ctypes.c_uint32)]
+def _hooks_class():
+    """vramtrace._offload.Hooks, or the Python hooks when the extension is
+    not built or VRAMTRACE_OFFLOAD_EXTENSION=0."""
+    import os
+    if os.environ.get("VRAMTRACE_OFFLOAD_EXTENSION", "1") != "0":
+        try:
+            from vramtrace import _offload
+            return _offload.Hooks
+        except ImportError:
+            pass
+    return _engine.PyHooks
 
 
-class _Request(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_uint64),
-                ("bytes", ctypes.c_uint64),
-                ("kind", ctypes.c_uint32),
-                ("pad", ctypes.c_uint32)]
+def _storage_ptr(t):
+    if DTensor is not None and isinstance(t, DTensor):
+        t = t._local_tensor
+    try:
+        return t.untyped_storage().data_ptr()
+    except (RuntimeError, AttributeError):  # no accessible storage
+        return 0
 
 
-_STAT_NAMES = ("step packs offloads offloaded_bytes kept kept_bytes "
-               "dedupe_hits dedupe_releases reaps unpacks prefetches "
-               "pool_fallbacks host_allocs self_waits exit_syncs "
-               "dropped_entries live_entries fwd_stash bwd_stash slab_bytes "
-               "slab_used dedupe_keys events budget_cutoff restored_bytes "
-               "fwd_waits bwd_waits").split()
+if TorchDispatchMode is not None:
+    class _Sampler(TorchDispatchMode):
+        """While the engine learns a step: the memory allocated after
+        every operation, forward and backward."""
 
+        def __init__(self, engine, memory):
+            super().__init__()
+            self._sample, self._memory = engine.sample, memory
 
-class _Stats(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_uint64) for n in _STAT_NAMES]
-
-
-_lib = None
-
-
-def load_library():
-    """Load libvramtrace.so once: $VRAMTRACE_LIB, next to this package,
-    the build tree (.libs), or the linker's search path."""
-    global _lib
-    if _lib is not None:
-        return _lib
-    here = os.path.dirname(os.path.abspath(__file__))
-    top = os.path.dirname(os.path.dirname(here))
-    names = [os.environ.get("VRAMTRACE_LIB"),
-             os.path.join(here, "libvramtrace.so"),
-             os.path.join(top, ".libs", "libvramtrace.so"),
-             os.path.join(top, "libvramtrace.so"),
-             ctypes.util.find_library("vramtrace")]
-    for name in names:
-        if name and (os.path.sep not in name or os.path.exists(name)):
-            lib = ctypes.CDLL(name)
-            break
-    else:
-        raise OSError("libvramtrace.so not found: set VRAMTRACE_LIB")
-    P, U64, I = ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int
-    sigs = {
-        "vramtrace_offload_config_init": (I, [ctypes.POINTER(_Config)]),
-        "vramtrace_offload_create": (P, [ctypes.POINTER(_Config),
-                                         ctypes.c_char_p, ctypes.c_size_t]),
-        "vramtrace_offload_free": (None, [P]),
-        "vramtrace_offload_error": (ctypes.c_char_p, [P]),
-        "vramtrace_offload_enter": (I, [P]),
-        "vramtrace_offload_exit": (I, [P]),
-        "vramtrace_offload_pack": (I, [P, ctypes.POINTER(_Tensor), U64,
-                                       ctypes.POINTER(U64)]),
-        "vramtrace_offload_reached": (I, [P, ctypes.c_int64, U64]),
-        "vramtrace_offload_alive": (I, [P, U64]),
-        "vramtrace_offload_unpack": (I, [P, U64, U64, ctypes.POINTER(U64)]),
-        "vramtrace_offload_restore": (I, [P, U64, U64, U64]),
-        "vramtrace_offload_next": (I, [P, ctypes.POINTER(_Request)]),
-        "vramtrace_offload_stats": (None, [P, ctypes.POINTER(_Stats)]),
-    }
-    for fn, (res, args) in sigs.items():
-        f = getattr(lib, fn)
-        f.restype, f.argtypes = res, args
-    _lib = lib
-    return lib
-
-
-class _Handle:
-    """What autograd keeps for an offloaded tensor: the engine's id and
-    how to view the bytes that come back: shape and stride, the storage
-    offset in the held source's storage (soff) and in the restored buffer,
-    which starts at the first byte copied (boff)."""
-    __slots__ = ("id", "dtype", "shape", "stride", "soff", "boff", "device")
-
-    def __init__(self, id_, dtype, shape, stride, soff, boff, device):
-        self.id, self.dtype, self.device = id_, dtype, device
-        self.shape, self.stride, self.soff, self.boff = \
-            shape, stride, soff, boff
-
-
-class _Generations:
-    """Allocation generations of storage addresses (see the module's
-    docstring)."""
-
-    def __init__(self):
-        self._seen = {}
-        self._next = 0
-
-    def clear(self):
-        self._seen.clear()
-
-    def of(self, storage):
-        ptr, cdata = storage.data_ptr(), storage._cdata
-        seen = self._seen.get(ptr)
-        if seen is not None and seen[1] == cdata:
-            return seen[2]
-        self._next += 1
-        if StorageWeakRef is not None:
-            self._seen[ptr] = (StorageWeakRef(storage), cdata, self._next)
-        return self._next
-
-    def alive(self, ptr, generation):
-        """Whether the storage given generation at ptr is still alive."""
-        seen = self._seen.get(ptr)
-        return (seen is not None and seen[2] == generation and
-                not seen[0].expired())
-
-
-# Autograd nodes of views and casts: a tensor reached from a parameter's
-# AccumulateGrad through these alone is that parameter, seen another way.
-_VIEW_NODES = frozenset((
-    "ToCopyBackward0", "TBackward0", "ViewBackward0", "TransposeBackward0",
-    "PermuteBackward0", "ExpandBackward0", "AliasBackward0",
-    "UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1",
-    "UnsafeViewBackward0", "ReshapeAliasBackward0"))
-
-
-def _of_parameter(t):
-    """Whether t is a parameter through views and casts, like autocast's
-    cached weight casts: they stay alive for the whole forward whatever
-    happens to the saved tensor, so offloading them lowers no peak."""
-    fn = t.grad_fn
-    for _ in range(8):
-        if fn is None:
-            return False
-        name = type(fn).__name__
-        if name == "AccumulateGrad":
-            return True
-        if name not in _VIEW_NODES or not fn.next_functions:
-            return False
-        fn = fn.next_functions[0][0]
-    return False
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            self._sample(self._memory())
+            return out
+else:
+    _Sampler = None
 
 
 class OffloadActivations(saved_tensors_hooks):
@@ -218,14 +104,17 @@ class OffloadActivations(saved_tensors_hooks):
 
     Arguments are TRL's: use_pin_memory, use_streams, min_offload_size
     (bytes), max_fwd_stash_size (GPU sources kept alive until their copies
-    are done; in budget mode the budget bounds them instead).  Ours: budget
-    (bytes of saved activations to keep on the GPU; only the earliest
-    tensors beyond it are offloaded, learned over one step), slab_bytes
-    (pinned slab; None: sized after the first step), prefetch (bytes that
-    tensors brought back ahead may add to what the engine leaves free for
-    backward's own peak; default 0), model (its
+    are done, without budget or max_memory).  Ours: budget (bytes of saved
+    activations to keep on the GPU: only the earliest tensors beyond it are
+    offloaded), slab_bytes (pinned slab; None: sized after the first step),
+    prefetch (bytes that tensors brought back ahead may add to the step's
+    predicted peak when there is no max_memory; default 0), model (its
     parameters' and buffers' storages stay on the GPU), breaks (test only:
-    a comma list of invariants to switch off).
+    a comma list of invariants to switch off); keyword only: max_memory
+    (the step's peak allocated: bytes, or a fraction of the device below
+    1), recompute (recompute cheap saved tensors of model's blocks instead
+    of copying them; needs model), extension (False: the Python hooks even
+    where the extension is built).
 
     Parameters seen through views and casts (autocast's weight casts) stay
     on the GPU.  A view that shows most of its storage (q, k and v split
@@ -235,12 +124,11 @@ class OffloadActivations(saved_tensors_hooks):
 
     def __init__(self, use_pin_memory=True, use_streams=True,
                  min_offload_size=1024, max_fwd_stash_size=5, budget=None,
-                 slab_bytes=None, prefetch=None, model=None, breaks=None):
+                 slab_bytes=None, prefetch=None, model=None, breaks=None, *,
+                 max_memory=None, recompute=False, extension=True):
         if max_fwd_stash_size < 1:
             raise ValueError("max_fwd_stash_size should be at least 1")
-        self._lib = load_library()
-        cfg = _Config()
-        self._lib.vramtrace_offload_config_init(ctypes.byref(cfg))
+        cfg = _engine.default_config()
         cfg.use_pin_memory = int(bool(use_pin_memory))
         cfg.use_streams = int(bool(use_streams))
         cfg.min_offload_size = int(min_offload_size)
@@ -251,203 +139,122 @@ class OffloadActivations(saved_tensors_hooks):
             cfg.slab_bytes = int(slab_bytes)
         if prefetch is not None:
             cfg.prefetch = int(prefetch)
+        if max_memory is not None:
+            if 0 < max_memory <= 1 and isinstance(max_memory, float):
+                cfg.max_memory, cfg.max_memory_fraction = 0, max_memory
+            elif max_memory > 1:
+                cfg.max_memory, cfg.max_memory_fraction = int(max_memory), 0
+            else:
+                raise ValueError("max_memory: bytes, or a fraction in "
+                                 "(0, 1]")
         for name in (breaks or "").split(","):
             if name:
-                cfg.breaks |= _BREAKS[name]
+                cfg.breaks |= _engine.BREAKS[name]
         self._cfg = cfg
         self._engine = None
-        self._held = {}
-        self._gens = _Generations()
-        self._dtypes = {}
-        self._ceiling = None
-        self._desc = _Tensor()
-        self._req = _Request()
-        self._id = ctypes.c_uint64()
-        self._watch = []
-        self._keep_storages = set()
+        self._hooks = None
+        self._hooks_class = _hooks_class() if extension else \
+            _engine.PyHooks
+        self._keep = set()
+        self._sampler = None
+        self._device = None
         if model is not None:
-            for t in list(model.parameters()) + list(model.buffers()):
-                self._keep_storages.add(t.untyped_storage().data_ptr())
-        super().__init__(self._pack, self._unpack)
+            self.update_model_params(model)
+            for b in model.buffers():
+                self._keep.add(_storage_ptr(b))
+        if recompute:
+            if model is None:
+                raise ValueError("recompute needs the model")
+            from vramtrace import _recompute
+            self.recomputed_blocks = _recompute.wrap(model,
+                                                     lambda: self._hooks)
+        super().__init__(self._pack_before_start, self._unpack_before_start)
+
+    @staticmethod
+    def _pack_before_start(t):
+        return t
+
+    @staticmethod
+    def _unpack_before_start(t):
+        return t
+
+    @property
+    def extension(self):
+        """Whether the hooks are the CPython extension's."""
+        return self._hooks_class is not _engine.PyHooks
+
+    def update_model_params(self, model):
+        """Keep the storages of model's parameters on the GPU (what TRL's
+        method of the same name does, FSDP's DTensors included)."""
+        self._keep.clear()
+        for p in model.parameters():
+            ptr = _storage_ptr(p)
+            if ptr:
+                self._keep.add(ptr)
 
     # The engine ---------------------------------------------------------
 
-    def _check(self, rc):
-        if rc < 0:
-            msg = self._lib.vramtrace_offload_error(self._engine)
-            raise RuntimeError("vramtrace offload: " + msg.decode())
-        return rc
-
     def _start(self):
-        self._cfg.device = torch.cuda.current_device()
-        err = ctypes.create_string_buffer(256)
-        e = self._lib.vramtrace_offload_create(ctypes.byref(self._cfg), err,
-                                               len(err))
-        if not e:
-            raise RuntimeError("vramtrace offload: " + err.value.decode())
-        self._engine = e
-        self._free = self._lib.vramtrace_offload_free
+        self._device = torch.device("cuda", torch.cuda.current_device())
+        self._cfg.device = self._device.index
+        self._engine = _engine.Engine(self._cfg)
+        torch_objs = (torch.Tensor, nn.Parameter, torch.strided, torch.empty,
+                      torch.uint8, torch._C._cuda_getCurrentRawStream,
+                      StorageWeakRef)
+        self._hooks = self._hooks_class(
+            self._engine.api(), self._engine.ptr, self._device,
+            self._device.index, self._keep, torch_objs, self._memory,
+            self._on_backward)
+        self.pack_hook, self.unpack_hook = self._hooks.pack, \
+            self._hooks.unpack
+
+    def _memory(self):
+        return torch.cuda.memory_allocated(self._device)
+
+    def _on_backward(self):
+        """A backward began after the context ended: end it cleanly."""
+        torch.autograd.Variable._execution_engine.queue_callback(
+            self._backward_done)
+
+    def _backward_done(self):
+        self._engine.backward_done()
+        self._hooks.service()
 
     def __del__(self):
-        if getattr(self, "_engine", None):
-            self._held.clear()
-            try:
-                self._free(self._engine)
-            except Exception:  # interpreter shutdown
-                pass
+        if getattr(self, "_engine", None) is not None:
+            self._engine.free()     # syncs the copy streams first
             self._engine = None
-
-    def _service(self, stream=None):
-        """Do what the engine asked: let tensors go, allocate and restore
-        the ones it brings back ahead."""
-        lib, e, r = self._lib, self._engine, self._req
-        while lib.vramtrace_offload_next(e, ctypes.byref(r)):
-            if r.kind == _REQ_DROP:
-                self._held.pop(r.id, None)
-                continue
-            if stream is None:
-                stream = torch.cuda.current_stream().cuda_stream
-            buf = self._buffer(r.bytes,
-                               torch.device("cuda", self._cfg.device))
-            self._held[r.id] = buf
-            self._check(lib.vramtrace_offload_restore(e, r.id,
-                                                      buf.data_ptr(), stream))
-
-    @staticmethod
-    def _buffer(n, device):
-        """A GPU buffer for n bytes brought back, rounded up so that any
-        dtype can view it."""
-        return torch.empty((n + 15) & ~15, dtype=torch.uint8, device=device)
+            if self._hooks is not None:
+                self._hooks.held().clear()
 
     def stats(self):
         """The engine's counters as a dict (empty before the first step)."""
-        if not self._engine:
-            return {}
-        s = _Stats()
-        self._lib.vramtrace_offload_stats(self._engine, ctypes.byref(s))
-        return {n: getattr(s, n) for n in _STAT_NAMES}
+        return self._engine.stats() if self._engine is not None else {}
 
     def __enter__(self):
-        if not self._engine:
+        if self._engine is None:
             self._start()
-        self._check(self._lib.vramtrace_offload_enter(self._engine))
-        self._service()
-        self._gens.clear()
-        self._watch.clear()
-        self._ceiling = None
+        learning = self._engine.enter(self._memory())
+        self._hooks.service()
+        self._hooks.begin(learning == 1)
+        if learning == 1 and _Sampler is not None:
+            self._sampler = _Sampler(self._engine, self._memory)
+            self._sampler.__enter__()
         super().__enter__()
         return self
 
     def __exit__(self, *exc):
         try:
-            self._check(self._lib.vramtrace_offload_exit(self._engine))
-            self._service()
+            self._engine.exit()
+            self._hooks.service()
         finally:
-            super().__exit__(*exc)
-
-    # The hooks ----------------------------------------------------------
-
-    def _pack(self, t):
-        if (not t.is_cuda or t.layout != torch.strided or t.numel() == 0
-                or type(t) not in (torch.Tensor, torch.nn.Parameter)):
-            return t
-        storage = t.untyped_storage()
-        es = t.element_size()
-        shape, stride, off = tuple(t.shape), t.stride(), t.storage_offset()
-        nbytes = t.numel() * es
-        span = (1 + sum((n - 1) * s for n, s in zip(shape, stride))) * es
-        d = self._desc
-        d.storage = storage.data_ptr()
-        d.generation = self._gens.of(storage)
-        src, soff, boff = t, off, 0
-        if storage.nbytes() <= 4 * nbytes:
-            # Most of the storage: copy all of it, once for every view.
-            d.src, d.bytes, d.offset = d.storage, storage.nbytes(), 0
-            d.ndim, d.dtype = 1, -1
-            d.shape[0], d.stride[0] = d.bytes, 1
-            boff = off
-        else:
-            if span > 2 * nbytes:
-                # Little of a large storage: copy only what it shows,
-                # dense in the same order of dimensions (the same matmul
-                # kernels read it back).
-                src = t.clone()
-                stride, span = src.stride(), nbytes
-                soff = src.storage_offset()
-                d.src = src.data_ptr()
-            else:
-                d.src = d.storage + off * es
-            d.bytes, d.offset = span, off
-            d.ndim = len(shape)
-            for i in range(min(len(shape), MAX_DIMS)):
-                d.shape[i], d.stride[i] = shape[i], t.stride()[i]
-            d.dtype = self._dtypes.setdefault(t.dtype, len(self._dtypes))
-        keep = (isinstance(t, torch.nn.Parameter) or
-                (t.is_leaf and t.requires_grad) or
-                d.storage in self._keep_storages or _of_parameter(t))
-        d.flags = _KEEP_FLAG if keep else 0
-        stream = torch.cuda.current_stream(t.device).cuda_stream
-        rc = self._check(self._lib.vramtrace_offload_pack(
-            self._engine, ctypes.byref(d), stream, ctypes.byref(self._id)))
-        if rc == _KEPT:
-            self._service(stream)
-            return t
-        tid = self._id.value
-        if rc == _STASHED:
-            self._held[tid] = src
-        if rc != _DEDUPED:
-            self._watch.append((tid, d.storage, d.generation))
-        self._service(stream)
-        return _Handle(tid, t.dtype, shape, stride, soff, boff, t.device)
-
-    def _prefetch(self, device, stream=None):
-        """Let the engine bring back what backward needs next, on the
-        memory backward freed since it began."""
-        used = torch.cuda.memory_allocated(device)
-        if self._ceiling is None:
-            self._ceiling = used
-        if stream is None:
-            stream = torch.cuda.current_stream(device).cuda_stream
-        self._check(self._lib.vramtrace_offload_reached(
-            self._engine, self._ceiling - used, stream))
-        self._service(stream)
-
-    def _report_alive(self):
-        """Backward begins (nothing unpacked yet): tell the engine which
-        offloaded tensors' storages something else keeps alive (not the
-        sources still held)."""
-        for tid, ptr, gen in self._watch:
-            if tid not in self._held and self._gens.alive(ptr, gen):
-                self._check(self._lib.vramtrace_offload_alive(self._engine,
-                                                              tid))
-        self._watch.clear()
-
-    def _unpack(self, h):
-        lib, e = self._lib, self._engine
-        if self._watch:
-            self._report_alive()
-        if isinstance(h, torch.Tensor):
-            if h.is_cuda:
-                self._prefetch(h.device)
-            return h
-        stream = torch.cuda.current_stream(h.device).cuda_stream
-        n = ctypes.c_uint64()
-        rc = self._check(lib.vramtrace_offload_unpack(e, h.id, stream,
-                                                      ctypes.byref(n)))
-        if rc == _NEED_BUFFER:
-            buf = self._buffer(n.value, h.device)
-            self._held[h.id] = buf
-            self._check(lib.vramtrace_offload_restore(e, h.id,
-                                                      buf.data_ptr(), stream))
-            rc = self._check(lib.vramtrace_offload_unpack(e, h.id, stream,
-                                                          ctypes.byref(n)))
-        t = self._held[h.id]
-        self._service(stream)
-        self._prefetch(h.device, stream)
-        if rc == _FROM_STASH:
-            return torch.empty(0, dtype=h.dtype, device=h.device).set_(
-                t.untyped_storage(), h.soff, h.shape, h.stride)
-        return t.view(h.dtype).as_strided(h.shape, h.stride, h.boff)
+            self._hooks.leave()
+            try:
+                if self._sampler is not None:
+                    self._sampler.__exit__(None, None, None)
+            finally:
+                self._sampler = None
+                super().__exit__(*exc)
 
 
 class NoOpManager(saved_tensors_hooks):
@@ -456,3 +263,69 @@ class NoOpManager(saved_tensors_hooks):
 
     def __init__(self):
         super().__init__(lambda t: t, lambda t: t)
+
+
+def _output_head(model):
+    """The module whose saved tensors should stay on the GPU (the output
+    head), looked for where TRL looks: output (or output.linear), lm_head,
+    decoder.output, decoder.lm_head, final_layer_norm or ln_f, head."""
+    if hasattr(model, "output"):
+        if isinstance(model.output, nn.Module):
+            return model.output
+        linear = getattr(model.output, "linear", None)
+        return linear if isinstance(linear, nn.Module) else None
+    if hasattr(model, "lm_head"):
+        return model.lm_head
+    if hasattr(model, "decoder"):
+        decoder = model.decoder
+        if hasattr(decoder, "output"):
+            return decoder.output
+        return getattr(decoder, "lm_head", None)
+    if hasattr(model, "final_layer_norm") or hasattr(model, "ln_f"):
+        return getattr(model, "final_layer_norm", None) or model.ln_f
+    head = getattr(model, "head", None)
+    return head if isinstance(head, nn.Module) else None
+
+
+def _keep_on_gpu(module, noop):
+    module.register_forward_pre_hook(lambda *args: noop.__enter__())
+    module.register_forward_hook(lambda *args: noop.__exit__(),
+                                 always_call=True)
+
+
+def get_act_offloading_ctx_manager(model, use_pin_memory=True,
+                                   use_streams=True, min_offload_size=1024,
+                                   max_fwd_stash_size=5, warn_if_no_head=True,
+                                   **kwargs):
+    """TRL's function of the same name over this engine: an
+    OffloadActivations for model whose parameters (and buffers) stay on the
+    GPU, with the output head and any module named "liger" kept out of
+    offloading (a NoOpManager around them).  A wrapped model (.module) and
+    a PEFT model (.base_model) are looked into.  kwargs go to
+    OffloadActivations (max_memory, budget, recompute, ...)."""
+    ctx = OffloadActivations(use_pin_memory=use_pin_memory,
+                             use_streams=use_streams,
+                             min_offload_size=min_offload_size,
+                             max_fwd_stash_size=max_fwd_stash_size,
+                             model=model, **kwargs)
+    noop = NoOpManager()
+    inner = getattr(model, "module", model)
+    if hasattr(inner, "base_model") and hasattr(inner, "peft_config"):
+        inner = inner.base_model
+    head = _output_head(inner)
+    if head is not None:
+        _keep_on_gpu(head, noop)
+    elif warn_if_no_head:
+        logger.warning(
+            "During activation offloading, no output head was detected. If "
+            "your model has an output head, it will be offloaded. This "
+            "usually greatly slows training, given the large vocabulary "
+            "size. To change this behavior, set your output head as "
+            "model.output and make it an nn.Module. You can disable this "
+            "warning by passing `warn_if_no_head=False`.")
+    for name, module in inner.named_modules():
+        if "liger" in name.lower():
+            _keep_on_gpu(module, noop)
+    ctx.output_head = head
+    return ctx
+

@@ -1,0 +1,363 @@
+"""vramtrace._engine: libvramtrace's offload engine through ctypes.
+
+Engine wraps one C engine (create, enter, exit, stats: a few calls a
+step).  The calls made for every tensor go through the saved-tensor hooks:
+vramtrace._offload.Hooks, the CPython extension, when it was built, or
+PyHooks below, the same hooks in Python over ctypes, when it was not (or
+when VRAMTRACE_OFFLOAD_EXTENSION=0).  Both take the same arguments and
+behave the same way; see lib/offload-python*.c for what they do.
+"""
+
+import ctypes
+import ctypes.util
+import os
+
+MAX_DIMS = 8
+BREAKS = {"dedupe-generation": 0x1, "exit-cleanup": 0x2,
+          "stream-wait": 0x4, "slab": 0x8}
+KEEP_FLAG = 0x1
+KEPT, STASHED, COPIED, DEDUPED = 0, 1, 2, 3
+FROM_STASH, FROM_BUFFER, NEED_BUFFER = 1, 2, 3
+REQ_DROP, REQ_ALLOC = 1, 2
+
+
+class Config(ctypes.Structure):
+    _fields_ = [("slab_bytes", ctypes.c_uint64),
+                ("min_offload_size", ctypes.c_uint64),
+                ("budget", ctypes.c_int64),
+                ("prefetch", ctypes.c_uint64),
+                ("max_memory", ctypes.c_uint64),
+                ("max_memory_fraction", ctypes.c_double),
+                ("max_fwd_stash", ctypes.c_uint32),
+                ("breaks", ctypes.c_uint32),
+                ("use_streams", ctypes.c_int32),
+                ("use_pin_memory", ctypes.c_int32),
+                ("device", ctypes.c_int32)]
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("storage", ctypes.c_uint64),
+                ("generation", ctypes.c_uint64),
+                ("src", ctypes.c_uint64),
+                ("bytes", ctypes.c_uint64),
+                ("offset", ctypes.c_int64),
+                ("shape", ctypes.c_int64 * MAX_DIMS),
+                ("stride", ctypes.c_int64 * MAX_DIMS),
+                ("ndim", ctypes.c_int32),
+                ("dtype", ctypes.c_int32),
+                ("flags", ctypes.c_uint32),
+                ("pad", ctypes.c_uint32)]
+
+
+class Request(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint64),
+                ("bytes", ctypes.c_uint64),
+                ("kind", ctypes.c_uint32),
+                ("pad", ctypes.c_uint32)]
+
+
+STAT_NAMES = ("step packs offloads offloaded_bytes kept kept_bytes "
+              "dedupe_hits dedupe_releases reaps unpacks prefetches "
+              "pool_fallbacks host_allocs self_waits exit_syncs "
+              "dropped_entries live_entries fwd_stash bwd_stash slab_bytes "
+              "slab_used dedupe_keys events budget_cutoff restored_bytes "
+              "fwd_waits bwd_waits learning_steps profile_hooks "
+              "predicted_peak max_memory hooks").split()
+
+
+class Stats(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_uint64) for n in STAT_NAMES]
+
+
+# The functions the hooks call, in the order vramtrace._offload.Hooks
+# takes their addresses.
+HOOK_FUNCTIONS = ("vramtrace_offload_pack", "vramtrace_offload_unpack",
+                  "vramtrace_offload_restore", "vramtrace_offload_reached",
+                  "vramtrace_offload_next", "vramtrace_offload_alive",
+                  "vramtrace_offload_error")
+
+_lib = None
+
+
+def load_library():
+    """Load libvramtrace.so once: $VRAMTRACE_LIB, next to this package,
+    the build tree (.libs), or the linker's search path."""
+    global _lib
+    if _lib is not None:
+        return _lib
+    here = os.path.dirname(os.path.abspath(__file__))
+    top = os.path.dirname(os.path.dirname(here))
+    names = [os.environ.get("VRAMTRACE_LIB"),
+             os.path.join(here, "libvramtrace.so"),
+             os.path.join(top, ".libs", "libvramtrace.so"),
+             os.path.join(top, "libvramtrace.so"),
+             ctypes.util.find_library("vramtrace")]
+    for name in names:
+        if name and (os.path.sep not in name or os.path.exists(name)):
+            lib = ctypes.CDLL(name)
+            break
+    else:
+        raise OSError("libvramtrace.so not found: set VRAMTRACE_LIB")
+    P, U64, I64, I = (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64,
+                      ctypes.c_int)
+    sigs = {
+        "vramtrace_offload_config_init": (I, [ctypes.POINTER(Config)]),
+        "vramtrace_offload_create": (P, [ctypes.POINTER(Config),
+                                         ctypes.c_char_p, ctypes.c_size_t]),
+        "vramtrace_offload_free": (None, [P]),
+        "vramtrace_offload_error": (ctypes.c_char_p, [P]),
+        "vramtrace_offload_enter": (I, [P, I64]),
+        "vramtrace_offload_sample": (None, [P, I64]),
+        "vramtrace_offload_exit": (I, [P]),
+        "vramtrace_offload_backward_done": (I, [P]),
+        "vramtrace_offload_pack": (I, [P, ctypes.POINTER(Tensor), U64,
+                                       ctypes.POINTER(U64)]),
+        "vramtrace_offload_reached": (I, [P, I64, U64]),
+        "vramtrace_offload_alive": (I, [P, U64]),
+        "vramtrace_offload_unpack": (I, [P, U64, U64, ctypes.POINTER(U64)]),
+        "vramtrace_offload_restore": (I, [P, U64, U64, U64]),
+        "vramtrace_offload_next": (I, [P, ctypes.POINTER(Request)]),
+        "vramtrace_offload_stats": (None, [P, ctypes.POINTER(Stats)]),
+    }
+    for fn, (res, args) in sigs.items():
+        f = getattr(lib, fn)
+        f.restype, f.argtypes = res, args
+    _lib = lib
+    return lib
+
+
+def default_config():
+    """The engine's defaults with the environment applied (libvramtrace(3))."""
+    cfg = Config()
+    load_library().vramtrace_offload_config_init(ctypes.byref(cfg))
+    return cfg
+
+
+class Engine:
+    """One C engine for cfg.device: the calls made once a step."""
+
+    def __init__(self, cfg):
+        self.lib = load_library()
+        err = ctypes.create_string_buffer(256)
+        e = self.lib.vramtrace_offload_create(ctypes.byref(cfg), err,
+                                              len(err))
+        if not e:
+            raise RuntimeError("vramtrace offload: " + err.value.decode())
+        self.ptr = e
+        self._free = self.lib.vramtrace_offload_free
+
+    def check(self, rc):
+        if rc < 0:
+            msg = self.lib.vramtrace_offload_error(self.ptr)
+            raise RuntimeError("vramtrace offload: " + msg.decode())
+        return rc
+
+    def api(self):
+        """The addresses of the hooks' functions (HOOK_FUNCTIONS)."""
+        return tuple(ctypes.cast(getattr(self.lib, n), ctypes.c_void_p).value
+                     for n in HOOK_FUNCTIONS)
+
+    def enter(self, allocated):
+        return self.check(self.lib.vramtrace_offload_enter(self.ptr,
+                                                           allocated))
+
+    def sample(self, allocated):
+        self.lib.vramtrace_offload_sample(self.ptr, allocated)
+
+    def exit(self):
+        self.check(self.lib.vramtrace_offload_exit(self.ptr))
+
+    def backward_done(self):
+        self.check(self.lib.vramtrace_offload_backward_done(self.ptr))
+
+    def stats(self):
+        s = Stats()
+        self.lib.vramtrace_offload_stats(self.ptr, ctypes.byref(s))
+        return {n: getattr(s, n) for n in STAT_NAMES}
+
+    def free(self):
+        if self.ptr:
+            try:
+                self._free(self.ptr)
+            except Exception:  # interpreter shutdown
+                pass
+            self.ptr = None
+
+
+# Autograd nodes of views and casts: a tensor reached from a parameter's
+# AccumulateGrad through these alone is that parameter, seen another way.
+_VIEW_NODES = frozenset((
+    "ToCopyBackward0", "TBackward0", "ViewBackward0", "TransposeBackward0",
+    "PermuteBackward0", "ExpandBackward0", "AliasBackward0",
+    "UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1",
+    "UnsafeViewBackward0", "ReshapeAliasBackward0"))
+
+
+def _of_parameter(t):
+    fn = t.grad_fn
+    for _ in range(8):
+        if fn is None:
+            return False
+        name = type(fn).__name__
+        if name == "AccumulateGrad":
+            return True
+        if name not in _VIEW_NODES or not fn.next_functions:
+            return False
+        fn = fn.next_functions[0][0]
+    return False
+
+
+class PyHooks:
+    """The saved-tensor hooks in Python over ctypes: the same arguments and
+    behaviour as vramtrace._offload.Hooks (lib/offload-python.c)."""
+
+    def __init__(self, api, engine, device, index, keep, torch_objs, memory,
+                 on_backward):
+        del api  # the C functions are called through the library
+        self._lib = load_library()
+        self._e = engine
+        self._device, self._index, self._keep = device, index, keep
+        (self._tensor, self._param, self._strided, self._empty,
+         self._uint8, self._raw_stream, self._weakref) = torch_objs
+        self._memory, self._on_backward = memory, on_backward
+        self._held, self._gens, self._watch, self._dtypes = {}, {}, [], {}
+        self._next_gen = 0
+        self._learning = self._inside = self._backward = False
+        self._desc, self._req = Tensor(), Request()
+        self._id, self._n = ctypes.c_uint64(), ctypes.c_uint64()
+
+    def _check(self, rc):
+        if rc < 0:
+            msg = self._lib.vramtrace_offload_error(self._e)
+            raise RuntimeError("vramtrace offload: " + msg.decode())
+        return rc
+
+    def held(self):
+        return self._held
+
+    def begin(self, learning):
+        self._learning = bool(learning)
+        self._gens.clear()
+        self._watch.clear()
+        self._inside, self._backward = True, False
+
+    def leave(self):
+        self._inside = False
+
+    def service(self, stream=None):
+        lib, e, r = self._lib, self._e, self._req
+        while lib.vramtrace_offload_next(e, ctypes.byref(r)):
+            if r.kind == REQ_DROP:
+                self._held.pop(r.id, None)
+                continue
+            if stream is None:
+                stream = self._raw_stream(self._index)
+            self._restore(r.id, r.bytes, stream)
+
+    def _restore(self, tid, n, stream):
+        buf = self._empty((n + 15) & ~15, dtype=self._uint8,
+                          device=self._device)
+        self._held[tid] = buf
+        self._check(self._lib.vramtrace_offload_restore(
+            self._e, tid, buf.data_ptr(), stream))
+
+    def _generation(self, storage, ptr):
+        cdata = storage._cdata
+        seen = self._gens.get(ptr)
+        if seen is not None and seen[1] == cdata:
+            return seen[2]
+        self._next_gen += 1
+        if self._weakref is not None:
+            self._gens[ptr] = (self._weakref(storage), cdata, self._next_gen)
+        return self._next_gen
+
+    def _alive(self, ptr, gen):
+        seen = self._gens.get(ptr)
+        return (seen is not None and seen[2] == gen and
+                not seen[0].expired())
+
+    def pack(self, t):
+        if (type(t) not in (self._tensor, self._param) or not t.is_cuda or
+                t.layout != self._strided or t.nbytes == 0):
+            return t
+        storage = t.untyped_storage()
+        ptr = storage.data_ptr()
+        es = t.element_size()
+        shape, stride, off = t.shape, t.stride(), t.storage_offset()
+        nbytes = t.nbytes
+        span = (1 + sum((n - 1) * s for n, s in zip(shape, stride))) * es
+        d = self._desc
+        d.storage = ptr
+        d.generation = self._generation(storage, ptr)
+        d.offset, d.ndim, d.dtype = 0, 1, -1
+        src, soff, boff = t, off, 0
+        if storage.nbytes() <= 4 * nbytes:
+            d.src, d.bytes = ptr, storage.nbytes()
+            d.shape[0], d.stride[0] = d.bytes, 1
+            boff = off
+        else:
+            d.offset, d.ndim = off, len(shape)
+            for i in range(min(len(shape), MAX_DIMS)):
+                d.shape[i], d.stride[i] = shape[i], stride[i]
+            d.dtype = self._dtypes.setdefault(t.dtype, len(self._dtypes))
+            if span > 2 * nbytes:
+                src = t.clone()
+                stride, soff = src.stride(), src.storage_offset()
+                d.src, d.bytes = src.data_ptr(), nbytes
+            else:
+                d.src, d.bytes = ptr + off * es, span
+        keep = (type(t) is self._param or (t.is_leaf and t.requires_grad)
+                or ptr in self._keep or _of_parameter(t))
+        d.flags = KEEP_FLAG if keep else 0
+        stream = self._raw_stream(self._index)
+        rc = self._check(self._lib.vramtrace_offload_pack(
+            self._e, ctypes.byref(d), stream, ctypes.byref(self._id)))
+        if rc == KEPT:
+            self.service(stream)
+            return t
+        tid = self._id.value
+        if rc == STASHED:
+            self._held[tid] = src
+        if rc != DEDUPED:
+            self._watch.append((tid, d.storage, d.generation))
+        self.service(stream)
+        return (tid, t.dtype, shape, stride, soff, boff)
+
+    def _reached(self, stream):
+        mem = self._memory() if self._learning else -1
+        self._check(self._lib.vramtrace_offload_reached(self._e, mem,
+                                                        stream))
+        self.service(stream)
+
+    def _begin_backward(self):
+        self._backward = True
+        for tid, ptr, gen in self._watch:
+            if tid not in self._held and self._alive(ptr, gen):
+                self._check(self._lib.vramtrace_offload_alive(self._e, tid))
+        self._watch.clear()
+        if not self._inside:
+            self._on_backward()
+
+    def unpack(self, h):
+        lib, e = self._lib, self._e
+        if not self._backward:
+            self._begin_backward()
+        if not isinstance(h, tuple):
+            if h.is_cuda:
+                self._reached(self._raw_stream(self._index))
+            return h
+        tid, dtype, shape, stride, soff, boff = h
+        stream = self._raw_stream(self._index)
+        n = self._n
+        rc = self._check(lib.vramtrace_offload_unpack(e, tid, stream,
+                                                      ctypes.byref(n)))
+        if rc == NEED_BUFFER:
+            self._restore(tid, n.value, stream)
+            rc = self._check(lib.vramtrace_offload_unpack(e, tid, stream,
+                                                          ctypes.byref(n)))
+        t = self._held[tid]
+        self.service(stream)
+        self._reached(stream)
+        if rc == FROM_STASH:
+            return t.detach().as_strided(shape, stride, soff)
+        return t.view(dtype).as_strided(shape, stride, boff)
