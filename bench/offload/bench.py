@@ -1,132 +1,143 @@
-"""Offload benchmark: a transformer (8 layers, d=2048, 16 heads, batch 8,
-seq 1024, bf16 autocast, AdamW).  Median step time over 20 steps after
-warm-up, forward and backward times (CUDA events), peak memory
-(max_memory_allocated), bytes copied and the copies' rate (bytes over
-their device time in a profiled step) for: no offload,
-save_on_cpu(pin_memory=True), the engine with defaults, and budget mode at
-several sizes (GB to offload, the arguments); plus pinned copy bandwidth
-each way and, for each engine row, the bound max(forward, bytes out /
-bandwidth) + max(backward, bytes in / bandwidth) + the rest of the step.
+"""Offload benchmark on HF Llama (random init from a config, no download).
 
-With --ab SAVE PAIRS: no offload and budget mode offloading about SAVE GB,
-measured alternately PAIRS times, and the median cost and saving."""
+    bench.py table [ROUNDS] [big|small|both]
+    bench.py cost
 
+table: the engines side by side on LlamaForCausalLM, bf16 autocast, AdamW,
+15 steps each (the median step of steps 5-15, their peak
+max_memory_allocated), in interleaved rounds: no offload (twice: the
+run-to-run noise of the losses), TRL's engine through its
+get_act_offloading_ctx_manager (the file named by $VRAMTRACE_TRL_REF,
+loaded with importlib), save_on_cpu, vramtrace through its own
+get_act_offloading_ctx_manager with defaults, a budget, max_memory at
+TRL's peak, recompute, and a curve over max_memory.  Backward runs inside
+the context, as TRL's trainers do.  Each row: ms/step (median over rounds,
+and the rounds' range), peak GB, the copy floor (max(forward, bytes out /
+d2h bandwidth) + max(backward, bytes in / h2d bandwidth) + the rest of the
+step, from the row's compute baseline: no offload, or recompute without
+offload for recompute rows) and how far above it, bytes each way, waits,
+and the largest difference of the 15 losses from no offload's.
+
+cost: the per-tensor cost of the hooks, in microseconds, for one pack and
+one unpack: no hooks, identity hooks, TRL's, vramtrace's in Python over
+ctypes and through the extension (a chain of exp() on 16 KiB tensors).
+"""
+
+import contextlib
+import gc
+import importlib.util
+import os
 import statistics
 import sys
 import time
 
 import torch
-import torch.nn.functional as F
 
-from vramtrace.torch import OffloadActivations
+from vramtrace import torch as vt
 
-LAYERS, D, HEADS, BATCH, SEQ = 8, 2048, 16, 8, 1024
-WARM, STEPS = 3, 20
 GB = 1e9
+WARM, STEPS = 4, 15         # measured: steps 5..15
+SIZES = {
+    # layers, hidden, intermediate, heads, batch, sequence
+    "big": (8, 2048, 5632, 16, 8, 1024),
+    "small": (4, 1024, 2816, 16, 4, 512),
+}
+VOCAB = 32000
 
 
-class Block(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ln1 = torch.nn.LayerNorm(D)
-        self.qkv = torch.nn.Linear(D, 3 * D)
-        self.proj = torch.nn.Linear(D, D)
-        self.ln2 = torch.nn.LayerNorm(D)
-        self.up = torch.nn.Linear(D, 4 * D)
-        self.down = torch.nn.Linear(4 * D, D)
-
-    def forward(self, x):
-        b, s, _ = x.shape
-        q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
-        q, k, v = (t.view(b, s, HEADS, D // HEADS).transpose(1, 2)
-                   for t in (q, k, v))
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(a.transpose(1, 2).reshape(b, s, D))
-        return x + self.down(F.gelu(self.up(self.ln2(x))))
+def load_trl():
+    path = os.environ.get("VRAMTRACE_TRL_REF")
+    if not path or not os.path.exists(path):
+        return None
+    spec = importlib.util.spec_from_file_location("trl_activation_offloading",
+                                                  path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-class Model(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.blocks = torch.nn.ModuleList(Block() for _ in range(LAYERS))
-        self.ln = torch.nn.LayerNorm(D)
-
-    def forward(self, x):
-        for blk in self.blocks:
-            x = blk(x)
-        return self.ln(x).float().pow(2).mean()
-
-
-class NoCtx:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-def copy_busy(step):
-    """Device time of one step's device-to-host and host-to-device copies
-    (ms), from a profiler trace of that step."""
-    from torch.profiler import ProfilerActivity, profile
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        step()
-        torch.cuda.synchronize()
-    busy = {"DtoH": 0.0, "HtoD": 0.0}
-    for ev in prof.events():
-        for way in busy:
-            if ev.name.startswith("Memcpy " + way):
-                t = getattr(ev, "device_time", None)
-                if t is None:
-                    t = ev.cuda_time
-                busy[way] += t / 1e3
-    return busy["DtoH"], busy["HtoD"]
-
-
-def measure(make_ctx):
-    """Median step, forward and backward times (ms, from CUDA events on
-    the compute stream), peak GB, the engine's stats and the copies'
-    device time in one step."""
+def make_model(size):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    layers, hidden, inter, heads, _, _ = SIZES[size]
+    cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=hidden,
+                      intermediate_size=inter, num_hidden_layers=layers,
+                      num_attention_heads=heads, num_key_value_heads=heads,
+                      max_position_embeddings=4096, use_cache=False,
+                      tie_word_embeddings=False)
     torch.manual_seed(0)
-    model = Model().cuda()
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(cfg)
+    model.train()
+    return model
+
+
+def batches(size):
+    _, _, _, _, batch, seq = SIZES[size]
+    g = torch.Generator(device="cuda")
+    g.manual_seed(1)
+    return [torch.randint(0, VOCAB, (batch, seq), device="cuda", generator=g)
+            for _ in range(STEPS)]
+
+
+class NoCtx(contextlib.nullcontext):
+    def stats(self):
+        return {}
+
+
+def measure(size, make_ctx, data):
+    """One configuration: STEPS steps; returns times, losses, peak and the
+    engine's counters over the measured steps."""
+    model = make_model(size)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    x = torch.randn(BATCH, SEQ, D, device="cuda")
     ctx = make_ctx(model)
     marks = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
-
-    def step():
+    times, fwd, bwd, losses = [], [], [], []
+    before = {}
+    for i, ids in enumerate(data):
+        if i == WARM:
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            before = dict(ctx.stats()) if hasattr(ctx, "stats") else {}
+        t0 = time.perf_counter()
         marks[0].record()
-        opt.zero_grad(set_to_none=True)
         with ctx:
             with torch.autocast("cuda", dtype=torch.bfloat16):
-                loss = model(x)
+                loss = model(input_ids=ids, labels=ids).loss
             marks[1].record()
             loss.backward()
             marks[2].record()
         opt.step()
-
-    times, fwd, bwd = [], [], []
-    for i in range(WARM + STEPS):
-        if i == WARM:
-            torch.cuda.synchronize()
-            torch.cuda.reset_peak_memory_stats()
-        t0 = time.perf_counter()
-        step()
+        opt.zero_grad(set_to_none=True)
+        losses.append(loss.detach())
         torch.cuda.synchronize()
         if i >= WARM:
-            times.append(time.perf_counter() - t0)
+            times.append((time.perf_counter() - t0) * 1e3)
             fwd.append(marks[0].elapsed_time(marks[1]))
             bwd.append(marks[1].elapsed_time(marks[2]))
-    peak = torch.cuda.max_memory_allocated()
-    before = ctx.stats() if hasattr(ctx, "stats") else {}
-    busy = copy_busy(step)
-    # The profiled step's own counters: a steady step, not the first.
-    st = {k: v - before[k] for k, v in ctx.stats().items()} if before else {}
-    del model, opt, x, ctx
+    peak = torch.cuda.max_memory_allocated() / GB
+    after = ctx.stats() if hasattr(ctx, "stats") else {}
+    n = len(times)
+    st = {}
+    if after:
+        st = {k: (v - before.get(k, 0)) / n for k, v in after.items()}
+        st["predicted_peak"] = after["predicted_peak"]
+        st["max_memory"] = after["max_memory"]
+    del model, opt, ctx
+    release()
+    return dict(ms=statistics.median(times), fwd=statistics.median(fwd),
+                bwd=statistics.median(bwd), peak=peak, st=st,
+                losses=[float(x) for x in losses])
+
+
+def release():
+    """Give back what a configuration left: its engine's pinned slab (the
+    context and the model refer to each other), PyTorch's cached pinned
+    and device memory."""
+    gc.collect()
+    torch.cuda.synchronize()
     torch.cuda.empty_cache()
-    return dict(ms=statistics.median(times) * 1e3, gb=peak / GB,
-                fwd=statistics.median(fwd), bwd=statistics.median(bwd),
-                st=st, busy=busy)
+    if hasattr(torch._C, "_host_emptyCache"):
+        torch._C._host_emptyCache()
 
 
 def bandwidth():
@@ -142,73 +153,194 @@ def bandwidth():
             dst.copy_(src, non_blocking=True)
         torch.cuda.synchronize()
         out.append(5 * n / (time.perf_counter() - t0) / GB)
+    del dev, host
     return out
 
 
-def ab(save, pairs):
-    """Goal (b) without drift: no offload and budget mode offloading about
-    save GB, measured alternately pairs times; prints each pair and the
-    median cost and saving."""
-    r = measure(lambda m: OffloadActivations(model=m))
-    total = r["st"]["offloaded_bytes"] + r["st"]["kept_bytes"]
-    budget = int(total - save * GB)
-    cost, saved = [], []
-    print("pair  no offload ms  budget ms   cost  saved GB")
-    for i in range(pairs):
-        base = measure(lambda m: NoCtx())
-        b = measure(lambda m: OffloadActivations(model=m, budget=budget))
-        cost.append(b["ms"] / base["ms"] - 1)
-        saved.append(base["gb"] - b["gb"])
-        print("%4d  %13.1f  %9.1f  %+5.1f%%  %8.2f" % (
-            i + 1, base["ms"], b["ms"], cost[-1] * 100, saved[-1]))
-    print("budget, offload ~%.1f GB: median of %d pairs %+.1f%% (range "
-          "%+.1f%% .. %+.1f%%), %.2f GB saved" % (
-              save, pairs, statistics.median(cost) * 100, min(cost) * 100,
-              max(cost) * 100, statistics.median(saved)))
+def configs(trl, trl_peak):
+    """(name, make_ctx, baseline) for one size; make_ctx builds the
+    context for a fresh model; trl_peak (bytes) sets max_memory rows."""
+    rows = [("no offload", lambda m: NoCtx(), None)]
+    if trl is not None:
+        rows.append(("TRL get_act_offloading_ctx_manager",
+                     lambda m: trl.get_act_offloading_ctx_manager(m), None))
+    rows.append(("torch save_on_cpu(pin_memory=True)",
+                 lambda m: torch.autograd.graph.save_on_cpu(
+                     pin_memory=True), None))
+    rows.append(("no offload, recompute only",
+                 lambda m: vt.get_act_offloading_ctx_manager(
+                     m, max_memory=1 << 50, recompute=True), None))
+    rows.append(("vramtrace defaults",
+                 lambda m: vt.get_act_offloading_ctx_manager(m), "base"))
+    rows.append(("vramtrace budget=3e9",
+                 lambda m: vt.get_act_offloading_ctx_manager(
+                     m, budget=int(3e9)), "base"))
+    if trl_peak:
+        for f in (0.95, 1.0, 1.1, 1.25):
+            mm = int(trl_peak * f)
+            tag = "TRL's peak" if f == 1.0 else "%.2fx TRL's peak" % f
+            rows.append(("vramtrace max_memory=%s" % tag,
+                         lambda m, mm=mm: vt.get_act_offloading_ctx_manager(
+                             m, max_memory=mm), "base"))
+            rows.append(("vramtrace max_memory=%s, recompute" % tag,
+                         lambda m, mm=mm: vt.get_act_offloading_ctx_manager(
+                             m, max_memory=mm, recompute=True), "recompute"))
+    rows.append(("no offload (again: noise)", lambda m: NoCtx(), None))
+    return rows
+
+
+def floor(r, base, bw):
+    """The copy floor of row r over the compute of its baseline."""
+    st = r["st"]
+    if not st or base is None:
+        return None
+    out = st.get("offloaded_bytes", 0) / GB
+    back = st.get("restored_bytes", 0) / GB
+    rest = base["ms"] - base["fwd"] - base["bwd"]
+    return (max(base["fwd"], 1e3 * out / bw[0]) +
+            max(base["bwd"], 1e3 * back / bw[1]) + rest)
+
+
+def table(size, rounds, trl, bw):
+    _, hidden, _, _, batch, seq = SIZES[size]
+    print("\n== %s: %d layers, hidden %d, batch %d, sequence %d ==" % (
+        size, SIZES[size][0], hidden, batch, seq), flush=True)
+    data = batches(size)
+    results = {}
+    trl_peak = None
+    if trl is not None:
+        trl_peak = int(measure(size, lambda m: trl.get_act_offloading_ctx_manager(m),
+                               data)["peak"] * GB)
+    rows = configs(trl, trl_peak)
+    for rnd in range(rounds):
+        for name, make, _ in rows:
+            try:
+                results.setdefault(name, []).append(measure(size, make, data))
+            except Exception as exc:  # noqa: BLE001 - reported in the table
+                import traceback
+                traceback.print_exc()
+                results.setdefault(name, []).append(dict(error=repr(exc)))
+        print("round %d of %d done" % (rnd + 1, rounds), flush=True)
+    ok = {n: [r for r in rs if "error" not in r] for n, rs in results.items()}
+    med = {n: dict(rs[0], ms=statistics.median(r["ms"] for r in rs),
+                   lo=min(r["ms"] for r in rs), hi=max(r["ms"] for r in rs))
+           for n, rs in ok.items() if rs}
+    base = med.get("no offload")
+    rbase = med.get("no offload, recompute only")
+    noise = 0.0
+    if base and "no offload (again: noise)" in med:
+        again = med["no offload (again: noise)"]
+        noise = max(abs(a - b) for a, b in zip(base["losses"],
+                                                again["losses"]))
+    fmt = "| %-44s | %7s | %13s | %7s | %7s | %6s | %5s | %5s | %9s | %9s |"
+    print(fmt % ("engine", "ms/step", "rounds", "peak GB", "floor",
+                 "over", "out", "in", "waits f/b", "max dloss"))
+    print(fmt % tuple(["---"] * 10))
+    for name, _, kind in rows:
+        if name not in med:
+            print("| %-44s | failed: %s |" % (name, results[name][0].get(
+                "error", "?")[:80]))
+            continue
+        r = med[name]
+        fl = floor(r, rbase if kind == "recompute" else base, bw) \
+            if kind else None
+        st = r["st"]
+        dl = max(abs(a - b) for a, b in zip(r["losses"], base["losses"])) \
+            if base else float("nan")
+        print(fmt % (name, "%.1f" % r["ms"],
+                     "%.1f-%.1f" % (r["lo"], r["hi"]),
+                     "%.2f" % r["peak"],
+                     "%.1f" % fl if fl else "-",
+                     "%+.0f%%" % (100 * (r["ms"] / fl - 1)) if fl else "-",
+                     "%.2f" % (st.get("offloaded_bytes", 0) / GB)
+                     if st else "-",
+                     "%.2f" % (st.get("restored_bytes", 0) / GB)
+                     if st else "-",
+                     "%.1f/%.1f" % (st.get("fwd_waits", 0),
+                                    st.get("bwd_waits", 0)) if st else "-",
+                     "%.2e" % dl))
+    print("run-to-run noise of the losses (no offload twice): %.2e" % noise)
+    print("peak GB of each row: max_memory_allocated over steps 5-15; "
+          "TRL's peak %.2f GB" % ((trl_peak or 0) / GB))
+    for name, _, _ in rows:
+        if name in med and med[name]["st"].get("max_memory"):
+            st = med[name]["st"]
+            print("  %-44s predicted in-context peak %.2f GB, max_memory "
+                  "%.2f GB" % (name, st["predicted_peak"] / GB,
+                               st["max_memory"] / GB))
+    return med
+
+
+def cost():
+    """Per-tensor cost of the hooks (see the module's docstring)."""
+    n, elems = 2000, 4096
+    trl = load_trl()
+    x0 = torch.randn(elems, device="cuda", requires_grad=True)
+
+    def chain():
+        y = x0
+        for _ in range(n):
+            y = torch.exp(y * 1e-6)     # mul saves a scalar; exp its output
+        return y.sum()
+
+    def timed(make):
+        best_f = best_b = float("inf")
+        ctx = make()
+        for _ in range(5):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            with ctx:
+                loss = chain()
+                torch.cuda.synchronize()
+                t1 = time.perf_counter()
+                loss.backward()
+            torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            best_f, best_b = min(best_f, t1 - t0), min(best_b, t2 - t1)
+        del ctx
+        release()
+        return best_f, best_b
+
+    rows = [("no hooks", contextlib.nullcontext),
+            ("identity hooks (Python)", lambda: torch.autograd.graph.
+             saved_tensors_hooks(lambda t: t, lambda t: t))]
+    if trl is not None:
+        rows.append(("TRL OffloadActivations", trl.OffloadActivations))
+    rows.append(("vramtrace, Python hooks over ctypes",
+                 lambda: vt.OffloadActivations(extension=False)))
+    rows.append(("vramtrace, extension", vt.OffloadActivations))
+    base = None
+    print("per-tensor cost: a chain of %d exp() on %d KiB tensors; best of "
+          "5; us per saved tensor over no hooks" % (n, elems * 4 // 1024))
+    print("| %-36s | %9s | %9s | %12s | %12s |" % (
+        "hooks", "fwd ms", "bwd ms", "pack us", "unpack us"))
+    print("| --- | --- | --- | --- | --- |")
+    for name, make in rows:
+        f, b = timed(make)
+        if base is None:
+            base = (f, b)
+        print("| %-36s | %9.2f | %9.2f | %12.1f | %12.1f |" % (
+            name, f * 1e3, b * 1e3, (f - base[0]) / n * 1e6,
+            (b - base[1]) / n * 1e6))
 
 
 def main():
     print("device: %s, torch %s" % (torch.cuda.get_device_name(),
                                      torch.__version__))
-    if sys.argv[1:2] == ["--ab"]:
-        ab(float(sys.argv[2]), int(sys.argv[3]))
+    mode = sys.argv[1] if len(sys.argv) > 1 else "table"
+    if mode == "cost":
+        cost()
         return
-    d2h, h2d = bandwidth()
-    print("pinned copies: device-to-host %.1f GB/s, host-to-device %.1f GB/s"
-          % (d2h, h2d))
-    rows = []
-    base = measure(lambda m: NoCtx())
-    rows.append(("no offload", base))
-    rows.append(("save_on_cpu(pin_memory=True)", measure(
-        lambda m: torch.autograd.graph.save_on_cpu(pin_memory=True))))
-    r = measure(lambda m: OffloadActivations(model=m))
-    rows.append(("engine (defaults)", r))
-    total = r["st"]["offloaded_bytes"] + r["st"]["kept_bytes"]
-    for save in [float(a) for a in sys.argv[1:]] or (0.8, 0.9, 1.5, 2.2, 2.8, 3.0):
-        budget = int(total - save * GB)
-        rows.append(("budget, offload ~%.1f GB" % save, measure(
-            lambda m: OffloadActivations(model=m, budget=budget))))
-    head = ("mode", "ms", "peak GB", "saved", "fwd", "bwd", "out GB",
-            "in GB", "d2h GB/s", "h2d GB/s", "bound ms", "waits f/b")
-    fmt = "%-28s %6s %7s %6s %5s %5s %6s %6s %8s %8s %8s %9s"
-    print(fmt % head)
-    opt_ms = base["ms"] - base["fwd"] - base["bwd"]
-    for name, r in rows:
-        st, busy = r["st"], r["busy"]
-        out = st.get("offloaded_bytes", 0) / GB
-        back = st.get("restored_bytes", 0) / GB
-        bound = waits = "-"
-        if st:
-            # max(forward, copies out) + max(backward, copies in) + rest
-            bound = "%.1f" % (max(base["fwd"], 1e3 * out / d2h) +
-                              max(base["bwd"], 1e3 * back / h2d) + opt_ms)
-            waits = "%d/%d" % (st["fwd_waits"], st["bwd_waits"])
-        rate = ["%.1f" % (n / (b / 1e3)) if st and b > 0 else "-"
-                for n, b in zip((out, back), busy)]
-        print(fmt % (name, "%.1f" % r["ms"], "%.2f" % r["gb"],
-                     "%.2f" % (base["gb"] - r["gb"]), "%.1f" % r["fwd"],
-                     "%.1f" % r["bwd"], "%.2f" % out, "%.2f" % back,
-                     rate[0], rate[1], bound, waits))
+    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    which = sys.argv[3] if len(sys.argv) > 3 else "both"
+    trl = load_trl()
+    if trl is None:
+        print("TRL's engine not found: set VRAMTRACE_TRL_REF")
+    bw = bandwidth()
+    print("pinned copies: device-to-host %.1f GB/s, host-to-device %.1f "
+          "GB/s" % tuple(bw))
+    for size in ("small", "big") if which == "both" else (which,):
+        table(size, rounds, trl, bw)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """GPU tests of the offload engine: each invariant with it on (must pass)
-and switched off through the engine's test-only breaks (must fail), and
-gradients equal to no offload.  Prints a table; exit status 0 when every
-row came out as expected."""
+and switched off through the engine's test-only breaks (must fail);
+gradients equal to no offload, through the extension and through the
+Python hooks; TRL's drop-in on HF Llama (output head kept, PEFT), a
+backward after the context, recompute, max_memory.  Prints a table; exit
+status 0 when every row came out as expected."""
 
 import copy
 import sys
@@ -10,7 +12,8 @@ import traceback
 import torch
 import torch.nn.functional as F
 
-from vramtrace.torch import NoOpManager, OffloadActivations
+from vramtrace.torch import (NoOpManager, OffloadActivations,
+                             get_act_offloading_ctx_manager)
 
 DEV = "cuda"
 
@@ -87,13 +90,14 @@ class NoCtx:
         return False
 
 
-def test_gradients(breaks, autocast):
+def test_gradients(breaks, autocast, extension=True):
     torch.manual_seed(1)
     ref = Toy().to(DEV)
     off = copy.deepcopy(ref)
     ga = run_steps(ref, NoCtx(), autocast=autocast)
     ctx = OffloadActivations(min_offload_size=1024, max_fwd_stash_size=2,
-                             breaks=breaks)
+                             breaks=breaks, extension=extension)
+    assert ctx.extension == extension, "extension %s" % ctx.extension
     gb = run_steps(off, ctx, autocast=autocast)
     s = ctx.stats()
     assert same(gb, ga, 1e-2 if autocast else 0), "gradients differ"
@@ -157,7 +161,8 @@ def test_exit_raise(breaks):
     assert s["exit_syncs"] == 1, "leaving synced %d times" % s["exit_syncs"]
     assert s["fwd_stash"] == 0 and s["bwd_stash"] == 0, \
         "stash not empty: fwd %d bwd %d" % (s["fwd_stash"], s["bwd_stash"])
-    assert not ctx._held, "%d GPU tensors still held" % len(ctx._held)
+    held = ctx._hooks.held()
+    assert not held, "%d GPU tensors still held" % len(held)
     packs = s["packs"]
     model(x).backward()
     assert ctx.stats()["packs"] == packs, "hooks still installed"
@@ -257,11 +262,193 @@ def test_noop(breaks):
     return "0 packs"
 
 
+def tiny_llama(layers=2, hidden=256, inter=512, seed=11):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    cfg = LlamaConfig(vocab_size=1000, hidden_size=hidden,
+                      intermediate_size=inter, num_hidden_layers=layers,
+                      num_attention_heads=4, num_key_value_heads=4,
+                      max_position_embeddings=1024, use_cache=False,
+                      tie_word_embeddings=False)
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(cfg).to(DEV)
+
+
+def llama_steps(model, ctx, steps=3, autocast=False, outside=False,
+                batch=4, seq=128, lr=1e-3, each=None):
+    """steps steps; backward inside the context, or after it (outside);
+    returns the trainable parameters' gradients of each step."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    grads = []
+    for step in range(steps):
+        torch.manual_seed(100 + step)
+        ids = torch.randint(0, model.config.vocab_size, (batch, seq),
+                            device=DEV)
+        model.zero_grad(set_to_none=True)
+        with ctx:
+            with torch.autocast("cuda", dtype=torch.bfloat16,
+                                enabled=autocast):
+                loss = model(input_ids=ids, labels=ids).loss
+            if not outside:
+                loss.backward()
+        if outside:
+            loss.backward()
+        grads.append([p.grad.detach().clone() for p in params])
+        with torch.no_grad():
+            for p in params:
+                p -= lr * p.grad
+        if each is not None:
+            each(step)
+    return grads
+
+
+def close(ga, gb):
+    """fp32 gradients: bit-identical, or within 1e-5 where a kernel of the
+    model (attention, embedding backward) is not deterministic; returns
+    how they matched, or None."""
+    if same(gb, ga, 0):
+        return "bit-identical"
+    return "within 1e-5" if same(gb, ga, 1e-5) else None
+
+
+def test_trl_dropin(breaks):
+    """get_act_offloading_ctx_manager on HF Llama: the output head's
+    saved tensors stay (no pack while it runs), the rest is offloaded,
+    gradients are those of no offload."""
+    ref = tiny_llama()
+    off = copy.deepcopy(ref)
+    ga = llama_steps(ref, NoCtx())
+    ctx = get_act_offloading_ctx_manager(off, breaks=breaks)
+    assert ctx.output_head is off.lm_head, "head %r" % ctx.output_head
+    inside = []
+    off.lm_head.register_forward_pre_hook(
+        lambda *a: inside.append(ctx.stats().get("packs", 0)))
+    off.lm_head.register_forward_hook(
+        lambda *a: inside.append(ctx.stats().get("packs", 0)))
+    gb = llama_steps(off, ctx)
+    s = ctx.stats()
+    head_packs = sum(b - a for a, b in zip(inside[::2], inside[1::2]))
+    assert head_packs == 0, "%d packs inside lm_head" % head_packs
+    assert s["offloads"] > 0, s
+    how = close(ga, gb)
+    assert how, "gradients differ"
+    return "0 packs in lm_head, %d offloads a step, %s" % (
+        s["offloads"] // s["step"], how)
+
+
+def test_peft(breaks):
+    """A PEFT (LoRA) model: the head is found through base_model; the
+    adapters' gradients are those of no offload."""
+    from peft import LoraConfig, get_peft_model
+
+    def make():
+        m = tiny_llama()
+        torch.manual_seed(12)
+        return get_peft_model(m, LoraConfig(r=8, lora_alpha=16,
+                                            target_modules=["q_proj",
+                                                            "v_proj"]))
+    ref, off = make(), make()
+    ga = llama_steps(ref, NoCtx())
+    ctx = get_act_offloading_ctx_manager(off, breaks=breaks)
+    head = off.base_model.model.lm_head
+    assert ctx.output_head is head, "head %r" % ctx.output_head
+    gb = llama_steps(off, ctx)
+    assert ctx.stats()["offloads"] > 0
+    how = close(ga, gb)
+    assert how, "gradients differ"
+    return "head found, %d trainable tensors %s" % (len(ga[0]), how)
+
+
+def test_backward_outside(breaks, extension=True):
+    """Backward after the context (TRL's documented use): gradients of no
+    offload, tensors brought back ahead (prefetches beyond the ones
+    unpacked on demand), nothing held once backward ended."""
+    ref = tiny_llama()
+    off = copy.deepcopy(ref)
+    ga = llama_steps(ref, NoCtx(), outside=True)
+    ctx = get_act_offloading_ctx_manager(off, breaks=breaks,
+                                         extension=extension)
+    held = []
+    gb = llama_steps(off, ctx, steps=4, outside=True,
+                     each=lambda step: held.append(len(ctx._hooks.held())))
+    s = ctx.stats()
+    how = close(ga, gb[:3])
+    assert how, "gradients differ"
+    assert s["prefetches"] > s["bwd_waits"], s
+    assert max(held) == 0, "held after backward: %s" % held
+    return "%s; %d prefetches, %d on demand, nothing held" % (
+        how, s["prefetches"], s["bwd_waits"])
+
+
+def test_recompute(breaks):
+    """recompute=True: selective checkpointing of the layers, its saved
+    tensors offloaded; gradients of no offload, fewer bytes copied."""
+    ref = tiny_llama()
+    off = copy.deepcopy(ref)
+    plain = copy.deepcopy(ref)
+    ga = llama_steps(ref, NoCtx())
+    ctx0 = get_act_offloading_ctx_manager(plain)
+    llama_steps(plain, ctx0)
+    ctx = get_act_offloading_ctx_manager(off, recompute=True, breaks=breaks)
+    assert ctx.recomputed_blocks == 2, ctx.recomputed_blocks
+    gb = llama_steps(off, ctx)
+    s, s0 = ctx.stats(), ctx0.stats()
+    how = close(ga, gb)
+    assert how, "gradients differ"
+    assert 0 < s["offloaded_bytes"] < s0["offloaded_bytes"], (s, s0)
+    return "%s; %.1f MB copied out a step against %.1f" % (
+        how,
+        s["offloaded_bytes"] / s["step"] / 1e6,
+        s0["offloaded_bytes"] / s0["step"] / 1e6)
+
+
+def test_max_memory(breaks):
+    """max_memory halfway between the peak offloading everything and the
+    peak of no offload: the steady steps stay under it and copy less
+    than offloading everything."""
+    def peak(ctx, steps=6):
+        m = tiny_llama(layers=4, hidden=512, inter=1408)
+        marks = []
+        stats = getattr(ctx, "stats", dict)
+
+        def each(step):
+            if step == 2:
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+                marks.append(stats().get("offloaded_bytes", 0))
+        llama_steps(m, ctx, steps=steps, autocast=True, batch=8, seq=512,
+                    each=each)
+        torch.cuda.synchronize()
+        out = stats().get("offloaded_bytes", 0) - marks[0]
+        return torch.cuda.max_memory_allocated(), out / (steps - 3)
+
+    none, _ = peak(NoCtx())
+    every, out_all = peak(OffloadActivations(breaks=breaks))
+    limit = (none + every) // 2
+    ctx = OffloadActivations(max_memory=limit, breaks=breaks)
+    got, out = peak(ctx)
+    s = ctx.stats()
+    assert got <= limit, "peak %.3f GB over %.3f GB" % (got / 1e9,
+                                                        limit / 1e9)
+    assert 0 < out < out_all, "copied %.0f of %.0f" % (out, out_all)
+    return ("limit %.3f GB: peak %.3f (predicted %.3f), %.0f of %.0f MB "
+            "out" % (limit / 1e9, got / 1e9, s["predicted_peak"] / 1e9,
+                     out / 1e6, out_all / 1e6))
+
+
 TESTS = [
     ("gradients fp32, 3 steps (bit-identical)", None,
      lambda b: test_gradients(b, False)),
     ("gradients bf16 autocast, 3 steps (1e-2)", None,
      lambda b: test_gradients(b, True)),
+    ("gradients fp32, Python hooks (bit-identical)", None,
+     lambda b: test_gradients(b, False, extension=False)),
+    ("TRL drop-in on HF Llama: head stays", None, test_trl_dropin),
+    ("TRL drop-in on a PEFT model", None, test_peft),
+    ("backward after the context, prefetch", None, test_backward_outside),
+    ("  the same through the Python hooks", None,
+     lambda b: test_backward_outside(b, extension=False)),
+    ("recompute: fewer bytes, same gradients", None, test_recompute),
+    ("max_memory: steady peak within it", None, test_max_memory),
     ("1 reused address never skips an offload", "dedupe-generation",
      test_dedupe_generation),
     ("2 exit empties stashes when body raised", "exit-cleanup",
