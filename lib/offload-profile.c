@@ -31,10 +31,11 @@
  * prediction falls as k grows, so the smallest k whose peak fits a limit
  * is found by bisection: it offloads the fewest bytes, and the earliest
  * ones, whose copies overlap the most compute.  For the chosen k, the
- * headroom limit - pred(h, k) is what the engine may hold at h: in forward
- * the sources whose copies still run, and in backward, where a buffer
- * brought back stays until it is unpacked, the least headroom from h to
- * the end of the step (room[h]).
+ * headroom room[h] = limit - pred(h, k) is what the engine may hold at h:
+ * in forward the sources whose copies still run; in backward the buffers
+ * brought back ahead, each from the hook that asks for it to the hook
+ * before which the learned step unpacked it (at[c]): a buffer is booked
+ * (extra[h]) over those hooks only where it fits all of them.
  *
  * A steady step must repeat the learned one: the same number of hooks and
  * the same candidate sizes (cur_seq, a hash of both).  A step that differs
@@ -73,8 +74,10 @@ offload_profile_free(struct offload_profile *p)
 	free(p->base);
 	free(p->live);
 	free(p->room);
+	free(p->extra);
 	free(p->gone);
 	free(p->back);
+	free(p->at);
 	free(p->prefix);
 	offload_profile_init(p);
 }
@@ -162,6 +165,7 @@ offload_profile_begin(struct offload_profile *p, int64_t enter_mem,
 	p->learning = 1;
 	p->enter_mem = enter_mem;
 	p->last = enter_mem;
+	p->nat = 0;
 	return (1);
 }
 
@@ -169,7 +173,7 @@ offload_profile_begin(struct offload_profile *p, int64_t enter_mem,
 static int
 offload_profile_grow(struct offload_profile *p, size_t h)
 {
-	int64_t		*base, *room;
+	int64_t		*base, *room, *extra;
 	uint32_t	*live, *gone;
 	uint8_t		*back;
 	size_t		 alloc;
@@ -186,6 +190,9 @@ offload_profile_grow(struct offload_profile *p, size_t h)
 	if ((room = realloc(p->room, alloc * sizeof *room)) == NULL)
 		return (-1);
 	p->room = room;
+	if ((extra = realloc(p->extra, alloc * sizeof *extra)) == NULL)
+		return (-1);
+	p->extra = extra;
 	if ((gone = realloc(p->gone, alloc * sizeof *gone)) == NULL)
 		return (-1);
 	p->gone = gone;
@@ -231,8 +238,28 @@ offload_profile_hook(struct offload_profile *p, int backward)
 void
 offload_profile_gone(struct offload_profile *p, size_t i)
 {
-	if (p->learning && p->hook > 0 && i + 1 > p->gone[p->hook])
+	uint32_t	*at;
+	size_t		 alloc;
+
+	if (!p->learning || p->hook == 0)
+		return;
+	if (i + 1 > p->gone[p->hook])
 		p->gone[p->hook] = (uint32_t)(i + 1);
+	if (i >= p->aat) {
+		alloc = p->aat == 0 ? 256 : p->aat;
+		while (alloc <= i)
+			alloc *= 2;
+		if ((at = realloc(p->at, alloc * sizeof *at)) == NULL) {
+			p->learning = 0;
+			p->sampled = 0;
+			return;
+		}
+		p->at = at;
+		p->aat = alloc;
+	}
+	while (p->nat <= i)
+		p->at[p->nat++] = UINT32_MAX;
+	p->at[i] = (uint32_t)p->hook;
 }
 
 /* While learning: n candidates are alive at the current forward hook. */
@@ -322,17 +349,47 @@ offload_profile_cutoff(const struct offload_profile *p, int64_t limit)
 	return (lo);
 }
 
-/* For cutoff k: room[h], the least headroom under limit from h on. */
+/* For cutoff k: room[h], the headroom under limit; nothing booked. */
 void
 offload_profile_plan(struct offload_profile *p, size_t k, int64_t limit)
 {
-	int64_t	least = INT64_MAX, v;
 	size_t	h;
 
-	for (h = p->n; h > 0; h--) {
-		v = limit - offload_profile_pred(p, h - 1, k);
-		if (v < least)
-			least = v;
-		p->room[h - 1] = least;
+	for (h = 0; h < p->n; h++) {
+		p->room[h] = limit - offload_profile_pred(p, h, k);
+		p->extra[h] = 0;
 	}
+}
+
+/*
+ * Whether the learned step never unpacked candidate c (selective
+ * checkpointing's early stop left it): bringing it back is waste.
+ */
+int
+offload_profile_unused(const struct offload_profile *p, size_t c)
+{
+	return (c >= p->nat || p->at[c] == UINT32_MAX);
+}
+
+/*
+ * Book a buffer of bytes for candidate c, brought back at the current
+ * hook, until the hook before which the learned step unpacked c (the end
+ * of the step if it never did): 1 if it fits the headroom of every one of
+ * those hooks (then it is booked), else 0.
+ */
+int
+offload_profile_book(struct offload_profile *p, size_t c, uint64_t bytes)
+{
+	size_t	h = p->hook - 1, end = p->n, i;
+
+	if (c < p->nat && p->at[c] != UINT32_MAX && p->at[c] < end)
+		end = p->at[c];
+	if (end <= h)
+		end = h + 1;
+	for (i = h; i < end; i++)
+		if (p->room[i] - p->extra[i] < (int64_t)bytes)
+			return (0);
+	for (i = h; i < end; i++)
+		p->extra[i] += (int64_t)bytes;
+	return (1);
 }

@@ -48,10 +48,11 @@
  * whatever the engine does.  Later steps follow the profile with no
  * measurement: with max_memory, the fewest candidates (the earliest) are
  * offloaded so that the predicted peak fits, forward holds sources within
- * the headroom of each hook, and backward brings tensors back within the
- * least headroom to the end of the step; without max_memory the same
- * headroom is taken under the step's own predicted peak.  A step that
- * measures nothing falls back on what backward freed since it began.
+ * the headroom of each hook, and backward brings a tensor back where it
+ * fits the headroom of every hook until it is unpacked; without
+ * max_memory the same headroom is taken under the step's own predicted
+ * peak.  A step that measures nothing falls back on what backward freed
+ * since it began.
  *
  * Waste.  A tensor whose storage outlives its copy (the caller finds it
  * alive when backward begins, vramtrace_offload_alive) is never offloaded
@@ -103,7 +104,7 @@ struct vramtrace_offload {
 	int64_t				 max_memory; /* 0: none */
 	int64_t				 margin;	/* below max_memory */
 	int64_t				 limit;	/* this step's plan */
-	size_t				 plan_k;	/* its cutoff */
+	uint64_t			 req_bytes; /* ALLOC not restored */
 	uint64_t			 host_live;	/* this step */
 	uint64_t			 host_peak;	/* any step */
 	int				 inside;
@@ -350,8 +351,7 @@ offload_stash_over(struct vramtrace_offload *e)
 	struct offload_profile	*p = &e->profile;
 
 	if (e->max_memory > 0 && offload_profile_usable(p))
-		return ((int64_t)e->stash.fwd_bytes > e->limit -
-		    offload_profile_pred(p, p->hook - 1, e->plan_k));
+		return ((int64_t)e->stash.fwd_bytes > p->room[p->hook - 1]);
 	if (e->budget.budget >= 0 && e->budget.cutoff != SIZE_MAX)
 		return (e->kept_bytes + e->stash.fwd_bytes >
 		    (uint64_t)e->budget.budget);
@@ -429,6 +429,7 @@ offload_drop_all(struct vramtrace_offload *e)
 	}
 	offload_dedupe_clear(&e->dedupe);
 	offload_stash_reset(&e->stash);
+	e->req_bytes = 0;
 	offload_slab_reset(&e->slab, &e->events);
 	for (i = 0; i < e->nown; i++)
 		e->ops.host_free(e->ops.arg, e->own[i], e->cfg.use_pin_memory);
@@ -584,7 +585,6 @@ offload_plan(struct vramtrace_offload *e)
 		e->limit = offload_profile_peak(p, k) +
 		    (int64_t)e->cfg.prefetch;
 	}
-	e->plan_k = k;
 	e->st.predicted_peak = (uint64_t)offload_profile_peak(p, k);
 	offload_profile_plan(p, k, e->limit);
 }
@@ -626,8 +626,8 @@ vramtrace_offload_enter(struct vramtrace_offload *e, int64_t allocated)
 void
 vramtrace_offload_sample(struct vramtrace_offload *e, int64_t allocated)
 {
-	offload_profile_sample(&e->profile, allocated -
-	    (int64_t)(e->stash.fwd_bytes + e->stash.bwd_bytes));
+	offload_profile_sample(&e->profile, allocated - (int64_t)(e->req_bytes +
+	    e->stash.fwd_bytes + e->stash.bwd_bytes));
 }
 
 /*
@@ -644,6 +644,7 @@ offload_settle(struct vramtrace_offload *e)
 	if (offload_sync(e) != 0)
 		return (-1);
 	offload_forget_allocs(e);
+	e->req_bytes = 0;
 	for (i = 0; i < e->stash.n; i++) {
 		en = &e->stash.entries[i];
 		en->requested = 0;
@@ -832,21 +833,32 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 }
 
 /*
- * The room for bringing tensors back ahead, at this hook: see
- * vramtrace_offload_reached() in include/libvramtrace.h.
+ * The room for bringing tensors back ahead at this hook, when the step
+ * follows no profile: see vramtrace_offload_reached() in
+ * include/libvramtrace.h.
  */
 static int64_t
 offload_room(struct vramtrace_offload *e, int64_t allocated)
 {
-	struct offload_profile	*p = &e->profile;
-	int64_t			 reserve = (int64_t)e->cfg.prefetch -
-				    2 * (int64_t)e->largest;
+	int64_t	reserve = (int64_t)e->cfg.prefetch - 2 * (int64_t)e->largest;
 
-	if (offload_profile_usable(p))
-		return (p->room[p->hook - 1] - (int64_t)e->stash.bwd_bytes);
 	if (allocated >= 0 && e->ceiling >= 0)
 		return (e->ceiling - allocated + reserve);
 	return (reserve);
+}
+
+/* Whether x fits the room to be brought back now; books it if so. */
+static int
+offload_fits(struct vramtrace_offload *e, struct offload_entry *x,
+    int64_t *left)
+{
+	if (offload_profile_usable(&e->profile))
+		return (offload_profile_book(&e->profile, x->candidate,
+		    x->bytes));
+	if ((int64_t)x->bytes > *left)
+		return (0);
+	*left -= (int64_t)x->bytes;
+	return (1);
 }
 
 /*
@@ -857,6 +869,9 @@ offload_room(struct vramtrace_offload *e, int64_t allocated)
  * (Stopping the walk at a source still held instead, until its copy is
  * done, was measured slower: the requests then come late, when the CPU is
  * far ahead of the GPU.)
+ *
+ * A step that follows the profile skips the entries the learned step never
+ * unpacked.
  *
  * When a step offloads a selection, a source still held when backward
  * begins is one chosen to go that the bound let stay (the bound has the
@@ -891,17 +906,19 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t allocated,
 	left = offload_room(e, allocated);
 	while (e->pf_next > 0) {
 		x = &e->stash.entries[e->pf_next - 1];
-		if (x->where != OFFLOAD_HOST || x->refs == 0 || x->requested) {
+		if (x->where != OFFLOAD_HOST || x->refs == 0 || x->requested ||
+		    (offload_profile_usable(&e->profile) &&
+		    offload_profile_unused(&e->profile, x->candidate))) {
 			e->pf_next--;
 			continue;
 		}
-		if ((int64_t)x->bytes > left)
+		if (!offload_fits(e, x, &left))
 			break;
 		if (offload_request(e, VRAMTRACE_OFFLOAD_REQ_ALLOC, x->id,
 		    x->bytes) != 0)
 			return (-1);
 		x->requested = 1;
-		left -= (int64_t)x->bytes;
+		e->req_bytes += x->bytes;
 		e->pf_next--;
 	}
 	return (0);
@@ -974,6 +991,8 @@ vramtrace_offload_restore(struct vramtrace_offload *e, uint64_t id,
 		return (offload_fail(e, "cudaMemcpyAsync (host to device)"));
 	if (offload_mark(e, stream, &en->ev_h2d) != 0)
 		return (-1);
+	if (en->requested)
+		e->req_bytes -= en->bytes;
 	en->requested = 0;
 	offload_stash_move(&e->stash, en, OFFLOAD_BWD);
 	e->st.prefetches++;

@@ -213,9 +213,13 @@ size_t	 offload_budget_select(const uint64_t *, const uint8_t *, size_t,
 struct offload_profile {
 	int64_t		*base;		/* per hook: memory less the engine's */
 	uint32_t	*live;		/* per hook: candidates alive */
-	int64_t		*room;		/* per hook, this step: least headroom */
+	int64_t		*room;		/* per hook, this step: headroom */
+	int64_t		*extra;		/* per hook, this step: booked */
 	uint32_t	*gone;		/* per hook: last candidate unpacked, +1 */
 	uint8_t		*back;		/* per hook: 1 in backward */
+	uint32_t	*at;		/* per candidate: hooks before its unpack */
+	size_t		 nat;
+	size_t		 aat;
 	size_t		 n;		/* hooks of the profile */
 	size_t		 alloc;
 	uint64_t	*prefix;	/* bytes of candidates before i */
@@ -248,6 +252,8 @@ int64_t	 offload_profile_pred(const struct offload_profile *, size_t,
 int64_t	 offload_profile_peak(const struct offload_profile *, size_t);
 size_t	 offload_profile_cutoff(const struct offload_profile *, int64_t);
 void	 offload_profile_plan(struct offload_profile *, size_t, int64_t);
+int	 offload_profile_book(struct offload_profile *, size_t, uint64_t);
+int	 offload_profile_unused(const struct offload_profile *, size_t);
 
 /* offload.c */
 struct vramtrace_offload *offload_engine_create(const struct offload_ops *,

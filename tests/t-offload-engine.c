@@ -237,6 +237,7 @@ struct step_result {
 	int	from_buffer;		/* unpacks of a buffer brought back */
 	int	alloc_first;		/* ALLOC requests at backward's start */
 	int	fwd_waits;		/* compute waited on a copy in forward */
+	int	alloc0;			/* ALLOC requests for the first tensor */
 };
 
 /* Bytes the engine holds on the GPU now. */
@@ -248,6 +249,9 @@ engine_held(struct vramtrace_offload *e)
 	vramtrace_offload_stats(e, &s);
 	return ((int64_t)(s.fwd_stash + s.bwd_stash) * BYTES);
 }
+
+static uint64_t	first_id;		/* the step's first tensor */
+static int	first_allocs;		/* ALLOC requests for it */
 
 /*
  * Serve the queued requests as the binding does (restore what ALLOC asks
@@ -263,6 +267,7 @@ serve(struct vramtrace_offload *e)
 		if (r.kind != VRAMTRACE_OFFLOAD_REQ_ALLOC)
 			continue;
 		n++;
+		first_allocs += r.id == first_id;
 		vramtrace_offload_restore(e, r.id, 0x9000, COMPUTE);
 	}
 	return (n);
@@ -270,11 +275,13 @@ serve(struct vramtrace_offload *e)
 
 /*
  * One step of the program with ntensors saved tensors (NT, or fewer for a
- * step that differs), memory measured only while the engine learns.
+ * step that differs), memory measured only while the engine learns; with
+ * skip0 backward never unpacks the first tensor (as selective
+ * checkpointing's early stop leaves the last output it saved).
  */
 static void
-program_step(struct vramtrace_offload *e, int64_t enter_mem, int ntensors,
-    struct step_result *r)
+program_step_skip(struct vramtrace_offload *e, int64_t enter_mem,
+    int ntensors, int skip0, struct step_result *r)
 {
 	struct vramtrace_offload_tensor	t;
 	struct vramtrace_offload_stats	s;
@@ -290,6 +297,10 @@ program_step(struct vramtrace_offload *e, int64_t enter_mem, int ntensors,
 		tensor(&t, i, 100 + (uint64_t)i);
 		id[i] = 0;
 		r->rc[i] = vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
+		if (i == 0) {
+			first_id = id[0];
+			first_allocs = 0;
+		}
 		serve(e);
 		if (learn)
 			vramtrace_offload_sample(e, fwd_mem[i] + engine_held(e));
@@ -302,7 +313,7 @@ program_step(struct vramtrace_offload *e, int64_t enter_mem, int ntensors,
 		allocs = serve(e);
 		if (i == ntensors - 1)
 			r->alloc_first = allocs;
-		if (r->rc[i] == VRAMTRACE_OFFLOAD_KEPT)
+		if (r->rc[i] == VRAMTRACE_OFFLOAD_KEPT || (i == 0 && skip0))
 			continue;
 		switch (vramtrace_offload_unpack(e, id[i], COMPUTE, &n)) {
 		case VRAMTRACE_OFFLOAD_NEED_BUFFER:
@@ -315,22 +326,38 @@ program_step(struct vramtrace_offload *e, int64_t enter_mem, int ntensors,
 		}
 		serve(e);
 	}
+	r->alloc0 = first_allocs;
 	vramtrace_offload_exit(e);
 	serve(e);
 }
 
+static void
+program_step(struct vramtrace_offload *e, int64_t enter_mem, int ntensors,
+    struct step_result *r)
+{
+	program_step_skip(e, enter_mem, ntensors, 0, r);
+}
+
 static struct vramtrace_offload *
-engine(int64_t budget, uint64_t max_memory, uint64_t prefetch)
+engine_stash(int64_t budget, uint64_t max_memory, uint64_t prefetch,
+    uint32_t stash)
 {
 	struct vramtrace_offload_config	cfg;
 
 	vramtrace_offload_config_init(&cfg);
+	cfg.max_fwd_stash = stash;
 	cfg.budget = budget;
 	cfg.max_memory = max_memory;
 	cfg.prefetch = prefetch;
 	cfg.min_offload_size = 1;
 	cfg.slab_bytes = 4096;
 	return (offload_engine_create(&fake_ops, &cfg, NULL, 0));
+}
+
+static struct vramtrace_offload *
+engine(int64_t budget, uint64_t max_memory, uint64_t prefetch)
+{
+	return (engine_stash(budget, max_memory, prefetch, 5));
 }
 
 static void
@@ -376,6 +403,20 @@ test_max_memory(void)
 	program_step(e, 1000, NT, &r);
 	program_step(e, 1000 + 4096, NT, &r);
 	tap_eq(r.learn, 1, "max_memory: memory at enter moved: relearn");
+	vramtrace_offload_free(e);
+
+	/*
+	 * No limit, one source held: every tensor goes and comes back ahead
+	 * where the peak allows; the first is never unpacked.
+	 */
+	if ((e = engine_stash(-1, 0, 0, 1)) == NULL)
+		return;
+	program_step_skip(e, 1000, NT, 1, &r);
+	kept = r.learn;
+	program_step_skip(e, 1000, NT, 1, &r);
+	tap_ok(kept == 1 && r.learn == 0 && r.alloc0 == 0 &&
+	    r.from_buffer >= 1, "unused: after the learning step, others are "
+	    "brought back ahead, not the one never unpacked");
 	vramtrace_offload_free(e);
 }
 
@@ -425,7 +466,7 @@ main(void)
 {
 	int	waits;
 
-	tap_plan(14);
+	tap_plan(15);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so

@@ -278,6 +278,7 @@ static void
 test_profile(void)
 {
 	struct offload_profile	p;
+	int			h;
 
 	offload_profile_init(&p);
 	tap_eq(offload_profile_begin(&p, 1000, 16), 1,
@@ -296,9 +297,19 @@ test_profile(void)
 	    "profile: nothing fits: offload every candidate");
 	offload_profile_plan(&p, 3, 1610);
 	/* A hook starts from the sample before it: 1500 at hook 4. */
-	tap_ok(p.room[0] == 100 && p.room[3] == 100 && p.room[4] == 100 &&
-	    p.room[5] == 300, "profile: room is the least headroom ahead");
-	offload_profile_hook(&p, 0);
+	tap_ok(p.room[0] == 600 && p.room[3] == 100 && p.room[4] == 100 &&
+	    p.room[5] == 300, "profile: room is the headroom of each hook");
+	for (h = 0; h < 4; h++)
+		offload_profile_hook(&p, h >= 3);
+	tap_eq(offload_profile_book(&p, 0, 100), 1,
+	    "profile: a buffer fits every hook until its unpack: booked");
+	tap_eq(offload_profile_book(&p, 1, 50), 0,
+	    "profile: the next does not fit the hooks the first took");
+	offload_profile_hook(&p, 1);
+	offload_profile_hook(&p, 1);
+	tap_eq(offload_profile_book(&p, 1, 150), 1,
+	    "profile: past its unpack a buffer holds the current hook only");
+	offload_profile_hook(&p, 1);
 	offload_profile_end(&p, NULL, NULL, 0);
 	tap_eq(offload_profile_begin(&p, 1000, 16), 1,
 	    "profile: a step with other hooks makes the next one learn");
@@ -308,7 +319,7 @@ test_profile(void)
 int
 main(void)
 {
-	tap_plan(44);
+	tap_plan(47);
 	test_slab();
 	test_dedupe();
 	test_stash();

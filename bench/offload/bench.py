@@ -1,6 +1,6 @@
 """Offload benchmark on HF Llama (random init from a config, no download).
 
-    bench.py table [ROUNDS] [big|small|both]
+    bench.py table [ROUNDS|BIG,SMALL] [big|small|both]
     bench.py cost
 
 table: the engines side by side on LlamaForCausalLM, bf16 autocast, AdamW,
@@ -159,7 +159,9 @@ def bandwidth():
 
 def configs(trl, trl_peak):
     """(name, make_ctx, baseline) for one size; make_ctx builds the
-    context for a fresh model; trl_peak (bytes) sets max_memory rows."""
+    context for a fresh model; trl_peak (bytes) sets max_memory rows; the
+    baseline is the row whose compute the copy floor counts on."""
+    vt_ctx = vt.get_act_offloading_ctx_manager
     rows = [("no offload", lambda m: NoCtx(), None)]
     if trl is not None:
         rows.append(("TRL get_act_offloading_ctx_manager",
@@ -168,23 +170,22 @@ def configs(trl, trl_peak):
                  lambda m: torch.autograd.graph.save_on_cpu(
                      pin_memory=True), None))
     rows.append(("no offload, recompute only",
-                 lambda m: vt.get_act_offloading_ctx_manager(
-                     m, max_memory=1 << 50, recompute=True), None))
-    rows.append(("vramtrace defaults",
-                 lambda m: vt.get_act_offloading_ctx_manager(m), "base"))
+                 lambda m: vt_ctx(m, max_memory=1 << 50, recompute=True),
+                 None))
+    rows.append(("vramtrace defaults", lambda m: vt_ctx(m), "base"))
     rows.append(("vramtrace budget=3e9",
-                 lambda m: vt.get_act_offloading_ctx_manager(
-                     m, budget=int(3e9)), "base"))
-    if trl_peak:
-        for f in (0.95, 1.0, 1.1, 1.25):
-            mm = int(trl_peak * f)
-            tag = "TRL's peak" if f == 1.0 else "%.2fx TRL's peak" % f
+                 lambda m: vt_ctx(m, budget=int(3e9)), "base"))
+    for f, plain in ((1.0, True), (1.1, True), (1.25, False)):
+        if not trl_peak:
+            break
+        mm = int(trl_peak * f)
+        tag = "TRL's peak" if f == 1.0 else "%.2fx TRL's peak" % f
+        if plain:
             rows.append(("vramtrace max_memory=%s" % tag,
-                         lambda m, mm=mm: vt.get_act_offloading_ctx_manager(
-                             m, max_memory=mm), "base"))
-            rows.append(("vramtrace max_memory=%s, recompute" % tag,
-                         lambda m, mm=mm: vt.get_act_offloading_ctx_manager(
-                             m, max_memory=mm, recompute=True), "recompute"))
+                         lambda m, mm=mm: vt_ctx(m, max_memory=mm), "base"))
+        rows.append(("vramtrace max_memory=%s, recompute" % tag,
+                     lambda m, mm=mm: vt_ctx(m, max_memory=mm,
+                                             recompute=True), "recompute"))
     rows.append(("no offload (again: noise)", lambda m: NoCtx(), None))
     return rows
 
@@ -201,52 +202,38 @@ def floor(r, base, bw):
             max(base["bwd"], 1e3 * back / bw[1]) + rest)
 
 
-def table(size, rounds, trl, bw):
-    _, hidden, _, _, batch, seq = SIZES[size]
-    print("\n== %s: %d layers, hidden %d, batch %d, sequence %d ==" % (
-        size, SIZES[size][0], hidden, batch, seq), flush=True)
-    data = batches(size)
-    results = {}
-    trl_peak = None
-    if trl is not None:
-        trl_peak = int(measure(size, lambda m: trl.get_act_offloading_ctx_manager(m),
-                               data)["peak"] * GB)
-    rows = configs(trl, trl_peak)
-    for rnd in range(rounds):
-        for name, make, _ in rows:
-            try:
-                results.setdefault(name, []).append(measure(size, make, data))
-            except Exception as exc:  # noqa: BLE001 - reported in the table
-                import traceback
-                traceback.print_exc()
-                results.setdefault(name, []).append(dict(error=repr(exc)))
-        print("round %d of %d done" % (rnd + 1, rounds), flush=True)
+def dloss(runs, ref):
+    """The largest difference of the losses of runs from ref's."""
+    return max(abs(a - b) for r in runs for a, b in zip(r["losses"], ref))
+
+
+def report(rows, results, bw, trl_peak, size):
+    """The table over the rounds measured so far."""
     ok = {n: [r for r in rs if "error" not in r] for n, rs in results.items()}
     med = {n: dict(rs[0], ms=statistics.median(r["ms"] for r in rs),
-                   lo=min(r["ms"] for r in rs), hi=max(r["ms"] for r in rs))
+                   lo=min(r["ms"] for r in rs), hi=max(r["ms"] for r in rs),
+                   peak=max(r["peak"] for r in rs), runs=rs)
            for n, rs in ok.items() if rs}
     base = med.get("no offload")
     rbase = med.get("no offload, recompute only")
-    noise = 0.0
-    if base and "no offload (again: noise)" in med:
-        again = med["no offload (again: noise)"]
-        noise = max(abs(a - b) for a, b in zip(base["losses"],
-                                                again["losses"]))
-    fmt = "| %-44s | %7s | %13s | %7s | %7s | %6s | %5s | %5s | %9s | %9s |"
+    ref = base["runs"][0]["losses"] if base else None
+    plain = [r for n in ("no offload", "no offload (again: noise)")
+             for r in ok.get(n, [])]
+    noise = dloss(plain, ref) if ref and len(plain) > 1 else float("nan")
+    fmt = ("| %-44s | %7s | %13s | %7s | %7s | %6s | %5s | %5s | %9s |"
+           " %9s |")
     print(fmt % ("engine", "ms/step", "rounds", "peak GB", "floor",
                  "over", "out", "in", "waits f/b", "max dloss"))
     print(fmt % tuple(["---"] * 10))
     for name, _, kind in rows:
         if name not in med:
-            print("| %-44s | failed: %s |" % (name, results[name][0].get(
-                "error", "?")[:80]))
+            err = results.get(name, [{}])[0].get("error", "not run")
+            print("| %-44s | failed: %s |" % (name, err[:80]))
             continue
         r = med[name]
         fl = floor(r, rbase if kind == "recompute" else base, bw) \
             if kind else None
         st = r["st"]
-        dl = max(abs(a - b) for a, b in zip(r["losses"], base["losses"])) \
-            if base else float("nan")
         print(fmt % (name, "%.1f" % r["ms"],
                      "%.1f-%.1f" % (r["lo"], r["hi"]),
                      "%.2f" % r["peak"],
@@ -258,17 +245,63 @@ def table(size, rounds, trl, bw):
                      if st else "-",
                      "%.1f/%.1f" % (st.get("fwd_waits", 0),
                                     st.get("bwd_waits", 0)) if st else "-",
-                     "%.2e" % dl))
-    print("run-to-run noise of the losses (no offload twice): %.2e" % noise)
-    print("peak GB of each row: max_memory_allocated over steps 5-15; "
-          "TRL's peak %.2f GB" % ((trl_peak or 0) / GB))
+                     "%.2e" % dloss(r["runs"], ref) if ref else "-"))
+    print("losses: %d steps; run-to-run noise (every no-offload run against "
+          "the first): %.2e" % (STEPS, noise))
+    print("peak: max_memory_allocated over steps %d-%d, the highest of the "
+          "rounds; TRL's peak %.3f GB" % (WARM + 1, STEPS,
+                                          (trl_peak or 0) / GB))
     for name, _, _ in rows:
         if name in med and med[name]["st"].get("max_memory"):
             st = med[name]["st"]
-            print("  %-44s predicted in-context peak %.2f GB, max_memory "
-                  "%.2f GB" % (name, st["predicted_peak"] / GB,
+            print("  %-44s predicted in-context peak %.3f GB, max_memory "
+                  "%.3f GB" % (name, st["predicted_peak"] / GB,
                                st["max_memory"] / GB))
-    return med
+    trl = med.get("TRL get_act_offloading_ctx_manager")
+    if trl:
+        fits = [(r["ms"], n) for n, r in med.items()
+                if n.startswith("vramtrace") and r["peak"] <= trl["peak"]]
+        if fits:
+            ms, name = min(fits)
+            print("at TRL's peak (%.3f GB, %.1f ms): fastest vramtrace row "
+                  "at or under it: %s, %.1f ms = %.2fx TRL's time (goal: "
+                  "%s)" % (trl["peak"], trl["ms"], name, ms, ms / trl["ms"],
+                           "<= 0.67x" if size == "big" else "<= 1x"))
+        else:
+            print("at TRL's peak (%.3f GB): no vramtrace row at or under it"
+                  % trl["peak"])
+
+
+def table(size, rounds, trl, bw, deadline):
+    _, hidden, _, _, batch, seq = SIZES[size]
+    print("\n== %s: %d layers, hidden %d, batch %d, sequence %d ==" % (
+        size, SIZES[size][0], hidden, batch, seq), flush=True)
+    data = batches(size)
+    results = {}
+    trl_peak = None
+    if trl is not None:
+        trl_peak = int(measure(size, lambda m: trl.get_act_offloading_ctx_manager(m),
+                               data)["peak"] * GB)
+    rows = configs(trl, trl_peak)
+    for rnd in range(rounds):
+        if rnd > 0 and time.time() > deadline:
+            print("deadline: %d of %d rounds" % (rnd, rounds))
+            break
+        for name, make, _ in rows:
+            t0 = time.time()
+            try:
+                r = measure(size, make, data)
+            except Exception as exc:  # noqa: BLE001 - reported in the table
+                import traceback
+                traceback.print_exc()
+                r = dict(error=repr(exc))
+                release()
+            results.setdefault(name, []).append(r)
+            print("  round %d %-44s %s (%.0f s)" % (
+                rnd + 1, name, "%.1f ms %.3f GB" % (r["ms"], r["peak"])
+                if "ms" in r else "failed", time.time() - t0), flush=True)
+        print("-- %s, after round %d of %d:" % (size, rnd + 1, rounds))
+        report(rows, results, bw, trl_peak, size)
 
 
 def cost():
@@ -331,8 +364,14 @@ def main():
     if mode == "cost":
         cost()
         return
-    rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    rounds = sys.argv[2] if len(sys.argv) > 2 else "3"
     which = sys.argv[3] if len(sys.argv) > 3 else "both"
+    # Rounds per size: one number, or BIG,SMALL; no round starts after
+    # $VRAMTRACE_BENCH_DEADLINE seconds (beyond the first).
+    big, _, small = rounds.partition(",")
+    nrounds = {"big": int(big), "small": int(small or big)}
+    deadline = time.time() + float(os.environ.get(
+        "VRAMTRACE_BENCH_DEADLINE", "1e9"))
     trl = load_trl()
     if trl is None:
         print("TRL's engine not found: set VRAMTRACE_TRL_REF")
@@ -340,7 +379,7 @@ def main():
     print("pinned copies: device-to-host %.1f GB/s, host-to-device %.1f "
           "GB/s" % tuple(bw))
     for size in ("small", "big") if which == "both" else (which,):
-        table(size, rounds, trl, bw)
+        table(size, nrounds[size], trl, bw, deadline)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,9 @@ def policy(ctx, op, *args, **kwargs):
 
 
 class _Packed:
-    """What the engine returned for a tensor of the cache."""
+    """What the hooks returned for a tensor of the cache: a handle, or the
+    tensor itself when it stays on the GPU (unpacked all the same, so that
+    every step makes the same calls)."""
     __slots__ = ("handle",)
 
     def __init__(self, handle):
@@ -57,8 +59,7 @@ class _Packed:
 
 def _stash(hooks, x):
     if isinstance(x, torch.Tensor):
-        h = hooks.pack(x)
-        return x if h is x else _Packed(h)
+        return _Packed(hooks.pack(x))
     if type(x) in (tuple, list):
         return type(x)(_stash(hooks, v) for v in x)
     if isinstance(getattr(x, "val", None), torch.Tensor):
