@@ -230,8 +230,9 @@ int	 vramtrace_offload_backward_done(struct vramtrace_offload *e);
  * before stashed stays for this one, so a tensor saved twice in a row is
  * a dedupe hit); compute waits for the
  * oldest copy only while the forward stash is over its bound, which is
- * max_fwd_stash sources, or in budget mode the budget (bytes kept plus
- * sources still held).
+ * max_fwd_stash sources, in budget mode the budget (bytes kept plus
+ * sources still held), and with max_memory in a step that follows the
+ * profile the headroom it predicts at this pack.
  */
 int	 vramtrace_offload_pack(struct vramtrace_offload *e,
 	     const struct vramtrace_offload_tensor *t, uint64_t compute,

@@ -11,7 +11,10 @@
  *    only headers of lib/, include/ and the system (and CUPTI, in
  *    inject-*.c alone);
  *  - both libraries are linked with -Wl,-z,defs, so a symbol that only the
- *    program defines fails the build, not a user's dlopen().
+ *    program defines fails the build, not a user's dlopen().  The CPython
+ *    extension (offload-python*.c) cannot be: its Python symbols come from
+ *    the interpreter that loads it; its include path is lib/, include/
+ *    and Python's, so the rule still holds by construction.
  *
  * The program links some of these files too (the event encoding, lib.c):
  * what obeys the stricter rule is safe anywhere.
