@@ -24,6 +24,7 @@ ctypes and through the extension (a chain of exp() on 16 KiB tensors).
 """
 
 import contextlib
+import copy
 import gc
 import importlib.util
 import os
@@ -57,6 +58,8 @@ def load_trl():
 
 
 def make_model(size):
+    """The size's Llama, initialized once on the host: each configuration
+    trains a copy of it on the GPU (so that none sees another's weights)."""
     from transformers import LlamaConfig, LlamaForCausalLM
     layers, hidden, inter, heads, _, _ = SIZES[size]
     cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=hidden,
@@ -65,8 +68,7 @@ def make_model(size):
                       max_position_embeddings=4096, use_cache=False,
                       tie_word_embeddings=False)
     torch.manual_seed(0)
-    with torch.device("cuda"):
-        model = LlamaForCausalLM(cfg)
+    model = LlamaForCausalLM(cfg)
     model.train()
     return model
 
@@ -84,10 +86,11 @@ class NoCtx(contextlib.nullcontext):
         return {}
 
 
-def measure(size, make_ctx, data):
-    """One configuration: STEPS steps; returns times, losses, peak and the
-    engine's counters over the measured steps."""
-    model = make_model(size)
+def measure(template, make_ctx, data):
+    """One configuration on a copy of the template model: STEPS steps;
+    returns times, losses, peak and the engine's counters over the
+    measured steps."""
+    model = copy.deepcopy(template).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ctx = make_ctx(model)
     marks = [torch.cuda.Event(enable_timing=True) for _ in range(3)]
@@ -159,8 +162,9 @@ def bandwidth():
 
 def configs(trl, trl_peak):
     """(name, make_ctx, baseline) for one size; make_ctx builds the
-    context for a fresh model; trl_peak (bytes) sets max_memory rows; the
-    baseline is the row whose compute the copy floor counts on."""
+    context for a fresh model; trl_peak[0] (bytes, set once TRL's row ran:
+    it comes second) sets max_memory rows; the baseline is the row whose
+    compute the copy floor counts on."""
     vt_ctx = vt.get_act_offloading_ctx_manager
     rows = [("no offload", lambda m: NoCtx(), None)]
     if trl is not None:
@@ -176,16 +180,16 @@ def configs(trl, trl_peak):
     rows.append(("vramtrace budget=3e9",
                  lambda m: vt_ctx(m, budget=int(3e9)), "base"))
     for f, plain in ((1.0, True), (1.1, True), (1.25, False)):
-        if not trl_peak:
+        if trl is None:
             break
-        mm = int(trl_peak * f)
         tag = "TRL's peak" if f == 1.0 else "%.2fx TRL's peak" % f
         if plain:
             rows.append(("vramtrace max_memory=%s" % tag,
-                         lambda m, mm=mm: vt_ctx(m, max_memory=mm), "base"))
+                         lambda m, f=f: vt_ctx(
+                             m, max_memory=int(trl_peak[0] * f)), "base"))
         rows.append(("vramtrace max_memory=%s, recompute" % tag,
-                     lambda m, mm=mm: vt_ctx(m, max_memory=mm,
-                                             recompute=True), "recompute"))
+                     lambda m, f=f: vt_ctx(m, max_memory=int(trl_peak[0] * f),
+                                           recompute=True), "recompute"))
     rows.append(("no offload (again: noise)", lambda m: NoCtx(), None))
     return rows
 
@@ -277,11 +281,9 @@ def table(size, rounds, trl, bw, deadline):
     print("\n== %s: %d layers, hidden %d, batch %d, sequence %d ==" % (
         size, SIZES[size][0], hidden, batch, seq), flush=True)
     data = batches(size)
+    template = make_model(size)
     results = {}
-    trl_peak = None
-    if trl is not None:
-        trl_peak = int(measure(size, lambda m: trl.get_act_offloading_ctx_manager(m),
-                               data)["peak"] * GB)
+    trl_peak = [0]
     rows = configs(trl, trl_peak)
     for rnd in range(rounds):
         if rnd > 0 and time.time() > deadline:
@@ -290,7 +292,9 @@ def table(size, rounds, trl, bw, deadline):
         for name, make, _ in rows:
             t0 = time.time()
             try:
-                r = measure(size, make, data)
+                r = measure(template, make, data)
+                if name.startswith("TRL") and not trl_peak[0]:
+                    trl_peak[0] = int(r["peak"] * GB)
             except Exception as exc:  # noqa: BLE001 - reported in the table
                 import traceback
                 traceback.print_exc()
@@ -301,7 +305,9 @@ def table(size, rounds, trl, bw, deadline):
                 rnd + 1, name, "%.1f ms %.3f GB" % (r["ms"], r["peak"])
                 if "ms" in r else "failed", time.time() - t0), flush=True)
         print("-- %s, after round %d of %d:" % (size, rnd + 1, rounds))
-        report(rows, results, bw, trl_peak, size)
+        report(rows, results, bw, trl_peak[0], size)
+    del template
+    release()
 
 
 def cost():
