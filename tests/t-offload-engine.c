@@ -25,122 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "offload.h"
+#include "fake-runtime.h"
 #include "tap.h"
 
 #define COMPUTE		7		/* the caller's stream */
 #define BYTES		100		/* each saved tensor */
-
-static uint64_t	fake_next = 100;	/* streams and events */
-static int	fake_compute_waits;	/* waits of COMPUTE */
-
-static int
-fake_new(void *arg, uint64_t *handle)
-{
-	(void)arg;
-	*handle = fake_next++;
-	return (0);
-}
-
-static void
-fake_forget(void *arg, uint64_t handle)
-{
-	(void)arg;
-	(void)handle;
-}
-
-static int
-fake_ok2(void *arg, uint64_t a, uint64_t b)
-{
-	(void)arg;
-	(void)a;
-	(void)b;
-	return (0);
-}
-
-static int
-fake_sync(void *arg, uint64_t stream)
-{
-	(void)arg;
-	(void)stream;
-	return (0);
-}
-
-static int
-fake_done(void *arg, uint64_t ev)
-{
-	(void)arg;
-	(void)ev;
-	return (0);
-}
-
-static int
-fake_wait(void *arg, uint64_t stream, uint64_t ev)
-{
-	(void)arg;
-	(void)ev;
-	fake_compute_waits += stream == COMPUTE;
-	return (0);
-}
-
-static int
-fake_copy(void *arg, uint64_t dst, uint64_t src, uint64_t n, uint64_t s)
-{
-	(void)arg;
-	(void)dst;
-	(void)src;
-	(void)n;
-	(void)s;
-	return (0);
-}
-
-static int
-fake_host_alloc(void *arg, uint64_t n, int pinned, uint64_t *p)
-{
-	(void)arg;
-	(void)pinned;
-	*p = (uint64_t)(uintptr_t)malloc(n);
-	return (*p == 0 ? -1 : 0);
-}
-
-static void
-fake_host_free(void *arg, uint64_t p, int pinned)
-{
-	(void)arg;
-	(void)pinned;
-	free((void *)(uintptr_t)p);
-}
-
-static int
-fake_mem_total(void *arg, uint64_t *total)
-{
-	(void)arg;
-	*total = 1 << 30;
-	return (0);
-}
-
-static const char *
-fake_error(void *arg)
-{
-	(void)arg;
-	return ("fake");
-}
-
-static const struct offload_ops fake_ops = {
-	.stream_create = fake_new,
-	.stream_destroy = fake_forget,
-	.stream_sync = fake_sync,
-	.event_create = fake_new,
-	.event_destroy = fake_forget,
-	.event_record = fake_ok2,
-	.event_done = fake_done,
-	.stream_wait = fake_wait,
-	.copy = fake_copy,
-	.host_alloc = fake_host_alloc,
-	.host_free = fake_host_free,
-	.mem_total = fake_mem_total,
-	.error = fake_error,
-};
 
 /* Whether the queued requests hold a DROP of id; empties the queue. */
 static int
@@ -186,7 +75,7 @@ second_step_drops(int64_t budget, int *waits)
 	cfg.budget = budget;
 	cfg.min_offload_size = 1;
 	cfg.slab_bytes = 4096;
-	if ((e = offload_engine_create(&fake_ops, &cfg, NULL, 0)) == NULL)
+	if ((e = offload_engine_create(&fake_runtime_ops, &cfg, NULL, 0)) == NULL)
 		return (-1);
 	for (step = 0; step < 2; step++) {
 		vramtrace_offload_enter(e, -1);
@@ -211,9 +100,9 @@ second_step_drops(int64_t budget, int *waits)
 		}
 		vramtrace_offload_exit(e);
 	}
-	fake_compute_waits = 0;
+	fake_runtime_waits = 0;
 	vramtrace_offload_reached(e, -1, COMPUTE);
-	*waits = fake_compute_waits;
+	*waits = fake_runtime_waits;
 	found = id[0] != 0 && dropped(e, id[0]);
 	vramtrace_offload_exit(e);
 	dropped(e, 0);
@@ -351,7 +240,7 @@ engine_stash(int64_t budget, uint64_t max_memory, uint64_t prefetch,
 	cfg.prefetch = prefetch;
 	cfg.min_offload_size = 1;
 	cfg.slab_bytes = 4096;
-	return (offload_engine_create(&fake_ops, &cfg, NULL, 0));
+	return (offload_engine_create(&fake_runtime_ops, &cfg, NULL, 0));
 }
 
 static struct vramtrace_offload *
@@ -466,6 +355,7 @@ main(void)
 {
 	int	waits;
 
+	fake_runtime_counted = COMPUTE;
 	tap_plan(15);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
