@@ -37,11 +37,15 @@
  * before which the learned step unpacked it (at[c]): a buffer is booked
  * (extra[h]) over those hooks only where it fits all of them.
  *
- * A steady step must repeat the learned one: the same number of hooks and
- * the same candidate sizes (cur_seq, a hash of both).  A step that differs
- * makes the next one learn again; so does memory at enter that moved by
- * more than the tolerance since the profile was learned (the optimizer's
- * state appears after the first step).
+ * A steady step must repeat the learned one: the same hooks, packs and
+ * unpacks in the same order, packs of the same sizes (cur_seq, a hash of
+ * them).  Not the same candidates: which packs are candidates depends on
+ * the engine's own decisions (a view of a storage kept on the GPU is none)
+ * and on timing (a view of a storage whose copy was done and whose key was
+ * released is one).  A step that differs makes the next one learn again;
+ * so does memory at enter that moved by more than the tolerance since the
+ * profile was learned (the optimizer's state appears after the first
+ * step).
  */
 #include "config.h"
 
@@ -204,17 +208,17 @@ offload_profile_grow(struct offload_profile *p, size_t h)
 }
 
 /*
- * The next hook of the step (its index is hook - 1), in backward or not.
- * While learning it starts with the last base seen and, in forward, the
- * live count of the hook before.  Out of memory, this step stops learning
- * (the next one learns again).
+ * The next hook of the step (its index is hook - 1): a pack of bytes, or
+ * an unpack (backward).  While learning it starts with the last base seen
+ * and, in forward, the live count of the hook before.  Out of memory, this
+ * step stops learning (the next one learns again).
  */
 void
-offload_profile_hook(struct offload_profile *p, int backward)
+offload_profile_hook(struct offload_profile *p, int backward, uint64_t bytes)
 {
 	size_t	h = p->hook++;
 
-	offload_profile_mix(p, backward ? 3 : 1);
+	offload_profile_mix(p, backward ? 1 : bytes + 2);
 	if (!p->learning)
 		return;
 	if (offload_profile_grow(p, h + 1) != 0) {
@@ -268,13 +272,6 @@ offload_profile_live(struct offload_profile *p, uint32_t n)
 {
 	if (p->learning && p->hook > 0)
 		p->live[p->hook - 1] = n;
-}
-
-/* A candidate of bytes was seen: part of the step's sequence. */
-void
-offload_profile_candidate(struct offload_profile *p, uint64_t bytes)
-{
-	offload_profile_mix(p, bytes + 2);
 }
 
 /*
@@ -363,12 +360,13 @@ offload_profile_plan(struct offload_profile *p, size_t k, int64_t limit)
 
 /*
  * Whether the learned step never unpacked candidate c (selective
- * checkpointing's early stop left it): bringing it back is waste.
+ * checkpointing's early stop left it): bringing it back is waste.  A
+ * candidate beyond the learned ones is not known to be unused.
  */
 int
 offload_profile_unused(const struct offload_profile *p, size_t c)
 {
-	return (c >= p->nat || p->at[c] == UINT32_MAX);
+	return (c < p->nat && p->at[c] == UINT32_MAX);
 }
 
 /*
@@ -382,7 +380,9 @@ offload_profile_book(struct offload_profile *p, size_t c, uint64_t bytes)
 {
 	size_t	h = p->hook - 1, end = p->n, i;
 
-	if (c < p->nat && p->at[c] != UINT32_MAX && p->at[c] < end)
+	if (c >= p->nat)
+		end = h + 1;		/* not learned: the current hook */
+	else if (p->at[c] != UINT32_MAX && p->at[c] < end)
 		end = p->at[c];
 	if (end <= h)
 		end = h + 1;

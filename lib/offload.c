@@ -768,7 +768,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	offload_key_from(&k, t);
 	e->st.packs++;
 	if (e->inside)
-		offload_profile_hook(&e->profile, 0);
+		offload_profile_hook(&e->profile, 0, t->bytes);
 	if (t->bytes > e->largest)
 		e->largest = t->bytes;
 	offload_emit(e, EVENT_OFFLOAD_PACK, 0, &k, t->bytes, compute);
@@ -804,7 +804,6 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 		e->st.kept++;
 		return (VRAMTRACE_OFFLOAD_KEPT);
 	}
-	offload_profile_candidate(&e->profile, t->bytes);
 	rc = offload_budget_decide(&e->budget, t->bytes);
 	offload_profile_live(&e->profile, (uint32_t)e->budget.index);
 	if (!rc) {
@@ -888,7 +887,7 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t allocated,
 	struct offload_entry	*x;
 	int64_t			 left;
 
-	offload_profile_hook(&e->profile, 1);
+	offload_profile_hook(&e->profile, 1, 0);
 	if (allocated >= 0)
 		vramtrace_offload_sample(e, allocated);
 	if (!e->cfg.use_streams || e->stash.live == 0)

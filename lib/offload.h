@@ -241,10 +241,9 @@ void	 offload_profile_free(struct offload_profile *);
 void	 offload_profile_end(struct offload_profile *, const uint64_t *,
 	     const uint8_t *, size_t);
 int	 offload_profile_begin(struct offload_profile *, int64_t, int64_t);
-void	 offload_profile_hook(struct offload_profile *, int);
+void	 offload_profile_hook(struct offload_profile *, int, uint64_t);
 void	 offload_profile_live(struct offload_profile *, uint32_t);
 void	 offload_profile_gone(struct offload_profile *, size_t);
-void	 offload_profile_candidate(struct offload_profile *, uint64_t);
 void	 offload_profile_sample(struct offload_profile *, int64_t);
 int	 offload_profile_usable(const struct offload_profile *);
 int64_t	 offload_profile_pred(const struct offload_profile *, size_t,

@@ -18,7 +18,10 @@
  *    offloaded ones back ahead within the headroom left; a step with other
  *    tensors, or memory at enter that moved, makes the next one learn;
  *  - a backward run after the context ended still brings tensors back
- *    ahead, and its end lets go of what it brought back and never used.
+ *    ahead, and its end lets go of what it brought back and never used;
+ *  - a storage saved twice is one candidate or two depending on whether
+ *    its first copy was done (timing) and on whether it was kept (the
+ *    engine's choice): the profile stays valid all the same.
  */
 #include "config.h"
 
@@ -309,6 +312,63 @@ test_max_memory(void)
 	vramtrace_offload_free(e);
 }
 
+/*
+ * One step saving storage A, B, then A again (same key), one source held:
+ * B's pack lets A go (its key with it), so A's second save is a new
+ * candidate when A was offloaded, none when A was kept.  Returns what
+ * enter returned.
+ */
+static int
+twice_step(struct vramtrace_offload *e)
+{
+	struct vramtrace_offload_tensor	t;
+	uint64_t			id[3], n;
+	int				i, rc[3], learn;
+
+	learn = vramtrace_offload_enter(e, 1000);
+	serve(e);
+	for (i = 0; i < 3; i++) {
+		tensor(&t, i == 2 ? 0 : i, 50 + (uint64_t)(i == 2 ? 0 : i));
+		rc[i] = vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
+		serve(e);
+		if (learn)
+			vramtrace_offload_sample(e, 1000 + engine_held(e));
+	}
+	for (i = 2; i >= 0; i--) {
+		vramtrace_offload_reached(e, learn ? 1000 + engine_held(e) : -1,
+		    COMPUTE);
+		serve(e);
+		if (rc[i] != VRAMTRACE_OFFLOAD_KEPT &&
+		    vramtrace_offload_unpack(e, id[i], COMPUTE, &n) ==
+		    VRAMTRACE_OFFLOAD_NEED_BUFFER) {
+			vramtrace_offload_restore(e, id[i], 0x9000, COMPUTE);
+			vramtrace_offload_unpack(e, id[i], COMPUTE, &n);
+		}
+		serve(e);
+	}
+	vramtrace_offload_exit(e);
+	serve(e);
+	return (learn);
+}
+
+static void
+test_twice(void)
+{
+	struct vramtrace_offload	*e;
+	int				 learn[3];
+
+	/* Room for everything: the steady steps keep all three. */
+	if ((e = engine_stash(-1, (uint64_t)1 << 40, 0, 1)) == NULL)
+		return;
+	learn[0] = twice_step(e);
+	learn[1] = twice_step(e);
+	learn[2] = twice_step(e);
+	tap_ok(learn[0] == 1 && learn[1] == 0 && learn[2] == 0,
+	    "twice: other candidates, same packs: the profile holds "
+	    "(learned %d %d %d)", learn[0], learn[1], learn[2]);
+	vramtrace_offload_free(e);
+}
+
 static void
 test_backward_outside(void)
 {
@@ -356,7 +416,7 @@ main(void)
 	int	waits;
 
 	fake_runtime_counted = COMPUTE;
-	tap_plan(15);
+	tap_plan(16);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so
@@ -369,6 +429,7 @@ main(void)
 	    "no budget: the last layer's sources stay for backward");
 	tap_eq(waits, 0, "no budget: no wait");
 	test_max_memory();
+	test_twice();
 	test_backward_outside();
 	return (tap_done());
 }

@@ -264,7 +264,7 @@ learn_profile(struct offload_profile *p)
 
 	offload_profile_begin(p, 1000, 16);
 	for (h = 0; h < 6; h++) {
-		offload_profile_hook(p, h >= 3);
+		offload_profile_hook(p, h >= 3, 100);
 		if (h < 3)
 			offload_profile_live(p, (uint32_t)h + 1);
 		offload_profile_sample(p, base[h]);
@@ -300,16 +300,16 @@ test_profile(void)
 	tap_ok(p.room[0] == 600 && p.room[3] == 100 && p.room[4] == 100 &&
 	    p.room[5] == 300, "profile: room is the headroom of each hook");
 	for (h = 0; h < 4; h++)
-		offload_profile_hook(&p, h >= 3);
+		offload_profile_hook(&p, h >= 3, 100);
 	tap_eq(offload_profile_book(&p, 0, 100), 1,
 	    "profile: a buffer fits every hook until its unpack: booked");
 	tap_eq(offload_profile_book(&p, 1, 50), 0,
 	    "profile: the next does not fit the hooks the first took");
-	offload_profile_hook(&p, 1);
-	offload_profile_hook(&p, 1);
+	offload_profile_hook(&p, 1, 0);
+	offload_profile_hook(&p, 1, 0);
 	tap_eq(offload_profile_book(&p, 1, 150), 1,
 	    "profile: past its unpack a buffer holds the current hook only");
-	offload_profile_hook(&p, 1);
+	offload_profile_hook(&p, 1, 0);
 	offload_profile_end(&p, NULL, NULL, 0);
 	tap_eq(offload_profile_begin(&p, 1000, 16), 1,
 	    "profile: a step with other hooks makes the next one learn");
