@@ -33,6 +33,7 @@ import sys
 import time
 
 import torch
+import torch.nn.functional as F
 
 from vramtrace import torch as vt
 
@@ -44,6 +45,45 @@ SIZES = {
     "small": (4, 1024, 2816, 16, 4, 512),
 }
 VOCAB = 32000
+
+
+# The synthetic transformer of the bench before HF Llama (8 layers, d=2048,
+# 16 heads, batch 8, sequence 1024): tests/gpu/offload-check trains it
+# (its sites are lines of this file) and may resize it through these
+# names.
+LAYERS, D, HEADS, BATCH, SEQ = 8, 2048, 16, 8, 1024
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1 = torch.nn.LayerNorm(D)
+        self.qkv = torch.nn.Linear(D, 3 * D)
+        self.proj = torch.nn.Linear(D, D)
+        self.ln2 = torch.nn.LayerNorm(D)
+        self.up = torch.nn.Linear(D, 4 * D)
+        self.down = torch.nn.Linear(4 * D, D)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(D, dim=-1)
+        q, k, v = (t.view(b, s, HEADS, D // HEADS).transpose(1, 2)
+                   for t in (q, k, v))
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, s, D))
+        return x + self.down(F.gelu(self.up(self.ln2(x))))
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = torch.nn.ModuleList(Block() for _ in range(LAYERS))
+        self.ln = torch.nn.LayerNorm(D)
+
+    def forward(self, x):
+        for blk in self.blocks:
+            x = blk(x)
+        return self.ln(x).float().pow(2).mean()
 
 
 def load_trl():
