@@ -1,0 +1,127 @@
+#!/bin/sh
+# t-report-browser.sh: the HTML report in a real browser, headless
+# Chromium driven through the DevTools protocol (tests/browser.py): the
+# page draws without an error and fetches nothing; the leak fixture's page
+# shows its growing side stream and the clean one's does not; the peaks
+# shown are the data's and report --format json's; the screenshot is not
+# blank; clicking a frame lists its blocks, the tabs and the grouping
+# switch; one lane per rank; a hostile stack stays text.  Skips when
+# Chromium is not installed (CI installs it: .ci/deps).  The draw times
+# are printed, never judged.
+. "${srcdir:-.}/tests/lib.sh"
+NTESTS=13
+PAGE="${top_builddir:-.}/tests/report-page"
+if [ -z "$PYTHON3" ]; then
+	echo "1..0 # SKIP no python3"
+	exit 0
+fi
+CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser)}
+if [ -z "$CHROMIUM" ]; then
+	echo "1..0 # SKIP chromium not found"
+	exit 0
+fi
+export CHROMIUM
+plan $NTESTS
+
+# browse PAGE NAME ARGS...: browser.py's answer in $TMP/NAME.json.
+browse() {
+	page=$1 name=$2
+	shift 2
+	"$PY" "$srcdir/tests/browser.py" --shot "$TMP/$name.png" "$page" \
+	    "$@" >"$TMP/$name.json" 2>"$TMP/err" ||
+	    echo "# browser.py: $(cat "$TMP/err")"
+	jq_py "$TMP/$name.json" 'print("# %s: drawn in %.0f ms (script %.0f ms)" % (sys.argv[1].rsplit("/", 1)[-1][:-5], d["draw_ms"], d["script_ms"])) or True' 2>/dev/null
+}
+for f in clean garbage_stream; do
+	"$VRAMTRACE" import "$srcdir/examples/$f.pickle" -o "$TMP/$f.db" \
+	    >/dev/null 2>&1 && "$PAGE" "$TMP/$f.db" "$TMP/$f.html" 2>/dev/null &&
+	    "$VRAMTRACE" report "$TMP/$f.db" --format json >"$TMP/$f.rep" ||
+	    exit 99
+done
+GARBAGE='#lanes li.series.garbage[data-garbage="growing"]'
+STREAM="$GARBAGE[data-stream=\"1031036896\"]"
+attr() { echo "document.querySelector('$1').getAttribute('$2')"; }
+
+browse "$TMP/garbage_stream.html" leak \
+    --eval "document.querySelectorAll('$STREAM').length" \
+    --eval "$(attr '#verdict' data-verdict)" \
+    --eval "$(attr '#peak' data-bytes)" \
+    --eval "$(attr '#peak-step-end' data-bytes)" \
+    --eval "$(attr '#lanes .lane-peak' data-bytes)" \
+    --click '#icicle .frame[data-key^="/"]' \
+    --eval "$(attr '#icicle .frame[data-key^="/"]' title).split('\\n')[0]" \
+    --eval "document.querySelectorAll('#blocks tr.block').length" \
+    --eval "document.querySelector('#blocks h3').textContent" \
+    --click '#holder-tabs button[data-at="1"]' \
+    --eval "$(attr '#holder-tabs button.on' data-at)" \
+    --eval "$(attr '#icicle .frame' data-bytes)" \
+    --click 'input[name=group][value=layer]' \
+    --eval "Array.prototype.map.call(document.querySelectorAll('#lanes li.series'), function (e) { return e.getAttribute('data-layer'); }).join(' ')"
+L="$TMP/leak.json"
+jq_py "$L" 'd["ready"] and d["errors"] == [] and d["requests"] == []'
+ok $? "the leak fixture's page draws without an error and fetches nothing"
+jq_py "$L" 'd["evals"][0:2] == [1, "LEAK"]'
+ok $? "it shows the growing side stream 1031036896 and LEAK"
+pk=$(jq_py "$TMP/garbage_stream.rep" 'print(d["peak_bytes"]) or True')
+jq_py "$L" 'd["evals"][2:5] == ["1057043460", "'"$pk"'", "1057043460"]'
+ok $? "the true peak shown is 1008.1 MiB, the step-end peak report --format json's ($pk)"
+jq_py "$L" 'd["shot"]["canvases"][0] > 0.05 and d["shot"]["inked"] > 0.03'
+ok $? "the screenshot is not blank: the timeline is drawn"
+jq_py "$L" '0 < d["evals"][6] <= 16 * 9 and d["evals"][7].startswith(d["evals"][5].split(" (")[0] + ": ")'
+ok $? "clicking a frame lists its blocks under its name"
+"$PY" - "$TMP/garbage_stream.html" "$L" <<'PY'
+import json, re, sys
+t = open(sys.argv[1], encoding="utf-8").read()
+h = json.loads(re.search(r'id="vramtrace-data">\n(.*?)</script>', t,
+                         re.S).group(1))["holders"]
+d = json.load(open(sys.argv[2]))
+end = sum(s["bytes"][1] for s in h["sites"]) + h["other_bytes"][1]
+sys.exit(0 if d["evals"][8:10] == ["1", str(end)] else 1)
+PY
+ok $? "the end tab shows what is held at the end"
+jq_py "$L" 'd["evals"][10] == "segment block"'
+ok $? "grouped by layer: one series per layer"
+
+browse "$TMP/clean.html" clean \
+    --eval "document.querySelectorAll('$GARBAGE').length" \
+    --eval "document.querySelectorAll('#lanes li.series').length" \
+    --eval "$(attr '#verdict' data-verdict)" \
+    --eval "$(attr '#peak-step-end' data-bytes)"
+C="$TMP/clean.json"
+pk=$(jq_py "$TMP/clean.rep" 'print(d["peak_bytes"]) or True')
+jq_py "$C" 'd["errors"] == [] and d["requests"] == [] and d["evals"] == [0, 1, "CLEAN", "'"$pk"'"]'
+ok $? "the clean fixture's page: one stream, no garbage, CLEAN, report's peak"
+jq_py "$C" 'd["shot"]["canvases"][0] > 0.05'
+ok $? "...and its screenshot is not blank"
+
+# Two ranks with copies and offload decisions, and a hostile stack.
+bad=$(printf 'x\377y.py')
+cat >"$TMP/ranks.txt" <<EOF
+process-start 1000 pid=100 rank=0 local_rank=0
+alloc 1100 address=0x1000 bytes=104857600 stream=7 device=0 site="forward@model.py:10|main@train.py:5"
+step-end 2000
+step-end 3000
+process-start 1001 pid=101 rank=1 local_rank=1
+alloc 1101 address=0x1000 bytes=104857600 stream=7 device=1 site="forward@model.py:10|main@train.py:5"
+memcpy 1600 bytes=8388608 stream=13 end=1650 kind=2 src=1 dst=-1
+offload 1620 kind=stash tensor=1 storage=0x100000 bytes=8388608 stream=13 device=1
+alloc 1700 address=0x10000000 bytes=8388608 stream=13 device=1 site="bad</script><script>document.title='pwned'</script>@$bad:1"
+offload 2620 kind=reap tensor=1 storage=0x100000 bytes=8388608 stream=13 device=1
+EOF
+spool ranks && "$PAGE" "$TMP/ranks.db" "$TMP/ranks.html" 2>/dev/null || exit 99
+browse "$TMP/ranks.html" ranks \
+    --eval "Array.prototype.map.call(document.querySelectorAll('#lanes .lane'), function (e) { return e.getAttribute('data-rank'); }).join(' ')" \
+    --eval "document.querySelectorAll('#lanes canvas.offload').length" \
+    --eval "document.querySelectorAll('script').length + ' ' + document.title" \
+    --click '#icicle .frame[title^="bad"]' \
+    --eval "document.querySelector('#blocks tr.block td:last-child').textContent"
+R="$TMP/ranks.json"
+jq_py "$R" 'd["errors"] == [] and d["evals"][0:2] == ["0 1", 1]'
+ok $? "two ranks: a lane each, in rank order; the offload strip on rank 1's"
+jq_py "$R" 'd["evals"][2].startswith("2 vramtrace: ") and d["evals"][2].endswith("/ranks.vtr")'
+ok $? "a stack holding </script><script> runs nothing"
+jq_py "$R" 'd["evals"][3] == "x\ufffdy.py:1 bad</script><script>document.title=\x27pwned\x27</script>"'
+ok $? "...and is shown as text when its frame is clicked"
+jq_py "$R" 'len(d["shot"]["canvases"]) == 3 and min(d["shot"]["canvases"][:2]) > 0.05'
+ok $? "both lanes are drawn"
+done_testing
