@@ -18,6 +18,7 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "analysis.h"
@@ -32,30 +33,39 @@
 static void
 write_run(FILE *f, const struct query_run *run)
 {
-	fprintf(f, "\"run\":{\"id\":%" PRId64 ",\"source\":", run->id);
-	report_html_json_string(f, run->source);
-	fputs(",\"input\":", f);
-	report_html_json_string(f, run->input);
-	fputs(",\"command\":", f);
-	report_html_json_string(f, run->command);
-	fputs(",\"host\":", f);
-	report_html_json_string(f, run->host);
-	fputs(",\"git_commit\":", f);
-	report_html_json_string(f, run->git_commit);
-	fputs(",\"allocator\":", f);
-	report_html_json_string(f, run->allocator);
-	fputs(",\"step_source\":", f);
-	report_html_json_string(f, run->step_source);
+	static const struct {
+		const char	*key;
+		size_t		 off;
+	} strings[] = {
+		{ "source", offsetof(struct query_run, source) },
+		{ "input", offsetof(struct query_run, input) },
+		{ "command", offsetof(struct query_run, command) },
+		{ "host", offsetof(struct query_run, host) },
+		{ "git_commit", offsetof(struct query_run, git_commit) },
+		{ "allocator", offsetof(struct query_run, allocator) },
+		{ "step_source", offsetof(struct query_run, step_source) },
+	}, counts[] = {
+		{ "processes", offsetof(struct query_run, processes) },
+		{ "devices", offsetof(struct query_run, devices) },
+		{ "allocations", offsetof(struct query_run, allocations) },
+	};
+	size_t	i;
+
+	fprintf(f, "\"run\":{\"id\":%" PRId64, run->id);
+	for (i = 0; i < sizeof strings / sizeof strings[0]; i++) {
+		fprintf(f, ",\"%s\":", strings[i].key);
+		report_html_json_string(f, *(char *const *)(const void *)
+		    ((const char *)run + strings[i].off));
+	}
+	for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+		fprintf(f, ",\"%s\":", counts[i].key);
+		report_html_json_count(f, *(const int64_t *)(const void *)
+		    ((const char *)run + counts[i].off));
+	}
 	fprintf(f, ",\"complete\":%s,\"duration_ns\":", run->complete ?
 	    "true" : "false");
 	report_html_json_u64(f, run->start_ns != 0 && run->end_ns >=
 	    run->start_ns ? run->end_ns - run->start_ns : UNKNOWN_U64);
-	fputs(",\"processes\":", f);
-	report_html_json_count(f, run->processes);
-	fputs(",\"devices\":", f);
-	report_html_json_count(f, run->devices);
-	fputs(",\"allocations\":", f);
-	report_html_json_count(f, run->allocations);
 	fputs("}", f);
 }
 

@@ -17,7 +17,8 @@
 'use strict';
 (function () {
 	var start = performance.now();
-	var D = JSON.parse(document.getElementById('vramtrace-data').textContent);
+	var D = JSON.parse(document.getElementById('vramtrace-data').
+	    textContent);
 	var STREAM_COLORS = ['#4e79a7', '#59a14f', '#edc948', '#b07aa1',
 	    '#76b7b2', '#ff9da7', '#9c755f', '#bab0ac', '#f28e2b'];
 	var GARBAGE_COLOR = '#e15759';
@@ -92,7 +93,8 @@
 	}
 
 	function header() {
-		var r = D.run, v = D.verdict, f = $('facts'), box = $('verdict');
+		var r = D.run, v = D.verdict, f = $('facts');
+		var box = $('verdict');
 		var what = r.input || r.command || 'run ' + r.id, words;
 
 		document.title = 'vramtrace: ' + what;
@@ -105,18 +107,19 @@
 		    (r.complete ? '' : ' (not finished)'));
 		fact('host', (r.host || 'n/a') + (r.duration_ns === null ? '' :
 		    ', ' + fmtTime(r.duration_ns)));
-		fact('devices', (r.devices === null ? 'n/a' : r.devices) + ', ' +
-		    (r.processes === null ? 'n/a' : r.processes) +
+		fact('devices', (r.devices === null ? 'n/a' : r.devices) +
+		    ', ' + (r.processes === null ? 'n/a' : r.processes) +
 		    ' processes, ' + (r.allocations === null ? 'n/a' :
 		    r.allocations) + ' allocations, allocator ' +
 		    (r.allocator || 'n/a'));
-		fact('steps', D.steps.length === 0 ? 'none' : v.bars.length > 0 ?
-		    v.bars[v.bars.length - 1][1] + ' (from ' +
-		    (r.step_source || 'n/a') + ')' : 'n/a');
-		fact('peak', D.peak.t === null ? 'n/a' : fmtBytes(D.peak.bytes) +
-		    ' of ' + D.layer + 's at ' + fmtTime(D.peak.t) + ', ' +
-		    fmtStep(D.peak.step), { id: 'peak',
-		    'data-bytes': D.peak.bytes, 'data-step': D.peak.step });
+		fact('steps', D.steps.length === 0 ? 'none' :
+		    v.bars.length > 0 ? v.bars[v.bars.length - 1][1] +
+		    ' (from ' + (r.step_source || 'n/a') + ')' : 'n/a');
+		fact('peak', D.peak.t === null ? 'n/a' :
+		    fmtBytes(D.peak.bytes) + ' of ' + D.layer + 's at ' +
+		    fmtTime(D.peak.t) + ', ' + fmtStep(D.peak.step),
+		    { id: 'peak', 'data-bytes': D.peak.bytes,
+		    'data-step': D.peak.step });
 		fact('at a step end', v.peak_step_end.step === null ? 'n/a' :
 		    fmtBytes(v.peak_step_end.bytes) + ' at the end of ' +
 		    fmtStep(v.peak_step_end.step), { id: 'peak-step-end',
@@ -143,9 +146,9 @@
 		/* The leak model's shape and projection, once it gives them. */
 		if (v.shape !== null)
 			box.appendChild(el('div', { id: 'shape' }, 'shape: ' +
-			    v.shape + (v.period !== null ? ', every ' + v.period +
-			    ' steps' : '') + (v.onset !== null ? ', from step ' +
-			    v.onset : '')));
+			    v.shape + (v.period !== null ? ', every ' +
+			    v.period + ' steps' : '') + (v.onset !== null ?
+			    ', from step ' + v.onset : '')));
 		if (v.projection !== null)
 			box.appendChild(el('div', { id: 'projection' },
 			    'projection: ' + fmtBytes(v.projection.bytes) +
@@ -156,8 +159,9 @@
 				    'data-stream': s.stream,
 				    'data-garbage': s.garbage },
 				    'garbage: stream ' + fmtStream(s.stream) +
-				    ' (device ' + s.device + ') is ' + s.garbage +
-				    ', ' + fmtBytes(s.garbage_bytes)));
+				    ' (device ' + s.device + ') is ' +
+				    s.garbage + ', ' +
+				    fmtBytes(s.garbage_bytes)));
 		});
 		$('footer').textContent = 'Made by ' + D.generator + ' (page ' +
 		    'format ' + D.version + '). This file fetches nothing; ' +
@@ -180,8 +184,9 @@
 			if (!t[state.layer])
 				return out;
 			t[state.layer].series.forEach(function (s, i) {
-				out.push({ name: 'stream ' + fmtStream(s.stream),
-				    stream: s.stream, garbage: s.garbage,
+				out.push({ stream: s.stream,
+				    name: 'stream ' + fmtStream(s.stream),
+				    garbage: s.garbage,
 				    color: s.garbage !== null ? GARBAGE_COLOR :
 				    STREAM_COLORS[i % STREAM_COLORS.length],
 				    values: s.hi, peak: s.peak_bytes,
@@ -452,7 +457,9 @@
 		var t = $('tip');
 
 		t.textContent = '';
-		lines.forEach(function (l) { t.appendChild(el('div', null, l)); });
+		lines.forEach(function (l) {
+			t.appendChild(el('div', null, l));
+		});
 		t.hidden = false;
 		t.style.left = Math.min(ev.pageX + 12,
 		    document.documentElement.scrollWidth - 260) + 'px';
@@ -511,8 +518,9 @@
 			    el('h3', null, lane.label, el('span', {
 			    'class': 'lane-peak', 'data-bytes': k ?
 			    k.peak.bytes : null }, k ? ' \u2014 peak ' +
-			    fmtBytes(k.peak.bytes) + ' at ' + fmtTime(k.peak.t) +
-			    ', ' + fmtStep(k.peak.step) : '')),
+			    fmtBytes(k.peak.bytes) + ' at ' +
+			    fmtTime(k.peak.t) + ', ' + fmtStep(k.peak.step) :
+			    '')),
 			    el('canvas', { 'class': 'chart' }));
 			var canvas = div.querySelector('canvas.chart');
 
@@ -571,7 +579,9 @@
 		    'class': 'bars', role: 'img' });
 		bw = (W - 80) / bars.length;
 		zero = 10 + (H - 30) * hi / (hi - lo);
-		function y(val) { return 10 + (H - 30) * (hi - val) / (hi - lo); }
+		function y(val) {
+			return 10 + (H - 30) * (hi - val) / (hi - lo);
+		}
 		svg.appendChild(s('line', { x1: 70, x2: W, y1: zero, y2: zero,
 		    'class': 'zero' }));
 		[hi, lo].forEach(function (val) {
@@ -606,8 +616,8 @@
 			svg.appendChild(r);
 			if (bars.length <= 40 || i % Math.ceil(bars.length /
 			    40) === 0) {
-				t = s('text', { x: 75 + (i + 0.5) * bw, y: H - 4,
-				    'text-anchor': 'middle' });
+				t = s('text', { x: 75 + (i + 0.5) * bw,
+				    y: H - 4, 'text-anchor': 'middle' });
 				t.textContent = String(b[1]);
 				svg.appendChild(t);
 			}
@@ -633,9 +643,10 @@
 				var k = node.kids[p];
 
 				if (!k) {
-					k = node.kids[p] = { key: node.key +
-					    '/' + p, value: 0, kids: {},
-					    sites: [], name: frameName(p, site) };
+					k = node.kids[p] = { value: 0,
+					    key: node.key + '/' + p, kids: {},
+					    sites: [],
+					    name: frameName(p, site) };
 				}
 				k.value += bytes;
 				node = k;
@@ -681,8 +692,8 @@
 			var b = el('button', { type: 'button', 'data-at': at,
 			    'class': at === state.at ? 'on' : null },
 			    n + ' (' + fmtBytes(total) + (at === 0 &&
-			    D.peak.t !== null ? ', ' + fmtTime(D.peak.t) + ', ' +
-			    fmtStep(D.peak.step) : '') + ')');
+			    D.peak.t !== null ? ', ' + fmtTime(D.peak.t) +
+			    ', ' + fmtStep(D.peak.step) : '') + ')');
 
 			b.addEventListener('click', function () {
 				state.at = at;
@@ -695,16 +706,18 @@
 	}
 
 	function icicle() {
-		var box = $('icicle'), root = tree(state.at), top = root, rows = 0;
+		var box = $('icicle'), root = tree(state.at), top = root;
+		var rows = 0;
 		var W = box.clientWidth || 900, ROW = 20;
 
 		box.textContent = '';
 		$('blocks').textContent = '';
-		$('holders-note').textContent = 'Live ' + D.layer + ' bytes by ' +
-		    'the Python stack that allocated them, outermost frame at ' +
-		    'the top; width is bytes. Click a frame to zoom in and list ' +
-		    'its blocks (the ' + D.holders.site_blocks + ' largest of ' +
-		    'each site are in this page).';
+		$('holders-note').textContent = 'Live ' + D.layer +
+		    ' bytes by the Python stack that allocated them, ' +
+		    'outermost frame at the top; width is bytes. Click a ' +
+		    'frame to zoom in and list its blocks (the ' +
+		    D.holders.site_blocks + ' largest of each site are in ' +
+		    'this page).';
 		if (root.value === 0) {
 			box.appendChild(el('p', null, 'Nothing is live here.'));
 			return;
@@ -723,15 +736,15 @@
 			    top !== root ? ' zoomed' : ''),
 			    'data-key': node.key, 'data-bytes': node.value,
 			    title: label + '\n' + fmtBytes(node.value) },
-			    w > 40 ? node.name.text + ' ' + fmtBytes(node.value) :
-			    '');
+			    w > 40 ? node.name.text + ' ' +
+			    fmtBytes(node.value) : '');
 			div.style.left = x + 'px';
 			div.style.width = Math.max(w - 1, 1) + 'px';
 			div.style.top = d * ROW + 'px';
 			/* Zoom to the frame (out again from the top one). */
 			div.addEventListener('click', function () {
-				state.zoom = node === top && top !== root ? null :
-				    node.key;
+				state.zoom = node === top && top !== root ?
+				    null : node.key;
 				icicle();
 				blocks(node);
 			});
@@ -783,8 +796,9 @@
 		rows.sort(function (a, b) { return b[3] - a[3]; });
 		box.textContent = '';
 		box.appendChild(el('h3', null, node.name.text + ': ' +
-		    fmtBytes(total) + ' in ' + n + ' blocks' + (rows.length < n ?
-		    ', the ' + rows.length + ' largest listed' : '')));
+		    fmtBytes(total) + ' in ' + n + ' blocks' +
+		    (rows.length < n ? ', the ' + rows.length +
+		    ' largest listed' : '')));
 		table = el('table', { 'class': 'blocks' },
 		    el('tr', null, el('th', null, 'size'), el('th', null,
 		    'stream'), el('th', null, 'where'), el('th', null,
@@ -799,8 +813,8 @@
 			    el('td', null, D.lanes[b[1]] ?
 			    D.lanes[b[1]].label : ''),
 			    el('td', null, b[4]),
-			    el('td', null, (b[5] === null ? '' : 'step ' + b[5] +
-			    ', ') + fmtTime(b[6])),
+			    el('td', null, (b[5] === null ? '' : 'step ' +
+			    b[5] + ', ') + fmtTime(b[6])),
 			    el('td', null, site.label || '(no stack)')));
 		});
 		box.appendChild(table);
