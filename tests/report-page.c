@@ -31,7 +31,7 @@ now(void)
 int
 main(int argc, char **argv)
 {
-	struct leak_options	 opts = { 0 };
+	struct leak_options	 opts;
 	struct leak_report	*lr = NULL;
 	struct report		*r = NULL;
 	struct query_run	 run = { 0 };
@@ -47,9 +47,7 @@ main(int argc, char **argv)
 		    "[RUN [WINDOW]]\n");
 		return (2);
 	}
-	opts.warmup = 1;
-	opts.threshold = 1024 * 1024;
-	opts.layer = -1;
+	leak_options_init(&opts);
 	opts.run_id = argc >= 4 ? strtoll(argv[3], NULL, 10) : 0;
 	window = argc >= 5 ? strtoull(argv[4], NULL, 10) : 0;
 	if ((q = input_open(argv[1], &cause)) == NULL ||
