@@ -177,11 +177,11 @@ store_groups_write(struct store *s, char **cause)
 		    " allocations WHERE run_id = ?1 GROUP BY process_id,"
 		    " layer, device, stream, alloc_step, free_step, site_id";
 		if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-			return (store_error(s, cause, "cannot group:"));
+			return (store_sql_error(s, cause, "cannot group:"));
 		sqlite3_bind_int64(st, 1, s->run_id);
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			sqlite3_finalize(st);
-			return (store_error(s, cause, "cannot group:"));
+			return (store_sql_error(s, cause, "cannot group:"));
 		}
 		sqlite3_finalize(st);
 		return (0);
@@ -190,24 +190,24 @@ store_groups_write(struct store *s, char **cause)
 	if (sqlite3_prepare_v2(s->db, "INSERT INTO allocation_groups VALUES"
 	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return (store_error(s, cause, "cannot group:"));
+		return (store_sql_error(s, cause, "cannot group:"));
 	for (i = 0; gs->slots != NULL && i <= gs->mask; i++) {
 		g = &gs->slots[i];
 		if (g->blocks == 0)
 			continue;
 		sqlite3_bind_int64(st, 1, s->run_id);
-		store_bind_id(st, 2, g->process_id);
+		store_sql_bind_id(st, 2, g->process_id);
 		sqlite3_bind_int(st, 3, g->layer);
 		sqlite3_bind_int(st, 4, g->device);
-		store_bind_opt(st, 5, g->stream);
+		store_sql_bind_opt(st, 5, g->stream);
 		bind_step(st, 6, g->alloc_step);
 		bind_step(st, 7, g->free_step);
-		store_bind_id(st, 8, g->site_id);
+		store_sql_bind_id(st, 8, g->site_id);
 		sqlite3_bind_int64(st, 9, g->bytes);
 		sqlite3_bind_int64(st, 10, g->blocks);
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			sqlite3_finalize(st);
-			return (store_error(s, cause, "cannot group:"));
+			return (store_sql_error(s, cause, "cannot group:"));
 		}
 		sqlite3_reset(st);
 	}

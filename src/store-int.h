@@ -1,6 +1,8 @@
 /*
- * store-int.h: the store's insides, shared by store.c, store-source.c and
- * store-site.c.  Nothing outside the store includes this.
+ * store-int.h: the insides of the store family (src/store*.c), shared by
+ * its files and included by nothing else.  Its functions are listed under
+ * a line per file, like vramtrace.h's; store-sql.c is at the bottom and
+ * calls no other file of the family.
  */
 #ifndef STORE_INT_H
 #define STORE_INT_H
@@ -8,7 +10,6 @@
 #include <sqlite3.h>
 
 #include "vramtrace.h"
-#include "store-live.h"
 
 enum store_stmt {
 	STMT_ALLOC,
@@ -42,12 +43,24 @@ struct store_timeline {
 	size_t		 alloc;
 };
 
-/* A small open-addressing map from 64-bit hashes to row ids. */
+/* A small open-addressing map from 64-bit hashes to row ids (store-idmap.c). */
 struct store_idmap {
 	uint64_t	*keys;		/* 0 marks an empty slot */
 	int64_t		*ids;
 	size_t		 mask;
 	size_t		 count;
+};
+
+/* The table of live allocations (store-live.c). */
+struct store_live_entry {
+	struct store_allocation	a;
+	int64_t			rowid;	/* 0: not inserted yet */
+	int			used;
+};
+struct store_live {
+	struct store_live_entry	*slots;
+	size_t			 mask;	/* slots - 1; a power of two - 1 */
+	size_t			 count;
 };
 
 /*
@@ -143,15 +156,33 @@ struct store {
 	struct store_top top;
 };
 
-/* store.c */
-int	 store_error(struct store *, char **, const char *, ...)
+/* store-sql.c */
+int	 store_sql_error(struct store *, char **, const char *, ...)
 	     printflike(3, 4);
-int	 store_begin(struct store *, char **);
+void	 store_sql_bind_opt(sqlite3_stmt *, int, uint64_t);
+void	 store_sql_bind_id(sqlite3_stmt *, int, int64_t);
+void	 store_sql_bind_text(sqlite3_stmt *, int, const char *);
+int	 store_sql_step(struct store *, sqlite3_stmt *);
+int	 store_sql_begin(struct store *, char **);
+
+/* store.c */
 int	 store_assign_unstepped(struct store *);
-void	 store_bind_opt(sqlite3_stmt *, int, uint64_t);
-void	 store_bind_text(sqlite3_stmt *, int, const char *);
-void	 store_bind_id(sqlite3_stmt *, int, int64_t);
-int	 store_step_stmt(struct store *, sqlite3_stmt *);
+
+/* store-idmap.c */
+void	 store_idmap_free(struct store_idmap *);
+int64_t	 store_idmap_get(struct store_idmap *, uint64_t);
+void	 store_idmap_put(struct store_idmap *, uint64_t, int64_t);
+
+/* store-live.c */
+void	 store_live_init(struct store_live *);
+void	 store_live_free(struct store_live *);
+struct store_live_entry *store_live_find(struct store_live *, uint64_t,
+	     int32_t, int);
+struct store_live_entry *store_live_add(struct store_live *,
+	     const struct store_allocation *, int *);
+void	 store_live_remove(struct store_live *, struct store_live_entry *);
+int	 store_live_each(struct store_live *,
+	     int (*)(struct store_live_entry *, void *), void *);
 
 /* store-groups.c */
 void	 store_groups_reset(struct store_groups *);
@@ -169,10 +200,5 @@ int	 store_top_write(struct store *, char **);
 void	 store_steps_reset(struct store *);
 int	 store_has_steps(struct store *, int64_t);
 int64_t	 store_step_of(struct store *, int64_t, uint64_t);
-
-/* store-site.c */
-void	 store_idmap_free(struct store_idmap *);
-int64_t	 store_idmap_get(struct store_idmap *, uint64_t);
-void	 store_idmap_put(struct store_idmap *, uint64_t, int64_t);
 
 #endif

@@ -14,8 +14,7 @@
  */
 #include "config.h"
 
-#include "vramtrace.h"
-#include "store-live.h"
+#include "store-int.h"
 
 #include <stdlib.h>
 #include <string.h>

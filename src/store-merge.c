@@ -76,7 +76,7 @@ merge_exec(struct store *s, char **cause, const char *fmt, ...)
 	rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 	free(sql);
 	if (rc != SQLITE_OK)
-		return (store_error(s, cause, "cannot merge:"));
+		return (store_sql_error(s, cause, "cannot merge:"));
 	return (0);
 }
 
@@ -180,7 +180,7 @@ merge_table(struct store *s, const char *t, const char *where,
 	    SQLITE_OK) {
 		free(cols);
 		free(exprs);
-		return (store_error(s, cause, "cannot merge:"));
+		return (store_sql_error(s, cause, "cannot merge:"));
 	}
 	sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -267,7 +267,7 @@ merge_site(struct store *s, sqlite3_stmt *fr, sqlite3_stmt *map, int64_t old)
 		return (-1);
 	sqlite3_bind_int64(map, 1, old);
 	sqlite3_bind_int64(map, 2, id);
-	return (store_step_stmt(s, map));
+	return (store_sql_step(s, map));
 }
 
 /*
@@ -302,7 +302,7 @@ out:
 	sqlite3_finalize(fr);
 	sqlite3_finalize(map);
 	if (rc != 0)
-		store_error(s, cause, "cannot merge the sites:");
+		store_sql_error(s, cause, "cannot merge the sites:");
 	return (rc);
 }
 
@@ -320,7 +320,7 @@ merge_rest(struct store *s, const int64_t *off, char **cause)
 	    " ORDER BY rowid", merge_special);
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		free(sql);
-		return (store_error(s, cause, "cannot merge:"));
+		return (store_sql_error(s, cause, "cannot merge:"));
 	}
 	free(sql);
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -382,7 +382,7 @@ store_merge(struct store *s, const char *path, int join, char **cause)
 		return (-1);
 	if (sqlite3_prepare_v2(s->db, "ATTACH ?1 AS src", -1, &st, NULL) !=
 	    SQLITE_OK)
-		return (store_error(s, cause, "cannot merge:"));
+		return (store_sql_error(s, cause, "cannot merge:"));
 	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
 	i = sqlite3_step(st);
 	sqlite3_finalize(st);
@@ -392,7 +392,7 @@ store_merge(struct store *s, const char *path, int join, char **cause)
 			    sqlite3_errmsg(s->db));
 		return (-1);
 	}
-	if (merge_check(s, path, cause) != 0 || store_begin(s, cause) != 0)
+	if (merge_check(s, path, cause) != 0 || store_sql_begin(s, cause) != 0)
 		goto out;
 	for (i = 0; i < OFF_MAX; i++)
 		off[i] = merge_max_id(s, off_tables[i]);

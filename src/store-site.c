@@ -4,9 +4,9 @@
  * A site is a stack of frames (innermost first).  Frames are rows of
  * `frames`, unique by (filename, line, name); a site is a row of `sites`
  * unique by a 64-bit hash of its frame ids, with its frames in
- * `site_frames`.  Two maps from 64-bit hashes to row ids keep both lookups in
- * memory, so a stack that repeats costs a hash and no SQL.  A hash of 0 is
- * reserved for empty map slots and never stored.
+ * `site_frames`.  Two maps from 64-bit hashes to row ids (store-idmap.c)
+ * keep both lookups in memory, so a stack that repeats costs a hash and no
+ * SQL.  A hash of 0 is reserved for empty map slots and never stored.
  */
 #include "config.h"
 
@@ -36,61 +36,6 @@ nonzero(uint64_t h)
 	return (h == 0 ? 1 : h);
 }
 
-/* Free a map's memory. */
-void
-store_idmap_free(struct store_idmap *m)
-{
-	free(m->keys);
-	free(m->ids);
-	memset(m, 0, sizeof *m);
-}
-
-/* The id stored for key, or 0. */
-int64_t
-store_idmap_get(struct store_idmap *m, uint64_t key)
-{
-	size_t	j;
-
-	if (m->keys == NULL)
-		return (0);
-	for (j = key & m->mask; m->keys[j] != 0; j = (j + 1) & m->mask) {
-		if (m->keys[j] == key)
-			return (m->ids[j]);
-	}
-	return (0);
-}
-
-/* Store id under key (key != 0), replacing what was there. */
-void
-store_idmap_put(struct store_idmap *m, uint64_t key, int64_t id)
-{
-	uint64_t	*okeys = m->keys;
-	int64_t		*oids = m->ids;
-	size_t		 n = m->mask + 1, i, j;
-
-	if (m->keys == NULL || 2 * (m->count + 1) > m->mask + 1) {
-		m->mask = m->keys == NULL ? 255 : 2 * n - 1;
-		m->keys = xcalloc(m->mask + 1, sizeof *m->keys);
-		m->ids = xcalloc(m->mask + 1, sizeof *m->ids);
-		m->count = 0;
-		for (i = 0; okeys != NULL && i < n; i++) {
-			if (okeys[i] != 0)
-				store_idmap_put(m, okeys[i], oids[i]);
-		}
-		free(okeys);
-		free(oids);
-	}
-	for (j = key & m->mask; m->keys[j] != 0; j = (j + 1) & m->mask) {
-		if (m->keys[j] == key) {
-			m->ids[j] = id;
-			return;
-		}
-	}
-	m->keys[j] = key;
-	m->ids[j] = id;
-	m->count++;
-}
-
 static int64_t
 frame_id(struct store *s, const struct store_frame *f)
 {
@@ -107,7 +52,7 @@ frame_id(struct store *s, const struct store_frame *f)
 	sqlite3_bind_text(st, 1, f->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, f->filename, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, f->line);
-	if (store_step_stmt(s, st) != 0)
+	if (store_sql_step(s, st) != 0)
 		return (-1);
 	if (sqlite3_changes(s->db) > 0)
 		id = sqlite3_last_insert_rowid(s->db);
@@ -161,7 +106,7 @@ store_site_kind(struct store *s, int64_t site, const char *kind)
 
 	sqlite3_bind_int64(st, 1, site);
 	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
-	return (store_step_stmt(s, st));
+	return (store_sql_step(s, st));
 }
 
 /*
@@ -179,7 +124,7 @@ store_add_site(struct store *s, const struct store_frame *frames, size_t n)
 
 	if (n == 0)
 		return (0);
-	if (store_begin(s, NULL) != 0)
+	if (store_sql_begin(s, NULL) != 0)
 		return (-1);
 	ids = xreallocarray(NULL, n, sizeof *ids);
 	for (i = 0; i < n; i++) {
@@ -200,7 +145,7 @@ store_add_site(struct store *s, const struct store_frame *frames, size_t n)
 	sqlite3_bind_int64(st, 2, (int64_t)n);
 	sqlite3_bind_text(st, 3, label, -1, SQLITE_TRANSIENT);
 	free(label);
-	if (store_step_stmt(s, st) != 0) {
+	if (store_sql_step(s, st) != 0) {
 		free(ids);
 		return (-1);
 	}
@@ -222,7 +167,7 @@ store_add_site(struct store *s, const struct store_frame *frames, size_t n)
 		sqlite3_bind_int64(st, 1, id);
 		sqlite3_bind_int64(st, 2, (int64_t)i);
 		sqlite3_bind_int64(st, 3, ids[i]);
-		if (store_step_stmt(s, st) != 0) {
+		if (store_sql_step(s, st) != 0) {
 			free(ids);
 			return (-1);
 		}

@@ -210,7 +210,7 @@ store_process(struct store *s, const struct event_process *p,
 	sqlite3_stmt	*st = s->stmt[STMT_PROCESS];
 	const char	*allocator = NULL;
 
-	if (store_begin(s, NULL) != 0)
+	if (store_sql_begin(s, NULL) != 0)
 		return (-1);
 	if (p->flags & EVENT_PROCESS_ASYNC_ALLOCATOR)
 		allocator = "async";
@@ -222,11 +222,11 @@ store_process(struct store *s, const struct event_process *p,
 		sqlite3_bind_int(st, 3, p->rank);
 	if (p->local_rank >= 0)
 		sqlite3_bind_int(st, 4, p->local_rank);
-	store_bind_text(st, 5, host);
-	store_bind_text(st, 6, command);
-	store_bind_text(st, 7, allocator);
-	store_bind_opt(st, 8, start_ns == 0 ? EVENT_NONE : start_ns);
-	if (store_step_stmt(s, st) != 0)
+	store_sql_bind_text(st, 5, host);
+	store_sql_bind_text(st, 6, command);
+	store_sql_bind_text(st, 7, allocator);
+	store_sql_bind_opt(st, 8, start_ns == 0 ? EVENT_NONE : start_ns);
+	if (store_sql_step(s, st) != 0)
 		return (-1);
 	return (sqlite3_last_insert_rowid(s->db));
 }
@@ -276,17 +276,17 @@ source_memcpy(struct store_source *src, const struct event *ev)
 
 	device = m->kind == EVENT_COPY_HTOD ? m->dst_device : m->src_device;
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_id(st, 2, src->apply_pid);
+	store_sql_bind_id(st, 2, src->apply_pid);
 	sqlite3_bind_int(st, 3, device);
-	store_bind_opt(st, 4, m->stream);
+	store_sql_bind_opt(st, 4, m->stream);
 	sqlite3_bind_int(st, 5, m->kind);
 	sqlite3_bind_int64(st, 6, (int64_t)m->bytes);
 	sqlite3_bind_int(st, 7, m->src_device);
 	sqlite3_bind_int(st, 8, m->dst_device);
-	store_bind_opt(st, 9, ev->time_ns == 0 ? EVENT_NONE : ev->time_ns);
-	store_bind_opt(st, 10, m->end_ns == 0 ? EVENT_NONE : m->end_ns);
-	store_bind_opt(st, 11, m->correlation);
-	return (store_step_stmt(s, st));
+	store_sql_bind_opt(st, 9, ev->time_ns == 0 ? EVENT_NONE : ev->time_ns);
+	store_sql_bind_opt(st, 10, m->end_ns == 0 ? EVENT_NONE : m->end_ns);
+	store_sql_bind_opt(st, 11, m->correlation);
+	return (store_sql_step(s, st));
 }
 
 static int
@@ -307,9 +307,9 @@ source_offload(struct store_source *src, const struct event *ev)
 	const struct event_offload *o = &ev->u.offload;
 
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_id(st, 2, src->apply_pid);
+	store_sql_bind_id(st, 2, src->apply_pid);
 	sqlite3_bind_int(st, 3, o->device);
-	store_bind_opt(st, 4, o->stream);
+	store_sql_bind_opt(st, 4, o->stream);
 	sqlite3_bind_int64(st, 5, (int64_t)ev->time_ns);
 	if (store_has_steps(s, src->apply_pid))
 		sqlite3_bind_int64(st, 6, store_step_of(s, src->apply_pid,
@@ -318,11 +318,11 @@ source_offload(struct store_source *src, const struct event *ev)
 		s->unstepped = 1;
 	sqlite3_bind_text(st, 7, event_offload_kind_name(o->kind), -1,
 	    SQLITE_STATIC);
-	store_bind_opt(st, 8, o->tensor);
-	store_bind_opt(st, 9, o->storage);
-	store_bind_opt(st, 10, o->generation);
-	store_bind_opt(st, 11, o->bytes);
-	return (store_step_stmt(s, st));
+	store_sql_bind_opt(st, 8, o->tensor);
+	store_sql_bind_opt(st, 9, o->storage);
+	store_sql_bind_opt(st, 10, o->generation);
+	store_sql_bind_opt(st, 11, o->bytes);
+	return (store_sql_step(s, st));
 }
 
 static int
@@ -335,29 +335,29 @@ source_misc(struct store_source *src, const struct event *ev)
 	case EVENT_DROPPED:
 		st = s->stmt[STMT_DROPPED];
 		sqlite3_bind_int64(st, 1, s->run_id);
-		store_bind_id(st, 2, src->apply_pid);
-		store_bind_opt(st, 3, ev->time_ns);
-		store_bind_text(st, 4, source_string(src,
+		store_sql_bind_id(st, 2, src->apply_pid);
+		store_sql_bind_opt(st, 3, ev->time_ns);
+		store_sql_bind_text(st, 4, source_string(src,
 		    ev->u.dropped.source));
 		sqlite3_bind_int64(st, 5, (int64_t)ev->u.dropped.count);
-		return (store_step_stmt(s, st));
+		return (store_sql_step(s, st));
 	case EVENT_DEVICE:
 		st = s->stmt[STMT_DEVICE];
 		sqlite3_bind_int64(st, 1, s->run_id);
-		store_bind_id(st, 2, src->apply_pid);
+		store_sql_bind_id(st, 2, src->apply_pid);
 		sqlite3_bind_int(st, 3, ev->u.device.device);
-		store_bind_text(st, 4, source_string(src,
+		store_sql_bind_text(st, 4, source_string(src,
 		    ev->u.device.name));
-		store_bind_opt(st, 5, ev->u.device.total_bytes == 0 ?
+		store_sql_bind_opt(st, 5, ev->u.device.total_bytes == 0 ?
 		    EVENT_NONE : ev->u.device.total_bytes);
-		return (store_step_stmt(s, st));
+		return (store_sql_step(s, st));
 	case EVENT_PROCESS_END:
 		if (src->apply_pid == 0)
 			return (0);
 		st = s->stmt[STMT_PROCESS_END];
 		sqlite3_bind_int64(st, 1, src->apply_pid);
-		store_bind_opt(st, 2, ev->time_ns);
-		return (store_step_stmt(s, st));
+		store_sql_bind_opt(st, 2, ev->time_ns);
+		return (store_sql_step(s, st));
 	case EVENT_STEP_BEGIN:
 		src->step_begin = (int64_t)ev->time_ns;
 		return (0);
@@ -544,7 +544,7 @@ source_apply(struct store_source *src, const struct event *ev, char **cause)
 	struct store	*s = src->store;
 	int		 rc = 0;
 
-	if (store_begin(s, cause) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	switch (ev->type) {
 	case EVENT_STRING:
@@ -577,7 +577,7 @@ source_apply(struct store_source *src, const struct event *ev, char **cause)
 		break;
 	}
 	if (rc != 0)
-		return (store_error(s, cause, "cannot write a %s event:",
+		return (store_sql_error(s, cause, "cannot write a %s event:",
 		    event_type_name(ev->type)));
 	return (store_maybe_commit(s, cause));
 }

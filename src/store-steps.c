@@ -141,14 +141,14 @@ store_add_step(struct store *s, int64_t process_id, int64_t step,
 		if (start_ns == 0 && run->n > 0)
 			start_ns = run->ends[run->n - 1];
 		timeline_append(run, end_ns);
-		if (store_begin(s, NULL) != 0)
+		if (store_sql_begin(s, NULL) != 0)
 			return (-1);
 		sqlite3_bind_int64(st, 1, s->run_id);
 		sqlite3_bind_int64(st, 2, step);
-		store_bind_opt(st, 3, start_ns == 0 ? EVENT_NONE : start_ns);
+		store_sql_bind_opt(st, 3, start_ns == 0 ? EVENT_NONE : start_ns);
 		sqlite3_bind_int64(st, 4, (int64_t)end_ns);
-		store_bind_text(st, 5, name);
-		if (store_step_stmt(s, st) != 0)
+		store_sql_bind_text(st, 5, name);
+		if (store_sql_step(s, st) != 0)
 			return (-1);
 	} else if (tl == NULL)
 		return (0);

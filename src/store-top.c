@@ -284,7 +284,7 @@ store_top_write(struct store *s, char **cause)
 	rc = 0;
 out:
 	if (rc != 0)
-		store_error(s, cause, "cannot keep the first rows:");
+		store_sql_error(s, cause, "cannot keep the first rows:");
 	sqlite3_finalize(st);
 	sqlite3_finalize(hs);
 	return (rc);

@@ -20,7 +20,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -82,93 +81,12 @@ static const char *stmt_sql[STMT_MAX] = {
 	    " used_bytes) VALUES (?1, ?2, ?3, ?4)",
 };
 
-/*
- * Set *cause to "PATH: MESSAGE" (with SQLite's message appended when the
- * message ends in ':') and return -1.  cause may be NULL.
- */
-int
-store_error(struct store *s, char **cause, const char *fmt, ...)
-{
-	va_list	 ap;
-	char	*msg;
-	size_t	 len;
-
-	if (cause == NULL)
-		return (-1);
-	va_start(ap, fmt);
-	xvasprintf(&msg, fmt, ap);
-	va_end(ap);
-	len = strlen(msg);
-	if (len > 0 && msg[len - 1] == ':' && s->db != NULL)
-		xasprintf(cause, "%s: %s %s", s->path, msg,
-		    sqlite3_errmsg(s->db));
-	else
-		xasprintf(cause, "%s: %s", s->path, msg);
-	free(msg);
-	return (-1);
-}
-
-/* Bind an optional integer: EVENT_NONE becomes NULL. */
-void
-store_bind_opt(sqlite3_stmt *st, int i, uint64_t v)
-{
-	if (v == EVENT_NONE)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_int64(st, i, (int64_t)v);
-}
-
-/* Bind a row id: 0 (none) becomes NULL. */
-void
-store_bind_id(sqlite3_stmt *st, int i, int64_t id)
-{
-	if (id == 0)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_int64(st, i, id);
-}
-
-/* Bind an optional string (copied): NULL stays NULL. */
-void
-store_bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-	if (v == NULL)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
-}
-
-/* Run a write statement to completion and reset it.  0, or -1. */
-int
-store_step_stmt(struct store *s, sqlite3_stmt *st)
-{
-	int	rc;
-
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	s->writes++;
-	return (rc == SQLITE_DONE ? 0 : -1);
-}
-
-/* Open the transaction if none is open.  0, or -1 with *cause. */
-int
-store_begin(struct store *s, char **cause)
-{
-	if (s->in_txn)
-		return (0);
-	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return (store_error(s, cause, "cannot begin a transaction:"));
-	s->in_txn = 1;
-	return (0);
-}
-
 /* Run SQL text with no results inside the store.  0, or -1 with *cause. */
 int
 store_exec(struct store *s, const char *sql, char **cause)
 {
 	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return (store_error(s, cause, "SQL failed:"));
+		return (store_sql_error(s, cause, "SQL failed:"));
 	return (0);
 }
 
@@ -189,22 +107,22 @@ store_check_schema(struct store *s, char **cause)
 	    "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
 	    NULL);
 	if (rc == SQLITE_NOTADB)
-		return (store_error(s, cause, "not a vramtrace database "
+		return (store_sql_error(s, cause, "not a vramtrace database "
 		    "(not an SQLite file)"));
 	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
-		return (store_error(s, cause, "database is locked by another "
+		return (store_sql_error(s, cause, "database is locked by another "
 		    "program"));
 	if (rc != SQLITE_OK)
-		return (store_error(s, cause, "not a vramtrace database "
+		return (store_sql_error(s, cause, "not a vramtrace database "
 		    "(no meta table)"));
 	rc = sqlite3_step(st);
 	version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
 	sqlite3_finalize(st);
 	if (version < 1)
-		return (store_error(s, cause, "not a vramtrace database "
+		return (store_sql_error(s, cause, "not a vramtrace database "
 		    "(no schema version)"));
 	if (version > STORE_SCHEMA_VERSION)
-		return (store_error(s, cause, "schema version %d is newer "
+		return (store_sql_error(s, cause, "schema version %d is newer "
 		    "than this vramtrace understands (%d)", version,
 		    STORE_SCHEMA_VERSION));
 	return (0);
@@ -223,14 +141,14 @@ store_add_columns(struct store *s, char **cause)
 
 	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM pragma_table_info("
 	    "'sites') WHERE name = 'kind'", -1, &st, NULL) != SQLITE_OK)
-		return (store_error(s, cause, "cannot read the schema:"));
+		return (store_sql_error(s, cause, "cannot read the schema:"));
 	have = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	if (have)
 		return (0);
 	if (sqlite3_exec(s->db, "ALTER TABLE sites ADD COLUMN kind TEXT",
 	    NULL, NULL, NULL) != SQLITE_OK)
-		return (store_error(s, cause, "cannot add sites.kind:"));
+		return (store_sql_error(s, cause, "cannot add sites.kind:"));
 	return (0);
 }
 
@@ -248,7 +166,7 @@ store_create_schema(struct store *s, char **cause)
 	rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
 	free(sql);
 	if (rc != SQLITE_OK)
-		return (store_error(s, cause, "cannot create the schema:"));
+		return (store_sql_error(s, cause, "cannot create the schema:"));
 	return (0);
 }
 
@@ -260,7 +178,7 @@ store_prepare(struct store *s, char **cause)
 	for (i = 0; i < STMT_MAX; i++) {
 		if (sqlite3_prepare_v3(s->db, stmt_sql[i], -1,
 		    SQLITE_PREPARE_PERSISTENT, &s->stmt[i], NULL) != SQLITE_OK)
-			return (store_error(s, cause,
+			return (store_sql_error(s, cause,
 			    "cannot prepare a statement:"));
 	}
 	return (0);
@@ -324,12 +242,12 @@ store_open(const char *path, int flags, char **cause)
 	store_live_init(&s->live);
 	exists = stat(path, &sb) == 0;
 	if ((flags & STORE_CREATE) && exists) {
-		store_error(s, cause, "already exists (use --append to add a "
+		store_sql_error(s, cause, "already exists (use --append to add a "
 		    "run, or remove it)");
 		goto fail;
 	}
 	if ((flags & STORE_APPEND) && exists && !S_ISREG(sb.st_mode)) {
-		store_error(s, cause, "not a regular file");
+		store_sql_error(s, cause, "not a regular file");
 		goto fail;
 	}
 	if ((flags & STORE_ATOMIC) && !exists) {
@@ -344,7 +262,7 @@ store_open(const char *path, int flags, char **cause)
 	}
 	if (sqlite3_open_v2(target, &s->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		store_error(s, cause, "cannot open:");
+		store_sql_error(s, cause, "cannot open:");
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, 0);
@@ -357,7 +275,7 @@ store_open(const char *path, int flags, char **cause)
 	    "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;"
 	    "PRAGMA temp_store = MEMORY; PRAGMA threads = 2;", NULL, NULL,
 	    NULL) != SQLITE_OK) {
-		store_error(s, cause, sqlite3_errcode(s->db) == SQLITE_BUSY ?
+		store_sql_error(s, cause, sqlite3_errcode(s->db) == SQLITE_BUSY ?
 		    "database is locked by another program" :
 		    "cannot set up the database:");
 		goto fail;
@@ -396,7 +314,7 @@ store_run_begin(struct store *s, const struct store_run_info *info)
 	char		 host[256];
 	int		 rc;
 
-	if (store_begin(s, NULL) != 0)
+	if (store_sql_begin(s, NULL) != 0)
 		return (-1);
 	if (sqlite3_prepare_v2(s->db, "INSERT INTO runs(source, input,"
 	    " command, host, cwd, git_commit, allocator, step_source, version,"
@@ -408,15 +326,15 @@ store_run_begin(struct store *s, const struct store_run_info *info)
 	else
 		snprintf(host, sizeof host, "%s",
 		    info->host != NULL ? info->host : "");
-	store_bind_text(st, 1, info->source);
-	store_bind_text(st, 2, info->input);
-	store_bind_text(st, 3, info->command);
-	store_bind_text(st, 4, host);
-	store_bind_text(st, 5, info->cwd);
-	store_bind_text(st, 6, info->git_commit);
-	store_bind_text(st, 7, info->allocator);
-	store_bind_text(st, 8, info->step_source);
-	store_bind_text(st, 9, PACKAGE_VERSION);
+	store_sql_bind_text(st, 1, info->source);
+	store_sql_bind_text(st, 2, info->input);
+	store_sql_bind_text(st, 3, info->command);
+	store_sql_bind_text(st, 4, host);
+	store_sql_bind_text(st, 5, info->cwd);
+	store_sql_bind_text(st, 6, info->git_commit);
+	store_sql_bind_text(st, 7, info->allocator);
+	store_sql_bind_text(st, 8, info->step_source);
+	store_sql_bind_text(st, 9, PACKAGE_VERSION);
 	sqlite3_bind_int64(st, 10, (int64_t)(info->start_ns != 0 ?
 	    info->start_ns : lib_now_ns()));
 	rc = sqlite3_step(st);
@@ -438,15 +356,15 @@ store_add_mark(struct store *s, int64_t process_id, int32_t device,
 {
 	sqlite3_stmt	*st = s->stmt[STMT_MARK];
 
-	if (store_begin(s, NULL) != 0)
+	if (store_sql_begin(s, NULL) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_id(st, 2, process_id);
+	store_sql_bind_id(st, 2, process_id);
 	sqlite3_bind_int(st, 3, device);
-	store_bind_opt(st, 4, time_ns);
-	store_bind_text(st, 5, stage);
-	store_bind_text(st, 6, name);
-	return (store_step_stmt(s, st));
+	store_sql_bind_opt(st, 4, time_ns);
+	store_sql_bind_text(st, 5, stage);
+	store_sql_bind_text(st, 6, name);
+	return (store_sql_step(s, st));
 }
 
 /*
@@ -460,20 +378,20 @@ store_add_stream(struct store *s, int64_t process_id,
 {
 	sqlite3_stmt	*st = s->stmt[STMT_STREAM_CREATE];
 
-	if (store_begin(s, NULL) != 0)
+	if (store_sql_begin(s, NULL) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_id(st, 2, process_id);
+	store_sql_bind_id(st, 2, process_id);
 	sqlite3_bind_int(st, 3, es->device);
 	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
-	store_bind_opt(st, 5, es->handle);
-	store_bind_opt(st, 6, es->context);
+	store_sql_bind_opt(st, 5, es->handle);
+	store_sql_bind_opt(st, 6, es->context);
 	if (detailed) {
 		sqlite3_bind_int(st, 7, es->priority);
 		sqlite3_bind_int64(st, 8, es->flags);
 	}
-	store_bind_opt(st, 9, created_ns);
-	return (store_step_stmt(s, st));
+	store_sql_bind_opt(st, 9, created_ns);
+	return (store_sql_step(s, st));
 }
 
 /*
@@ -487,25 +405,25 @@ store_end_stream(struct store *s, int64_t process_id,
 {
 	sqlite3_stmt	*st = s->stmt[STMT_STREAM_DESTROY];
 
-	if (store_begin(s, NULL) != 0)
+	if (store_sql_begin(s, NULL) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_id(st, 2, process_id);
+	store_sql_bind_id(st, 2, process_id);
 	sqlite3_bind_int64(st, 3, (int64_t)es->stream);
 	sqlite3_bind_int64(st, 4, (int64_t)destroyed_ns);
-	if (store_step_stmt(s, st) != 0)
+	if (store_sql_step(s, st) != 0)
 		return (-1);
 	if (sqlite3_changes(s->db) > 0)
 		return (0);
 	st = s->stmt[STMT_STREAM_DESTROY_INSERT];
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_id(st, 2, process_id);
+	store_sql_bind_id(st, 2, process_id);
 	sqlite3_bind_int(st, 3, es->device);
 	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
-	store_bind_opt(st, 5, es->handle);
-	store_bind_opt(st, 6, es->context);
+	store_sql_bind_opt(st, 5, es->handle);
+	store_sql_bind_opt(st, 6, es->context);
 	sqlite3_bind_int64(st, 7, (int64_t)destroyed_ns);
-	return (store_step_stmt(s, st));
+	return (store_sql_step(s, st));
 }
 
 /*
@@ -518,13 +436,13 @@ store_add_usage(struct store *s, int32_t device, uint64_t time_ns,
 {
 	sqlite3_stmt	*st = s->stmt[STMT_USAGE];
 
-	if (store_begin(s, NULL) != 0)
+	if (store_sql_begin(s, NULL) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
 	sqlite3_bind_int(st, 2, device);
 	sqlite3_bind_int64(st, 3, (int64_t)time_ns);
 	sqlite3_bind_int64(st, 4, (int64_t)used_bytes);
-	return (store_step_stmt(s, st));
+	return (store_sql_step(s, st));
 }
 
 static int
@@ -535,16 +453,16 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 	int64_t		 id;
 
 	sqlite3_bind_int64(st, 1, s->run_id);
-	store_bind_id(st, 2, a->process_id);
+	store_sql_bind_id(st, 2, a->process_id);
 	sqlite3_bind_int(st, 3, a->device);
-	store_bind_opt(st, 4, a->stream);
+	store_sql_bind_opt(st, 4, a->stream);
 	sqlite3_bind_int(st, 5, a->layer);
 	sqlite3_bind_int64(st, 6, (int64_t)a->address);
 	sqlite3_bind_int64(st, 7, (int64_t)a->bytes);
-	store_bind_opt(st, 8, a->requested);
-	store_bind_opt(st, 9, a->alloc_ns);
-	store_bind_opt(st, 10, a->free_requested_ns);
-	store_bind_opt(st, 11, a->free_ns);
+	store_sql_bind_opt(st, 8, a->requested);
+	store_sql_bind_opt(st, 9, a->alloc_ns);
+	store_sql_bind_opt(st, 10, a->free_requested_ns);
+	store_sql_bind_opt(st, 11, a->free_ns);
 	if (store_has_steps(s, a->process_id)) {
 		sqlite3_bind_int64(st, 12, store_step_of(s, a->process_id,
 		    a->alloc_ns));
@@ -555,8 +473,8 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 		s->unstepped = 1;
 	if (a->site_id != 0)
 		sqlite3_bind_int64(st, 14, a->site_id);
-	store_bind_opt(st, 15, a->correlation);
-	if (store_step_stmt(s, st) != 0)
+	store_sql_bind_opt(st, 15, a->correlation);
+	if (store_sql_step(s, st) != 0)
 		return (-1);
 	id = sqlite3_last_insert_rowid(s->db);
 	store_top_note(&s->top, id, a);
@@ -574,7 +492,7 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 int
 store_add_allocation(struct store *s, const struct store_allocation *a)
 {
-	if (store_begin(s, NULL) != 0)
+	if (store_sql_begin(s, NULL) != 0)
 		return (-1);
 	return (insert_allocation(s, a, NULL));
 }
@@ -590,7 +508,7 @@ live_end(struct store *s, struct store_live_entry *e,
 	sqlite3_stmt	*st = s->stmt[STMT_FREE_UPDATE];
 	int		 rc;
 
-	if (store_begin(s, NULL) != 0)
+	if (store_sql_begin(s, NULL) != 0)
 		return (-1);
 	e->a.free_requested_ns = free_requested_ns;
 	e->a.free_ns = free_ns;
@@ -598,14 +516,14 @@ live_end(struct store *s, struct store_live_entry *e,
 		rc = insert_allocation(s, &e->a, NULL);
 	else {
 		sqlite3_bind_int64(st, 1, e->rowid);
-		store_bind_opt(st, 2, free_requested_ns);
-		store_bind_opt(st, 3, free_ns);
+		store_sql_bind_opt(st, 2, free_requested_ns);
+		store_sql_bind_opt(st, 3, free_ns);
 		if (store_has_steps(s, e->a.process_id))
 			sqlite3_bind_int64(st, 4, store_step_of(s,
 			    e->a.process_id, free_ns));
 		else
 			s->unstepped = 1;
-		rc = store_step_stmt(s, st);
+		rc = store_sql_step(s, st);
 		store_groups_note(s, &e->a);
 	}
 	store_live_remove(&s->live, e);
@@ -624,7 +542,7 @@ store_alloc_begin(struct store *s, const struct store_allocation *a)
 	struct store_live_entry	*e;
 	int			 dup;
 
-	if (store_begin(s, NULL) != 0)
+	if (store_sql_begin(s, NULL) != 0)
 		return (-1);
 	e = store_live_add(&s->live, a, &dup);
 	if (!dup)
@@ -700,9 +618,9 @@ store_commit(struct store *s, char **cause)
 	if (!s->in_txn)
 		return (0);
 	if (store_live_each(&s->live, flush_live_one, s) != 0)
-		return (store_error(s, cause, "cannot write allocations:"));
+		return (store_sql_error(s, cause, "cannot write allocations:"));
 	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		return (store_error(s, cause, "cannot commit:"));
+		return (store_sql_error(s, cause, "cannot commit:"));
 	s->in_txn = 0;
 	s->writes = 0;
 	return (0);
@@ -743,19 +661,19 @@ assign_steps(struct store *s, const char *alloc_sql, const char *offload_sql,
 
 	if (s->run_steps.n == 0)
 		return (0);
-	if (store_begin(s, cause) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	sqlite3_create_function(s->db, "vt_step_of", 2, SQLITE_UTF8, s,
 	    step_of_fn, NULL, NULL);
 	for (i = 0; i < 2; i++) {
 		if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) !=
 		    SQLITE_OK)
-			return (store_error(s, cause, "cannot assign steps:"));
+			return (store_sql_error(s, cause, "cannot assign steps:"));
 		sqlite3_bind_int64(st, 1, s->run_id);
 		rc = sqlite3_step(st);
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE)
-			return (store_error(s, cause, "cannot assign steps:"));
+			return (store_sql_error(s, cause, "cannot assign steps:"));
 	}
 	return (0);
 }
@@ -821,11 +739,11 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 	sqlite3_stmt	*st;
 	int		 rc;
 
-	if (store_begin(s, cause) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	store_live_each(&s->live, note_live_one, s);
 	if (store_live_each(&s->live, flush_live_one, s) != 0)
-		return (store_error(s, cause, "cannot write allocations:"));
+		return (store_sql_error(s, cause, "cannot write allocations:"));
 	store_live_free(&s->live);
 	store_live_init(&s->live);
 	if (s->steps_dirty && store_assign_steps(s, cause) != 0)
@@ -835,7 +753,7 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET end_ns = ?,"
 	    " exit_status = ?, complete = 1 WHERE id = ?", -1, &st, NULL)
 	    != SQLITE_OK)
-		return (store_error(s, cause, "cannot finish the run:"));
+		return (store_sql_error(s, cause, "cannot finish the run:"));
 	sqlite3_bind_int64(st, 1, (int64_t)(end_ns != 0 ? end_ns :
 	    lib_now_ns()));
 	if (exit_status >= 0)
@@ -844,10 +762,10 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return (store_error(s, cause, "cannot finish the run:"));
+		return (store_sql_error(s, cause, "cannot finish the run:"));
 	if (sqlite3_exec(s->db, store_index_sql, NULL, NULL, NULL) !=
 	    SQLITE_OK)
-		return (store_error(s, cause, "cannot build the indexes:"));
+		return (store_sql_error(s, cause, "cannot build the indexes:"));
 	return (store_commit(s, cause));
 }
 
@@ -870,9 +788,9 @@ store_close(struct store *s, char **cause)
 	if (rc == 0 && s->tmp_path != NULL &&
 	    sqlite3_exec(s->db, "PRAGMA journal_mode = DELETE", NULL, NULL,
 	    NULL) != SQLITE_OK)
-		rc = store_error(s, cause, "cannot checkpoint:");
+		rc = store_sql_error(s, cause, "cannot checkpoint:");
 	if (sqlite3_close(s->db) != SQLITE_OK && rc == 0)
-		rc = store_error(s, cause, "cannot close:");
+		rc = store_sql_error(s, cause, "cannot close:");
 	s->db = NULL;
 	if (s->tmp_path != NULL) {
 		if (rc == 0 && rename(s->tmp_path, s->path) != 0) {

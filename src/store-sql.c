@@ -1,0 +1,101 @@
+/*
+ * store-sql.c: the SQL helpers at the bottom of the store family.
+ *
+ * Every other store file writes through these: they open the store's one
+ * transaction, run SQL text, step a prepared write, bind optional values
+ * and turn a failure into the family's error, "PATH: what failed: SQLite's
+ * message".  They call no other file of the family, so the family has no
+ * circle of calls (tests/layout.py).
+ */
+#include "config.h"
+
+#include "store-int.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Set *cause to "PATH: MESSAGE" (with SQLite's message appended when the
+ * message ends in ':') and return -1.  cause may be NULL.
+ */
+int
+store_sql_error(struct store *s, char **cause, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg;
+	size_t	 len;
+
+	if (cause == NULL)
+		return (-1);
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	len = strlen(msg);
+	if (len > 0 && msg[len - 1] == ':' && s->db != NULL)
+		xasprintf(cause, "%s: %s %s", s->path, msg,
+		    sqlite3_errmsg(s->db));
+	else
+		xasprintf(cause, "%s: %s", s->path, msg);
+	free(msg);
+	return (-1);
+}
+
+/* Bind an optional integer: EVENT_NONE becomes NULL. */
+void
+store_sql_bind_opt(sqlite3_stmt *st, int i, uint64_t v)
+{
+	if (v == EVENT_NONE)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, (int64_t)v);
+}
+
+/* Bind a row id: 0 (none) becomes NULL. */
+void
+store_sql_bind_id(sqlite3_stmt *st, int i, int64_t id)
+{
+	if (id == 0)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, id);
+}
+
+/* Bind an optional string (copied): NULL stays NULL. */
+void
+store_sql_bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+	if (v == NULL)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+}
+
+/*
+ * Run a write statement to completion, reset it and clear its bindings;
+ * count it towards the next automatic commit.  0, or -1.
+ */
+int
+store_sql_step(struct store *s, sqlite3_stmt *st)
+{
+	int	rc;
+
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	s->writes++;
+	return (rc == SQLITE_DONE ? 0 : -1);
+}
+
+/* Open the store's transaction if none is open.  0, or -1 with *cause. */
+int
+store_sql_begin(struct store *s, char **cause)
+{
+	if (s->in_txn)
+		return (0);
+	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return (store_sql_error(s, cause,
+		    "cannot begin a transaction:"));
+	s->in_txn = 1;
+	return (0);
+}
