@@ -139,7 +139,7 @@ attach_begin(struct store *s, pid_t pid, uint64_t t0)
 	p.pid = (uint32_t)pid;
 	p.rank = p.local_rank = -1;
 	if (store_run_begin(s, &info) > 0 &&
-	    store_process(s, &p, NULL, command, t0) > 0)
+	    store_rows_process(s, &p, NULL, command, t0) > 0)
 		rc = 0;
 	free(command);
 	free(cwd);
@@ -176,7 +176,7 @@ attach_loop(struct store *s, struct nvml *n, pid_t pid,
 			break;
 		while (now >= t0 + (uint64_t)(steps + 1) * step_ns) {
 			steps++;
-			if (store_add_step(s, 0, steps, 0, t0 + (uint64_t)steps *
+			if (store_rows_step(s, 0, steps, 0, t0 + (uint64_t)steps *
 			    step_ns, NULL) != 0)
 				rc = attach_write_error(o->output, cause);
 			else
@@ -192,7 +192,7 @@ attach_loop(struct store *s, struct nvml *n, pid_t pid,
 			if (r == 0 && !seen[d])
 				continue;
 			seen[d] = 1;
-			if (store_add_usage(s, (int32_t)d, now, r ? bytes : 0)
+			if (store_rows_usage(s, (int32_t)d, now, r ? bytes : 0)
 			    != 0)
 				rc = attach_write_error(o->output, cause);
 			else

@@ -31,7 +31,7 @@ step_windows(struct import_state *st, uint64_t every, char **cause)
 	if (st->first_ns == EVENT_NONE)
 		return (0);
 	for (end = st->first_ns + every; ; end += every) {
-		if (store_add_step(st->store, 0, ++k, end - every, end,
+		if (store_rows_step(st->store, 0, ++k, end - every, end,
 		    "window") != 0) {
 			xasprintf(cause, "%s: cannot write steps", st->file);
 			return (-1);
@@ -78,7 +78,7 @@ import_annotations(struct import_state *st, const struct pickle_value *root,
 			continue;
 		if (pickle_int(pickle_dict_get(a, "device"), &device) != 0)
 			device = -1;
-		if (store_add_mark(st->store, 0, (int32_t)device,
+		if (store_rows_mark(st->store, 0, (int32_t)device,
 		    (uint64_t)time_us * 1000, stage, name) != 0) {
 			xasprintf(cause, "%s: cannot write annotations",
 			    st->file);
@@ -93,7 +93,7 @@ import_annotations(struct import_state *st, const struct pickle_value *root,
 	}
 	util_sort(ends, nends, sizeof *ends, compare_u64);
 	for (i = 0; i < nends; i++) {
-		if (store_add_step(st->store, 0, (int64_t)i + 1, i == 0 ?
+		if (store_rows_step(st->store, 0, (int64_t)i + 1, i == 0 ?
 		    st->first_ns : ends[i - 1], ends[i], NULL) != 0) {
 			xasprintf(cause, "%s: cannot write steps", st->file);
 			goto out;

@@ -87,7 +87,7 @@ import_site(struct import_state *st, const struct pickle_value *frames)
 			line = 0;
 		st->frames[k++].line = line;
 	}
-	return (store_add_site(st->store, st->frames, k));
+	return (store_site_add(st->store, st->frames, k));
 }
 
 static void
@@ -146,7 +146,7 @@ trace_end(struct import_state *st, struct store_allocation *a,
 {
 	int	rc;
 
-	rc = store_alloc_end(st->store, a->device, a->layer, a->address,
+	rc = store_rows_alloc_end(st->store, a->device, a->layer, a->address,
 	    free_requested, t);
 	if (rc <= 0)
 		return (rc);
@@ -154,7 +154,7 @@ trace_end(struct import_state *st, struct store_allocation *a,
 	a->free_requested_ns = free_requested != EVENT_NONE ?
 	    free_requested : t;
 	a->free_ns = t;
-	return (store_add_allocation(st->store, a));
+	return (store_rows_allocation(st->store, a));
 }
 
 /*
@@ -189,7 +189,7 @@ import_trace_entry(struct import_state *st, int32_t device,
 	if (t > st->last_ns)
 		st->last_ns = t;
 	if (strcmp(action, "oom") == 0)
-		return (store_add_mark(st->store, 0, device, t, NULL, "oom"));
+		return (store_rows_mark(st->store, 0, device, t, NULL, "oom"));
 	if (strcmp(action, "snapshot") == 0 || strcmp(action, "annotate") == 0)
 		return (0);
 	if (pickle_dict_get(e, "addr") == NULL)
@@ -219,15 +219,15 @@ import_trace_entry(struct import_state *st, int32_t device,
 		    "frames"))) < 0)
 			rc = -1;
 		else
-			rc = store_alloc_begin(st->store, &a);
+			rc = store_rows_alloc_begin(st->store, &a);
 	} else if (strcmp(action, "free_requested") == 0) {
 		a.layer = EVENT_LAYER_BLOCK;
-		if (store_alloc_free_requested(st->store, device, a.layer,
+		if (store_rows_alloc_free_requested(st->store, device, a.layer,
 		    a.address, t) == 1) {
 			/* Allocated before the trace: keep the time. */
 			a.alloc_ns = EVENT_NONE;
 			a.free_requested_ns = t;
-			rc = store_alloc_begin(st->store, &a);
+			rc = store_rows_alloc_begin(st->store, &a);
 		}
 	} else if (strcmp(action, "free_completed") == 0) {
 		a.layer = EVENT_LAYER_BLOCK;
@@ -394,7 +394,7 @@ import_reconcile(struct import_state *st, char **cause)
 
 	for (i = 0; i < st->nheld; i++) {
 		h = &st->held[i];
-		if (store_alloc_is_live(st->store, h->device, h->layer,
+		if (store_rows_alloc_is_live(st->store, h->device, h->layer,
 		    h->address))
 			continue;
 		memset(&a, 0, sizeof a);
@@ -407,7 +407,7 @@ import_reconcile(struct import_state *st, char **cause)
 		a.site_id = h->site_id;
 		a.correlation = EVENT_NONE;
 		a.alloc_ns = a.free_requested_ns = a.free_ns = EVENT_NONE;
-		if (store_add_allocation(st->store, &a) != 0) {
+		if (store_rows_allocation(st->store, &a) != 0) {
 			xasprintf(cause, "%s: cannot write allocations: %s",
 			    st->file, sqlite3_errmsg(store_db(st->store)));
 			return (-1);

@@ -117,7 +117,7 @@ finish_snapshot(struct import_state *st, char **cause)
 		es.device = st->streams[i].device;
 		es.stream = es.handle = st->streams[i].stream;
 		es.context = EVENT_NONE;
-		if (store_add_stream(st->store, 0, &es, 0, EVENT_NONE) != 0)
+		if (store_rows_stream(st->store, 0, &es, 0, EVENT_NONE) != 0)
 			goto fail;
 	}
 	if (sqlite3_prepare_v2(db, "UPDATE snapshots SET trace_entries = ?,"
@@ -223,7 +223,7 @@ import_snapshot(const char *path, const char *out,
 	    import_annotations(&st, root, opt, cause) != 0 ||
 	    finish_snapshot(&st, cause) != 0)
 		goto fail;
-	if (store_assign_steps(st.store, cause) != 0 ||
+	if (store_rows_assign_steps(st.store, cause) != 0 ||
 	    store_run_finish(st.store, -1, st.last_ns, cause) != 0)
 		goto fail;
 	pickle_free(root);

@@ -99,7 +99,7 @@ store_groups_note(struct store *s, const struct store_allocation *a)
 	struct store_groups	*gs = &s->groups;
 	struct store_group	 g;
 
-	if (!store_has_steps(s, a->process_id)) {
+	if (!store_steps_known(&s->steps, a->process_id)) {
 		gs->pending = xreallocarray(gs->pending, gs->npending + 1,
 		    sizeof *gs->pending);
 		gs->pending[gs->npending++] = *a;
@@ -109,9 +109,9 @@ store_groups_note(struct store *s, const struct store_allocation *a)
 	g.layer = a->layer;
 	g.device = a->device;
 	g.stream = a->stream;
-	g.alloc_step = store_step_of(s, a->process_id, a->alloc_ns);
+	g.alloc_step = store_steps_of(&s->steps, a->process_id, a->alloc_ns);
 	g.free_step = a->free_ns == EVENT_NONE ? 0 :
-	    store_step_of(s, a->process_id, a->free_ns);
+	    store_steps_of(&s->steps, a->process_id, a->free_ns);
 	g.site_id = a->site_id;
 	g.bytes = (int64_t)a->bytes;
 	g.blocks = 1;
@@ -128,7 +128,7 @@ store_groups_flush_pending(struct store *s)
 
 	gs->npending = 0;
 	for (i = 0; i < n; i++) {
-		if (store_has_steps(s, gs->pending[i].process_id)) {
+		if (store_steps_known(&s->steps, gs->pending[i].process_id)) {
 			store_groups_note(s, &gs->pending[i]);
 			continue;
 		}

@@ -11,6 +11,10 @@
 
 #include "vramtrace.h"
 
+/*
+ * The prepared statements of an open store, by the file that owns them:
+ * store-rows.c (STMT_ALLOC .. STMT_USAGE), store-site.c (frames, sites).
+ */
 enum store_stmt {
 	STMT_ALLOC,
 	STMT_FREE_UPDATE,
@@ -25,14 +29,20 @@ enum store_stmt {
 	STMT_DEVICE,
 	STMT_PROCESS,
 	STMT_PROCESS_END,
+	STMT_USAGE,
 	STMT_FRAME_INSERT,
 	STMT_FRAME_FIND,
 	STMT_SITE_INSERT,
 	STMT_SITE_FIND,
 	STMT_SITE_FRAME,
 	STMT_SITE_KIND,
-	STMT_USAGE,
 	STMT_MAX
+};
+
+/* A statement's text, for store_sql_prepare(). */
+struct store_sql_text {
+	enum store_stmt	 id;
+	const char	*sql;
 };
 
 /* The ends of one process's (or the run's) steps, increasing. */
@@ -41,6 +51,22 @@ struct store_timeline {
 	uint64_t	*ends;
 	size_t		 n;
 	size_t		 alloc;
+};
+
+/* Step boundaries of the run and of each process (store-steps.c). */
+struct store_steps {
+	struct store_timeline	 run;
+	struct store_timeline	*procs;
+	size_t			 nprocs;
+	uint64_t		 max_assigned_ns; /* latest time given a step */
+	int			 dirty;		/* a boundary arrived late */
+};
+
+/* What store_steps_add() made of a boundary. */
+enum store_steps_added {
+	STORE_STEPS_IGNORED,	/* a repeat or a gap: nothing changed */
+	STORE_STEPS_PROCESS,	/* a step of its process only */
+	STORE_STEPS_RUN		/* a new step of the run: write its row */
 };
 
 /* A small open-addressing map from 64-bit hashes to row ids (store-idmap.c). */
@@ -140,13 +166,7 @@ struct store {
 	int64_t		 run_id;
 	sqlite3_stmt	*stmt[STMT_MAX];
 	struct store_live live;
-
-	/* Step boundaries of the run and of each process (store-steps.c). */
-	struct store_timeline run_steps;
-	struct store_timeline *procs;
-	size_t		 nprocs;
-	uint64_t	 max_assigned_ns;	/* latest time given a step */
-	int		 steps_dirty;	/* a boundary arrived late */
+	struct store_steps steps;
 	int		 unstepped;	/* rows written before any boundary */
 
 	struct store_idmap sites;	/* stack hash -> sites.id */
@@ -159,30 +179,39 @@ struct store {
 /* store-sql.c */
 int	 store_sql_error(struct store *, char **, const char *, ...)
 	     printflike(3, 4);
+int	 store_sql_prepare(struct store *, const struct store_sql_text *,
+	     size_t, char **);
 void	 store_sql_bind_opt(sqlite3_stmt *, int, uint64_t);
 void	 store_sql_bind_id(sqlite3_stmt *, int, int64_t);
 void	 store_sql_bind_text(sqlite3_stmt *, int, const char *);
 int	 store_sql_step(struct store *, sqlite3_stmt *);
 int	 store_sql_begin(struct store *, char **);
 
-/* store.c */
-int	 store_assign_unstepped(struct store *);
+/* store-rows.c */
+int	 store_rows_prepare(struct store *, char **);
+int	 store_rows_process_end(struct store *, int64_t, uint64_t);
+int	 store_rows_device(struct store *, int64_t,
+	     const struct event_device *, const char *);
+int	 store_rows_dropped(struct store *, int64_t, uint64_t,
+	     const struct event_dropped *, const char *);
+int	 store_rows_memcpy(struct store *, int64_t, uint64_t,
+	     const struct event_memcpy *);
+int	 store_rows_offload(struct store *, int64_t, uint64_t,
+	     const struct event_offload *);
+int	 store_rows_stream_end(struct store *, int64_t,
+	     const struct event_stream *, uint64_t);
+int	 store_rows_flush(struct store *, char **);
+int	 store_rows_finish(struct store *, char **);
 
-/* store-idmap.c */
-void	 store_idmap_free(struct store_idmap *);
-int64_t	 store_idmap_get(struct store_idmap *, uint64_t);
-void	 store_idmap_put(struct store_idmap *, uint64_t, int64_t);
+/* store-site.c */
+int	 store_site_prepare(struct store *, char **);
 
-/* store-live.c */
-void	 store_live_init(struct store_live *);
-void	 store_live_free(struct store_live *);
-struct store_live_entry *store_live_find(struct store_live *, uint64_t,
-	     int32_t, int);
-struct store_live_entry *store_live_add(struct store_live *,
-	     const struct store_allocation *, int *);
-void	 store_live_remove(struct store_live *, struct store_live_entry *);
-int	 store_live_each(struct store_live *,
-	     int (*)(struct store_live_entry *, void *), void *);
+/* store-steps.c */
+void	 store_steps_reset(struct store_steps *);
+int	 store_steps_known(struct store_steps *, int64_t);
+int64_t	 store_steps_of(struct store_steps *, int64_t, uint64_t);
+enum store_steps_added store_steps_add(struct store_steps *, int64_t,
+	     int64_t *, uint64_t *, uint64_t);
 
 /* store-groups.c */
 void	 store_groups_reset(struct store_groups *);
@@ -196,9 +225,20 @@ void	 store_top_note(struct store_top *, int64_t,
 	     const struct store_allocation *);
 int	 store_top_write(struct store *, char **);
 
-/* store-steps.c */
-void	 store_steps_reset(struct store *);
-int	 store_has_steps(struct store *, int64_t);
-int64_t	 store_step_of(struct store *, int64_t, uint64_t);
+/* store-live.c */
+void	 store_live_init(struct store_live *);
+void	 store_live_free(struct store_live *);
+struct store_live_entry *store_live_find(struct store_live *, uint64_t,
+	     int32_t, int);
+struct store_live_entry *store_live_add(struct store_live *,
+	     const struct store_allocation *, int *);
+void	 store_live_remove(struct store_live *, struct store_live_entry *);
+int	 store_live_each(struct store_live *,
+	     int (*)(struct store_live_entry *, void *), void *);
+
+/* store-idmap.c */
+void	 store_idmap_free(struct store_idmap *);
+int64_t	 store_idmap_get(struct store_idmap *, uint64_t);
+void	 store_idmap_put(struct store_idmap *, uint64_t, int64_t);
 
 #endif

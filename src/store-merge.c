@@ -7,7 +7,7 @@
  * SELECT.  Tables with an integer id get the output's largest id as an
  * offset (computed for all tables before anything is copied, so that a
  * reference such as allocations.process_id can add the offset of the table
- * it names).  Sites are added again through store_add_site(), which
+ * it names).  Sites are added again through store_site_add(), which
  * deduplicates them by content, and the temp table site_map turns the
  * other file's site ids into ours.  Runs go through run_map:
  * with joining on, a run of the other file whose source and command equal
@@ -257,7 +257,7 @@ merge_site(struct store *s, sqlite3_stmt *fr, sqlite3_stmt *map, int64_t old)
 		f[n++].line = sqlite3_column_int64(fr, 2);
 	}
 	sqlite3_reset(fr);
-	id = store_add_site(s, f, n);
+	id = store_site_add(s, f, n);
 	for (i = 0; i < n; i++) {
 		free((char *)f[i].name);
 		free((char *)f[i].filename);
@@ -271,7 +271,7 @@ merge_site(struct store *s, sqlite3_stmt *fr, sqlite3_stmt *map, int64_t old)
 }
 
 /*
- * Copy the sites through store_add_site(), which deduplicates by content
+ * Copy the sites through store_site_add(), which deduplicates by content
  * (a site's hash is over frame ids, which differ between files), and fill
  * temp.site_map.  0, or -1 with *cause.
  */

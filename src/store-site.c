@@ -18,6 +18,28 @@
 #define FNV_OFFSET	0xcbf29ce484222325ULL
 #define FNV_PRIME	0x100000001b3ULL
 
+static const struct store_sql_text site_sql[] = {
+	{ STMT_FRAME_INSERT, "INSERT OR IGNORE INTO frames(name, filename,"
+	    " line) VALUES (?1, ?2, ?3)" },
+	{ STMT_FRAME_FIND, "SELECT id FROM frames WHERE name = ?1 AND"
+	    " filename = ?2 AND line = ?3" },
+	{ STMT_SITE_INSERT, "INSERT INTO sites(hash, depth, label)"
+	    " VALUES (?1, ?2, ?3) ON CONFLICT(hash) DO NOTHING" },
+	{ STMT_SITE_FIND, "SELECT id FROM sites WHERE hash = ?1" },
+	{ STMT_SITE_FRAME, "INSERT INTO site_frames(site_id, depth, frame_id)"
+	    " VALUES (?1, ?2, ?3)" },
+	{ STMT_SITE_KIND, "UPDATE sites SET kind = ?2 WHERE id = ?1 AND"
+	    " kind IS NULL" },
+};
+
+/* Prepare the statements of sites and frames.  0, or -1 with *cause. */
+int
+store_site_prepare(struct store *s, char **cause)
+{
+	return (store_sql_prepare(s, site_sql,
+	    sizeof site_sql / sizeof site_sql[0], cause));
+}
+
 static uint64_t
 fnv(uint64_t h, const void *p, size_t n)
 {
@@ -114,7 +136,7 @@ store_site_kind(struct store *s, int64_t site, const char *kind)
  * it the first time.  n == 0 gives 0 (no site).  -1 on a database error.
  */
 int64_t
-store_add_site(struct store *s, const struct store_frame *frames, size_t n)
+store_site_add(struct store *s, const struct store_frame *frames, size_t n)
 {
 	int64_t		*ids, id;
 	uint64_t	 h = FNV_OFFSET;

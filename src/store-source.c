@@ -1,13 +1,16 @@
 /*
- * store-source.c: turning one event stream into rows.
+ * store-source.c: one event stream, decoded and put in time order for the
+ * row writers (store-rows.c).
  *
  * A source is one producer of events: a connection to the collector, or a
  * spool file being replayed.  It owns what is scoped to that stream: the
  * string ids the producer defined, the process row its PROCESS_START made,
- * and the stacks (site strings) it resolved.  String ids are small
- * integers; they index a growing array.  A site string holds one frame per
- * line, "name<TAB>filename<TAB>line", innermost first, after an optional
- * first line "!KIND" that says which kind of stack it is (lib/stack.h).
+ * and the stacks (site strings) it resolved.  It hands each event, with
+ * its strings resolved and its process known, to the writer of its table;
+ * it binds no SQL itself.  String ids are small integers; they index a
+ * growing array.  A site string holds one frame per line,
+ * "name<TAB>filename<TAB>line", innermost first, after an optional first
+ * line "!KIND" that says which kind of stack it is (lib/stack.h).
  *
  * Events of one process do not arrive in time order: CUPTI fills a buffer
  * per thread and delivers each when it is flushed, so the free of a tensor
@@ -188,7 +191,7 @@ source_site(struct store_source *src, uint32_t id)
 		frames[n].line = f2 != NULL ? strtoll(f2 + 1, NULL, 10) : 0;
 		n++;
 	}
-	site = store_add_site(src->store, frames, n);
+	site = store_site_add(src->store, frames, n);
 	if (site > 0 && kind != NULL && store_site_kind(src->store, site,
 	    kind) != 0)
 		site = -1;
@@ -197,38 +200,6 @@ source_site(struct store_source *src, uint32_t id)
 	if (site > 0)
 		src->site_ids[id] = site;
 	return (site);
-}
-
-/*
- * Add a process row for this source's PROCESS_START; host and command are
- * the resolved strings.  Returns the processes.id, or -1.
- */
-int64_t
-store_process(struct store *s, const struct event_process *p,
-    const char *host, const char *command, uint64_t start_ns)
-{
-	sqlite3_stmt	*st = s->stmt[STMT_PROCESS];
-	const char	*allocator = NULL;
-
-	if (store_sql_begin(s, NULL) != 0)
-		return (-1);
-	if (p->flags & EVENT_PROCESS_ASYNC_ALLOCATOR)
-		allocator = "async";
-	else if (p->flags & EVENT_PROCESS_NATIVE_ALLOCATOR)
-		allocator = "native";
-	sqlite3_bind_int64(st, 1, s->run_id);
-	sqlite3_bind_int64(st, 2, p->pid);
-	if (p->rank >= 0)
-		sqlite3_bind_int(st, 3, p->rank);
-	if (p->local_rank >= 0)
-		sqlite3_bind_int(st, 4, p->local_rank);
-	store_sql_bind_text(st, 5, host);
-	store_sql_bind_text(st, 6, command);
-	store_sql_bind_text(st, 7, allocator);
-	store_sql_bind_opt(st, 8, start_ns == 0 ? EVENT_NONE : start_ns);
-	if (store_sql_step(s, st) != 0)
-		return (-1);
-	return (sqlite3_last_insert_rowid(s->db));
 }
 
 static int
@@ -254,124 +225,50 @@ source_alloc(struct store_source *src, const struct event *ev)
 	a.free_requested_ns = a.free_ns = EVENT_NONE;
 	if (ev->type == EVENT_ALLOC) {
 		a.alloc_ns = ev->time_ns;
-		return (store_alloc_begin(s, &a));
+		return (store_rows_alloc_begin(s, &a));
 	}
-	rc = store_alloc_end(s, a.device, a.layer, a.address, ev->time_ns,
-	    ev->time_ns);
+	rc = store_rows_alloc_end(s, a.device, a.layer, a.address,
+	    ev->time_ns, ev->time_ns);
 	if (rc <= 0)
 		return (rc);
 	/* Freed, but allocated before tracing began. */
 	a.alloc_ns = EVENT_NONE;
 	a.free_requested_ns = a.free_ns = ev->time_ns;
-	return (store_add_allocation(s, &a));
-}
-
-static int
-source_memcpy(struct store_source *src, const struct event *ev)
-{
-	struct store		*s = src->store;
-	sqlite3_stmt		*st = s->stmt[STMT_MEMCPY];
-	const struct event_memcpy *m = &ev->u.memcpy;
-	int32_t			 device;
-
-	device = m->kind == EVENT_COPY_HTOD ? m->dst_device : m->src_device;
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, src->apply_pid);
-	sqlite3_bind_int(st, 3, device);
-	store_sql_bind_opt(st, 4, m->stream);
-	sqlite3_bind_int(st, 5, m->kind);
-	sqlite3_bind_int64(st, 6, (int64_t)m->bytes);
-	sqlite3_bind_int(st, 7, m->src_device);
-	sqlite3_bind_int(st, 8, m->dst_device);
-	store_sql_bind_opt(st, 9, ev->time_ns == 0 ? EVENT_NONE : ev->time_ns);
-	store_sql_bind_opt(st, 10, m->end_ns == 0 ? EVENT_NONE : m->end_ns);
-	store_sql_bind_opt(st, 11, m->correlation);
-	return (store_sql_step(s, st));
-}
-
-static int
-source_stream(struct store_source *src, const struct event *ev)
-{
-	if (ev->type == EVENT_STREAM_CREATE)
-		return (store_add_stream(src->store, src->apply_pid,
-		    &ev->u.stream, 1, ev->time_ns));
-	return (store_end_stream(src->store, src->apply_pid, &ev->u.stream,
-	    ev->time_ns));
-}
-
-static int
-source_offload(struct store_source *src, const struct event *ev)
-{
-	struct store		*s = src->store;
-	sqlite3_stmt		*st = s->stmt[STMT_OFFLOAD];
-	const struct event_offload *o = &ev->u.offload;
-
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, src->apply_pid);
-	sqlite3_bind_int(st, 3, o->device);
-	store_sql_bind_opt(st, 4, o->stream);
-	sqlite3_bind_int64(st, 5, (int64_t)ev->time_ns);
-	if (store_has_steps(s, src->apply_pid))
-		sqlite3_bind_int64(st, 6, store_step_of(s, src->apply_pid,
-		    ev->time_ns));
-	else
-		s->unstepped = 1;
-	sqlite3_bind_text(st, 7, event_offload_kind_name(o->kind), -1,
-	    SQLITE_STATIC);
-	store_sql_bind_opt(st, 8, o->tensor);
-	store_sql_bind_opt(st, 9, o->storage);
-	store_sql_bind_opt(st, 10, o->generation);
-	store_sql_bind_opt(st, 11, o->bytes);
-	return (store_sql_step(s, st));
+	return (store_rows_allocation(s, &a));
 }
 
 static int
 source_misc(struct store_source *src, const struct event *ev)
 {
 	struct store	*s = src->store;
-	sqlite3_stmt	*st;
+	const char	*name;
 
 	switch (ev->type) {
 	case EVENT_DROPPED:
-		st = s->stmt[STMT_DROPPED];
-		sqlite3_bind_int64(st, 1, s->run_id);
-		store_sql_bind_id(st, 2, src->apply_pid);
-		store_sql_bind_opt(st, 3, ev->time_ns);
-		store_sql_bind_text(st, 4, source_string(src,
-		    ev->u.dropped.source));
-		sqlite3_bind_int64(st, 5, (int64_t)ev->u.dropped.count);
-		return (store_sql_step(s, st));
+		return (store_rows_dropped(s, src->apply_pid, ev->time_ns,
+		    &ev->u.dropped, source_string(src, ev->u.dropped.source)));
 	case EVENT_DEVICE:
-		st = s->stmt[STMT_DEVICE];
-		sqlite3_bind_int64(st, 1, s->run_id);
-		store_sql_bind_id(st, 2, src->apply_pid);
-		sqlite3_bind_int(st, 3, ev->u.device.device);
-		store_sql_bind_text(st, 4, source_string(src,
-		    ev->u.device.name));
-		store_sql_bind_opt(st, 5, ev->u.device.total_bytes == 0 ?
-		    EVENT_NONE : ev->u.device.total_bytes);
-		return (store_sql_step(s, st));
+		return (store_rows_device(s, src->apply_pid, &ev->u.device,
+		    source_string(src, ev->u.device.name)));
 	case EVENT_PROCESS_END:
 		if (src->apply_pid == 0)
 			return (0);
-		st = s->stmt[STMT_PROCESS_END];
-		sqlite3_bind_int64(st, 1, src->apply_pid);
-		store_sql_bind_opt(st, 2, ev->time_ns);
-		return (store_sql_step(s, st));
+		return (store_rows_process_end(s, src->apply_pid,
+		    ev->time_ns));
 	case EVENT_STEP_BEGIN:
 		src->step_begin = (int64_t)ev->time_ns;
 		return (0);
 	case EVENT_STEP_END:
-		if (store_add_step(s, src->apply_pid, ev->u.step.step,
+		if (store_rows_step(s, src->apply_pid, ev->u.step.step,
 		    (uint64_t)src->step_begin, ev->time_ns,
 		    source_string(src, ev->u.step.name)) != 0)
 			return (-1);
 		src->step_begin = 0;
 		return (0);
 	case EVENT_MARK:
-		return (store_add_mark(s, src->apply_pid, -1, ev->time_ns,
-		    NULL, source_string(src, ev->u.step.name) != NULL ?
-		    source_string(src, ev->u.step.name) : "mark"));
+		name = source_string(src, ev->u.step.name);
+		return (store_rows_mark(s, src->apply_pid, -1, ev->time_ns,
+		    NULL, name != NULL ? name : "mark"));
 	}
 	return (0);
 }
@@ -544,13 +441,11 @@ source_apply(struct store_source *src, const struct event *ev, char **cause)
 	struct store	*s = src->store;
 	int		 rc = 0;
 
-	if (store_sql_begin(s, cause) != 0)
-		return (-1);
 	switch (ev->type) {
 	case EVENT_STRING:
 		return (define_string(src, &ev->u.string, cause));
 	case EVENT_PROCESS_START:
-		src->process_id = store_process(s, &ev->u.process,
+		src->process_id = store_rows_process(s, &ev->u.process,
 		    source_string(src, ev->u.process.host),
 		    source_string(src, ev->u.process.command), ev->time_ns);
 		rc = src->process_id < 0 ? -1 : 0;
@@ -560,17 +455,23 @@ source_apply(struct store_source *src, const struct event *ev, char **cause)
 		rc = source_alloc(src, ev);
 		break;
 	case EVENT_MEMCPY:
-		rc = source_memcpy(src, ev);
+		rc = store_rows_memcpy(s, src->apply_pid, ev->time_ns,
+		    &ev->u.memcpy);
 		break;
 	case EVENT_STREAM_CREATE:
+		rc = store_rows_stream(s, src->apply_pid, &ev->u.stream, 1,
+		    ev->time_ns);
+		break;
 	case EVENT_STREAM_DESTROY:
-		rc = source_stream(src, ev);
+		rc = store_rows_stream_end(s, src->apply_pid, &ev->u.stream,
+		    ev->time_ns);
 		break;
 	case EVENT_CONTEXT_CREATE:
 	case EVENT_CONTEXT_DESTROY:
 		break;		/* contexts matter only through their streams */
 	case EVENT_OFFLOAD:
-		rc = source_offload(src, ev);
+		rc = store_rows_offload(s, src->apply_pid, ev->time_ns,
+		    &ev->u.offload);
 		break;
 	default:
 		rc = source_misc(src, ev);

@@ -2,10 +2,10 @@
  * store-sql.c: the SQL helpers at the bottom of the store family.
  *
  * Every other store file writes through these: they open the store's one
- * transaction, run SQL text, step a prepared write, bind optional values
- * and turn a failure into the family's error, "PATH: what failed: SQLite's
- * message".  They call no other file of the family, so the family has no
- * circle of calls (tests/layout.py).
+ * transaction, prepare a file's statements, step a prepared write, bind
+ * optional values and turn a failure into the family's error, "PATH: what
+ * failed: SQLite's message".  They call no other file of the family, so
+ * the family has no circle of calls (tests/layout.py).
  */
 #include "config.h"
 
@@ -39,6 +39,26 @@ store_sql_error(struct store *s, char **cause, const char *fmt, ...)
 		xasprintf(cause, "%s: %s", s->path, msg);
 	free(msg);
 	return (-1);
+}
+
+/*
+ * Prepare the n statements of table t into the store's slots, to be
+ * finalized when it closes.  0, or -1 with *cause.
+ */
+int
+store_sql_prepare(struct store *s, const struct store_sql_text *t, size_t n,
+    char **cause)
+{
+	size_t	i;
+
+	for (i = 0; i < n; i++) {
+		if (sqlite3_prepare_v3(s->db, t[i].sql, -1,
+		    SQLITE_PREPARE_PERSISTENT, &s->stmt[t[i].id], NULL) !=
+		    SQLITE_OK)
+			return (store_sql_error(s, cause,
+			    "cannot prepare a statement:"));
+	}
+	return (0);
 }
 
 /* Bind an optional integer: EVENT_NONE becomes NULL. */

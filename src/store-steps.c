@@ -11,7 +11,9 @@
  *
  * A timeline is a growing array of end times, increasing; the step of a
  * time t is the first step whose end is at or after t, numbered from 1, or
- * N+1 after the last end.
+ * N+1 after the last end.  This file only keeps the timelines; the rows
+ * that get their steps from them, and the steps table, are written by
+ * store-rows.c.
  */
 #include "config.h"
 
@@ -33,55 +35,52 @@ timeline_append(struct store_timeline *tl, uint64_t end_ns)
 
 /* Forget every boundary (a new run begins, or the store closes). */
 void
-store_steps_reset(struct store *s)
+store_steps_reset(struct store_steps *ss)
 {
 	size_t	i;
 
-	free(s->run_steps.ends);
-	memset(&s->run_steps, 0, sizeof s->run_steps);
-	for (i = 0; i < s->nprocs; i++)
-		free(s->procs[i].ends);
-	free(s->procs);
-	s->procs = NULL;
-	s->nprocs = 0;
-	s->max_assigned_ns = 0;
-	s->steps_dirty = 0;
+	free(ss->run.ends);
+	for (i = 0; i < ss->nprocs; i++)
+		free(ss->procs[i].ends);
+	free(ss->procs);
+	memset(ss, 0, sizeof *ss);
 }
 
 static struct store_timeline *
-process_timeline(struct store *s, int64_t process_id, int create)
+process_timeline(struct store_steps *ss, int64_t process_id, int create)
 {
 	size_t	i;
 
-	for (i = 0; i < s->nprocs; i++) {
-		if (s->procs[i].process_id == process_id)
-			return (&s->procs[i]);
+	for (i = 0; i < ss->nprocs; i++) {
+		if (ss->procs[i].process_id == process_id)
+			return (&ss->procs[i]);
 	}
 	if (!create)
 		return (NULL);
-	s->procs = xreallocarray(s->procs, s->nprocs + 1, sizeof *s->procs);
-	memset(&s->procs[s->nprocs], 0, sizeof *s->procs);
-	s->procs[s->nprocs].process_id = process_id;
-	return (&s->procs[s->nprocs++]);
+	ss->procs = xreallocarray(ss->procs, ss->nprocs + 1,
+	    sizeof *ss->procs);
+	memset(&ss->procs[ss->nprocs], 0, sizeof *ss->procs);
+	ss->procs[ss->nprocs].process_id = process_id;
+	return (&ss->procs[ss->nprocs++]);
 }
 
 /* The timeline that gives process_id's rows their steps (maybe empty). */
 static const struct store_timeline *
-timeline_of(struct store *s, int64_t process_id)
+timeline_of(struct store_steps *ss, int64_t process_id)
 {
 	const struct store_timeline	*tl;
 
-	if (process_id != 0 && (tl = process_timeline(s, process_id, 0)) !=
+	if (process_id != 0 && (tl = process_timeline(ss, process_id, 0)) !=
 	    NULL && tl->n > 0)
 		return (tl);
-	return (&s->run_steps);
+	return (&ss->run);
 }
 
 /* Are steps known for rows of process_id (0: none) yet? */
 int
-store_has_steps(struct store *s, int64_t process_id)
+store_steps_known(struct store_steps *ss, int64_t process_id)
 {
-	return (timeline_of(s, process_id)->n > 0);
+	return (timeline_of(ss, process_id)->n > 0);
 }
 
 /*
@@ -89,15 +88,15 @@ store_has_steps(struct store *s, int64_t process_id)
  * tracing began, step 1), from the boundaries known so far.
  */
 int64_t
-store_step_of(struct store *s, int64_t process_id, uint64_t t)
+store_steps_of(struct store_steps *ss, int64_t process_id, uint64_t t)
 {
-	const struct store_timeline	*tl = timeline_of(s, process_id);
+	const struct store_timeline	*tl = timeline_of(ss, process_id);
 	size_t				 lo = 0, hi = tl->n, mid;
 
 	if (t == EVENT_NONE)
 		return (1);
-	if (t > s->max_assigned_ns)
-		s->max_assigned_ns = t;
+	if (t > ss->max_assigned_ns)
+		ss->max_assigned_ns = t;
 	while (lo < hi) {
 		mid = (lo + hi) / 2;
 		if (tl->ends[mid] < t)
@@ -109,48 +108,41 @@ store_step_of(struct store *s, int64_t process_id, uint64_t t)
 }
 
 /*
- * Record the end of step `step` (-1: the process's next) of process_id
- * (0: none, an importer) at end_ns, starting at start_ns (0: the previous
- * end), with an optional name.  A process's steps must arrive in order; a
- * repeat or a gap is ignored.  The run's step k is taken from the first
- * process that ends it.  A boundary earlier than a time already given a
- * step marks the steps for recomputation at finish.  0, or -1.
+ * Add the end of step *step (-1: the process's next; set to the number it
+ * gets) of process_id (0: none, an importer) at end_ns.  A process's steps
+ * must arrive in order; a repeat or a gap is ignored.  The run's step k is
+ * taken from the first process that ends it: then *start_ns (0: the
+ * previous end; set to it) and *step are those of the run's new step.  A
+ * boundary earlier than a time already given a step marks the steps
+ * dirty, for recomputation at finish.  Returns STORE_STEPS_RUN when the
+ * run has a new step (a steps row to write), STORE_STEPS_PROCESS when
+ * only the process has, STORE_STEPS_IGNORED when neither.
  */
-int
-store_add_step(struct store *s, int64_t process_id, int64_t step,
-    uint64_t start_ns, uint64_t end_ns, const char *name)
+enum store_steps_added
+store_steps_add(struct store_steps *ss, int64_t process_id, int64_t *step,
+    uint64_t *start_ns, uint64_t end_ns)
 {
-	struct store_timeline	*tl = NULL, *run = &s->run_steps;
-	sqlite3_stmt		*st = s->stmt[STMT_STEP];
+	struct store_timeline	*tl = NULL, *run = &ss->run;
 
 	if (process_id != 0) {
-		tl = process_timeline(s, process_id, 1);
-		if (step < 0)
-			step = (int64_t)tl->n + 1;
-		if ((size_t)step != tl->n + 1 ||
+		tl = process_timeline(ss, process_id, 1);
+		if (*step < 0)
+			*step = (int64_t)tl->n + 1;
+		if ((size_t)*step != tl->n + 1 ||
 		    (tl->n > 0 && end_ns < tl->ends[tl->n - 1]))
-			return (0);
+			return (STORE_STEPS_IGNORED);
 		timeline_append(tl, end_ns);
-	} else if (step < 0)
-		step = (int64_t)run->n + 1;
-	if (end_ns < s->max_assigned_ns)
-		s->steps_dirty = 1;
-	if ((size_t)step == run->n + 1 &&
+	} else if (*step < 0)
+		*step = (int64_t)run->n + 1;
+	if (end_ns < ss->max_assigned_ns)
+		ss->dirty = 1;
+	if ((size_t)*step == run->n + 1 &&
 	    (run->n == 0 || end_ns >= run->ends[run->n - 1])) {
 		/* The first process to end step k ends the run's step k. */
-		if (start_ns == 0 && run->n > 0)
-			start_ns = run->ends[run->n - 1];
+		if (*start_ns == 0 && run->n > 0)
+			*start_ns = run->ends[run->n - 1];
 		timeline_append(run, end_ns);
-		if (store_sql_begin(s, NULL) != 0)
-			return (-1);
-		sqlite3_bind_int64(st, 1, s->run_id);
-		sqlite3_bind_int64(st, 2, step);
-		store_sql_bind_opt(st, 3, start_ns == 0 ? EVENT_NONE : start_ns);
-		sqlite3_bind_int64(st, 4, (int64_t)end_ns);
-		store_sql_bind_text(st, 5, name);
-		if (store_sql_step(s, st) != 0)
-			return (-1);
-	} else if (tl == NULL)
-		return (0);
-	return (s->unstepped ? store_assign_unstepped(s) : 0);
+		return (STORE_STEPS_RUN);
+	}
+	return (tl == NULL ? STORE_STEPS_IGNORED : STORE_STEPS_PROCESS);
 }

@@ -75,7 +75,6 @@ char	*git_head(const char *);
 
 /* store.c */
 struct store;
-struct store_source;
 #define STORE_CREATE	0x1	/* make a new database; fail if it exists */
 #define STORE_APPEND	0x2	/* add a run to an existing database */
 #define STORE_ATOMIC	0x4	/* write a temporary file, rename on close */
@@ -90,6 +89,18 @@ struct store_run_info {
 	const char	*step_source;	/* "nvtx", "annotation", "api", ... */
 	uint64_t	 start_ns;	/* 0: now */
 };
+struct store	*store_open(const char *, int, char **);
+int	 store_close(struct store *, char **);
+void	 store_abort(struct store *);
+int64_t	 store_run_begin(struct store *, const struct store_run_info *);
+int	 store_run_finish(struct store *, int, uint64_t, char **);
+int64_t	 store_run_id(struct store *);
+int	 store_commit(struct store *, char **);
+int	 store_maybe_commit(struct store *, char **);
+int	 store_exec(struct store *, const char *, char **);
+void	*store_db(struct store *);
+
+/* store-rows.c */
 struct store_allocation {
 	int64_t		 process_id;	/* processes.id; 0: none */
 	int32_t		 device;	/* -1: host */
@@ -104,54 +115,42 @@ struct store_allocation {
 	int64_t		 site_id;	/* 0: none */
 	uint64_t	 correlation;	/* EVENT_NONE */
 };
+int64_t	 store_rows_process(struct store *, const struct event_process *,
+	     const char *, const char *, uint64_t);
+int	 store_rows_allocation(struct store *,
+	     const struct store_allocation *);
+int	 store_rows_alloc_begin(struct store *,
+	     const struct store_allocation *);
+int	 store_rows_alloc_free_requested(struct store *, int32_t, int,
+	     uint64_t, uint64_t);
+int	 store_rows_alloc_end(struct store *, int32_t, int, uint64_t,
+	     uint64_t, uint64_t);
+int	 store_rows_alloc_is_live(struct store *, int32_t, int, uint64_t);
+int	 store_rows_stream(struct store *, int64_t,
+	     const struct event_stream *, int, uint64_t);
+int	 store_rows_step(struct store *, int64_t, int64_t, uint64_t, uint64_t,
+	     const char *);
+int	 store_rows_mark(struct store *, int64_t, int32_t, uint64_t,
+	     const char *, const char *);
+int	 store_rows_usage(struct store *, int32_t, uint64_t, uint64_t);
+int	 store_rows_assign_steps(struct store *, char **);
+
+/* store-site.c */
 struct store_frame {
 	const char	*name;
 	const char	*filename;
 	int64_t		 line;
 };
-struct store	*store_open(const char *, int, char **);
-int	 store_close(struct store *, char **);
-void	 store_abort(struct store *);
-int64_t	 store_run_begin(struct store *, const struct store_run_info *);
-int	 store_run_finish(struct store *, int, uint64_t, char **);
-int64_t	 store_run_id(struct store *);
-int	 store_commit(struct store *, char **);
-int	 store_maybe_commit(struct store *, char **);
-int64_t	 store_process(struct store *, const struct event_process *,
-	     const char *, const char *, uint64_t);
+int64_t	 store_site_add(struct store *, const struct store_frame *, size_t);
+int	 store_site_kind(struct store *, int64_t, const char *);
+
+/* store-source.c */
+struct store_source;
 struct store_source *store_source_create(struct store *, const char *);
 void	 store_source_free(struct store_source *);
 int	 store_source_event(struct store_source *, const struct event *,
 	     char **);
 int	 store_source_drain(struct store_source *, char **);
-int	 store_add_allocation(struct store *, const struct store_allocation *);
-int	 store_alloc_begin(struct store *, const struct store_allocation *);
-int	 store_alloc_free_requested(struct store *, int32_t, int, uint64_t,
-	     uint64_t);
-int	 store_alloc_end(struct store *, int32_t, int, uint64_t, uint64_t,
-	     uint64_t);
-int	 store_alloc_is_live(struct store *, int32_t, int, uint64_t);
-int64_t	 store_add_site(struct store *, const struct store_frame *, size_t);
-int	 store_site_kind(struct store *, int64_t, const char *);
-int	 store_add_step(struct store *, int64_t, int64_t, uint64_t, uint64_t,
-	     const char *);
-int	 store_add_mark(struct store *, int64_t, int32_t, uint64_t,
-	     const char *, const char *);
-int	 store_add_stream(struct store *, int64_t, const struct event_stream *,
-	     int, uint64_t);
-int	 store_end_stream(struct store *, int64_t, const struct event_stream *,
-	     uint64_t);
-int	 store_add_usage(struct store *, int32_t, uint64_t, uint64_t);
-int	 store_assign_steps(struct store *, char **);
-int	 store_exec(struct store *, const char *, char **);
-void	*store_db(struct store *);
-
-/* collector.c */
-struct collector;
-struct collector *collector_create(struct store *, unsigned, char **);
-const char *collector_path(struct collector *);
-int	 collector_run(struct collector *, pid_t, int *, char **);
-void	 collector_free(struct collector *);
 
 /* store-merge.c */
 int	 store_merge(struct store *, const char *, int, char **);
@@ -161,6 +160,13 @@ int	 store_merge(struct store *, const char *, int, char **);
 extern const char *store_schema_sql;
 extern const char *store_index_sql;
 extern const char *store_top_sql;
+
+/* collector.c */
+struct collector;
+struct collector *collector_create(struct store *, unsigned, char **);
+const char *collector_path(struct collector *);
+int	 collector_run(struct collector *, pid_t, int *, char **);
+void	 collector_free(struct collector *);
 
 /* query.c */
 struct query;

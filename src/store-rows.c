@@ -1,0 +1,641 @@
+/*
+ * store-rows.c: the rows of a run, every event table's writer in one
+ * place.
+ *
+ * Each writer binds one prepared statement (rows_sql, prepared when the
+ * store opens) and steps it inside the store's transaction.  Allocations
+ * are the one table with a life: a row waits in the live table
+ * (store-live.c) from its alloc until its free, so that the pair costs one
+ * INSERT; rows still live when the transaction commits are inserted
+ * without a free time and remember their rowid, so that a later free is
+ * an UPDATE of that row.  Every final allocation is also counted in its
+ * group (store-groups.c) and offered to the first-rows heaps
+ * (store-top.c).
+ *
+ * Step numbers: a row gets its alloc and free step from the step
+ * boundaries known when it is written (store-steps.c).  Rows written
+ * before the first boundary get theirs when it comes (assign_unstepped);
+ * a boundary that comes late marks the run for store_rows_assign_steps()
+ * when it finishes.
+ */
+#include "config.h"
+
+#include "store-int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct store_sql_text rows_sql[] = {
+	{ STMT_ALLOC, "INSERT INTO allocations(run_id, process_id, device,"
+	    " stream, layer, address, bytes, requested_bytes, alloc_ns,"
+	    " free_requested_ns, free_ns, alloc_step, free_step, site_id,"
+	    " correlation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+	    " ?10, ?11, ?12, ?13, ?14, ?15)" },
+	{ STMT_FREE_UPDATE, "UPDATE allocations SET free_requested_ns = ?2,"
+	    " free_ns = ?3, free_step = ?4 WHERE id = ?1" },
+	{ STMT_MEMCPY, "INSERT INTO memcpys(run_id, process_id, device,"
+	    " stream, kind, bytes, src_device, dst_device, start_ns, end_ns,"
+	    " correlation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
+	    " ?11)" },
+	{ STMT_OFFLOAD, "INSERT INTO offload_events(run_id, process_id,"
+	    " device, stream, time_ns, step, kind, tensor_id, storage_key,"
+	    " generation, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+	    " ?10, ?11)" },
+	{ STMT_STREAM_CREATE, "INSERT INTO streams(run_id, process_id,"
+	    " device, stream, handle, context, priority, flags, created_ns)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)" },
+	{ STMT_STREAM_DESTROY, "UPDATE streams SET destroyed_ns = ?4"
+	    " WHERE id = (SELECT max(id) FROM streams WHERE run_id = ?1"
+	    " AND process_id IS ?2 AND stream = ?3 AND destroyed_ns IS NULL)" },
+	{ STMT_STREAM_DESTROY_INSERT, "INSERT INTO streams(run_id,"
+	    " process_id, device, stream, handle, context, destroyed_ns)"
+	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)" },
+	{ STMT_STEP, "INSERT OR IGNORE INTO steps(run_id, step, start_ns,"
+	    " end_ns, name) VALUES (?1, ?2, ?3, ?4, ?5)" },
+	{ STMT_MARK, "INSERT INTO marks(run_id, process_id, device, time_ns,"
+	    " stage, name) VALUES (?1, ?2, ?3, ?4, ?5, ?6)" },
+	{ STMT_DROPPED, "INSERT INTO dropped_records(run_id, process_id,"
+	    " time_ns, source, count) VALUES (?1, ?2, ?3, ?4, ?5)" },
+	{ STMT_DEVICE, "INSERT INTO devices(run_id, process_id, device, name,"
+	    " total_bytes) VALUES (?1, ?2, ?3, ?4, ?5)" },
+	{ STMT_PROCESS, "INSERT INTO processes(run_id, pid, rank, local_rank,"
+	    " host, command, allocator, start_ns) VALUES (?1, ?2, ?3, ?4, ?5,"
+	    " ?6, ?7, ?8)" },
+	{ STMT_PROCESS_END, "UPDATE processes SET end_ns = ?2 WHERE id = ?1" },
+	{ STMT_USAGE, "INSERT INTO usage_samples(run_id, device, time_ns,"
+	    " used_bytes) VALUES (?1, ?2, ?3, ?4)" },
+};
+
+/* Prepare the row writers' statements (store_open).  0, or -1 with *cause. */
+int
+store_rows_prepare(struct store *s, char **cause)
+{
+	return (store_sql_prepare(s, rows_sql,
+	    sizeof rows_sql / sizeof rows_sql[0], cause));
+}
+
+/*
+ * Add a process row for a PROCESS_START; host and command are its
+ * resolved strings, start_ns 0 is unknown.  Returns the processes.id, or
+ * -1.
+ */
+int64_t
+store_rows_process(struct store *s, const struct event_process *p,
+    const char *host, const char *command, uint64_t start_ns)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_PROCESS];
+	const char	*allocator = NULL;
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	if (p->flags & EVENT_PROCESS_ASYNC_ALLOCATOR)
+		allocator = "async";
+	else if (p->flags & EVENT_PROCESS_NATIVE_ALLOCATOR)
+		allocator = "native";
+	sqlite3_bind_int64(st, 1, s->run_id);
+	sqlite3_bind_int64(st, 2, p->pid);
+	if (p->rank >= 0)
+		sqlite3_bind_int(st, 3, p->rank);
+	if (p->local_rank >= 0)
+		sqlite3_bind_int(st, 4, p->local_rank);
+	store_sql_bind_text(st, 5, host);
+	store_sql_bind_text(st, 6, command);
+	store_sql_bind_text(st, 7, allocator);
+	store_sql_bind_opt(st, 8, start_ns == 0 ? EVENT_NONE : start_ns);
+	if (store_sql_step(s, st) != 0)
+		return (-1);
+	return (sqlite3_last_insert_rowid(s->db));
+}
+
+/* The process process_id (> 0) ended at end_ns.  0, or -1. */
+int
+store_rows_process_end(struct store *s, int64_t process_id, uint64_t end_ns)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_PROCESS_END];
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, process_id);
+	store_sql_bind_opt(st, 2, end_ns);
+	return (store_sql_step(s, st));
+}
+
+/* Add device d of process_id, named name (NULL: unknown).  0, or -1. */
+int
+store_rows_device(struct store *s, int64_t process_id,
+    const struct event_device *d, const char *name)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_DEVICE];
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_sql_bind_id(st, 2, process_id);
+	sqlite3_bind_int(st, 3, d->device);
+	store_sql_bind_text(st, 4, name);
+	store_sql_bind_opt(st, 5, d->total_bytes == 0 ? EVENT_NONE :
+	    d->total_bytes);
+	return (store_sql_step(s, st));
+}
+
+/*
+ * Add the records a source lost at time_ns (0: unknown); source_name
+ * (NULL: unknown) says which buffer lost them.  0, or -1.
+ */
+int
+store_rows_dropped(struct store *s, int64_t process_id, uint64_t time_ns,
+    const struct event_dropped *d, const char *source_name)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_DROPPED];
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_sql_bind_id(st, 2, process_id);
+	store_sql_bind_opt(st, 3, time_ns);
+	store_sql_bind_text(st, 4, source_name);
+	sqlite3_bind_int64(st, 5, (int64_t)d->count);
+	return (store_sql_step(s, st));
+}
+
+/*
+ * Add copy m of process_id, started at start_ns (0: unknown); its device
+ * is the GPU end of the copy.  0, or -1.
+ */
+int
+store_rows_memcpy(struct store *s, int64_t process_id, uint64_t start_ns,
+    const struct event_memcpy *m)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_MEMCPY];
+	int32_t		 device;
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	device = m->kind == EVENT_COPY_HTOD ? m->dst_device : m->src_device;
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_sql_bind_id(st, 2, process_id);
+	sqlite3_bind_int(st, 3, device);
+	store_sql_bind_opt(st, 4, m->stream);
+	sqlite3_bind_int(st, 5, m->kind);
+	sqlite3_bind_int64(st, 6, (int64_t)m->bytes);
+	sqlite3_bind_int(st, 7, m->src_device);
+	sqlite3_bind_int(st, 8, m->dst_device);
+	store_sql_bind_opt(st, 9, start_ns == 0 ? EVENT_NONE : start_ns);
+	store_sql_bind_opt(st, 10, m->end_ns == 0 ? EVENT_NONE : m->end_ns);
+	store_sql_bind_opt(st, 11, m->correlation);
+	return (store_sql_step(s, st));
+}
+
+/*
+ * Add offload decision o of process_id at time_ns, in its step when steps
+ * are known (else it gets one with the first boundary).  0, or -1.
+ */
+int
+store_rows_offload(struct store *s, int64_t process_id, uint64_t time_ns,
+    const struct event_offload *o)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_OFFLOAD];
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_sql_bind_id(st, 2, process_id);
+	sqlite3_bind_int(st, 3, o->device);
+	store_sql_bind_opt(st, 4, o->stream);
+	sqlite3_bind_int64(st, 5, (int64_t)time_ns);
+	if (store_steps_known(&s->steps, process_id))
+		sqlite3_bind_int64(st, 6, store_steps_of(&s->steps,
+		    process_id, time_ns));
+	else
+		s->unstepped = 1;
+	sqlite3_bind_text(st, 7, event_offload_kind_name(o->kind), -1,
+	    SQLITE_STATIC);
+	store_sql_bind_opt(st, 8, o->tensor);
+	store_sql_bind_opt(st, 9, o->storage);
+	store_sql_bind_opt(st, 10, o->generation);
+	store_sql_bind_opt(st, 11, o->bytes);
+	return (store_sql_step(s, st));
+}
+
+/* Add a named instant or annotation (stage "START", "END" or NULL). */
+int
+store_rows_mark(struct store *s, int64_t process_id, int32_t device,
+    uint64_t time_ns, const char *stage, const char *name)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_MARK];
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_sql_bind_id(st, 2, process_id);
+	sqlite3_bind_int(st, 3, device);
+	store_sql_bind_opt(st, 4, time_ns);
+	store_sql_bind_text(st, 5, stage);
+	store_sql_bind_text(st, 6, name);
+	return (store_sql_step(s, st));
+}
+
+/*
+ * Add a stream of the current run, created at created_ns (EVENT_NONE:
+ * unknown).  Its priority and flags are stored only when `detailed` (an
+ * importer knows neither).  0, or -1.
+ */
+int
+store_rows_stream(struct store *s, int64_t process_id,
+    const struct event_stream *es, int detailed, uint64_t created_ns)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_STREAM_CREATE];
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_sql_bind_id(st, 2, process_id);
+	sqlite3_bind_int(st, 3, es->device);
+	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
+	store_sql_bind_opt(st, 5, es->handle);
+	store_sql_bind_opt(st, 6, es->context);
+	if (detailed) {
+		sqlite3_bind_int(st, 7, es->priority);
+		sqlite3_bind_int64(st, 8, es->flags);
+	}
+	store_sql_bind_opt(st, 9, created_ns);
+	return (store_sql_step(s, st));
+}
+
+/*
+ * The stream es of the current run was destroyed at destroyed_ns: its
+ * newest open lifetime ends, or, if it was created before tracing began, a
+ * lifetime with only an end is added.  0, or -1.
+ */
+int
+store_rows_stream_end(struct store *s, int64_t process_id,
+    const struct event_stream *es, uint64_t destroyed_ns)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_STREAM_DESTROY];
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_sql_bind_id(st, 2, process_id);
+	sqlite3_bind_int64(st, 3, (int64_t)es->stream);
+	sqlite3_bind_int64(st, 4, (int64_t)destroyed_ns);
+	if (store_sql_step(s, st) != 0)
+		return (-1);
+	if (sqlite3_changes(s->db) > 0)
+		return (0);
+	st = s->stmt[STMT_STREAM_DESTROY_INSERT];
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_sql_bind_id(st, 2, process_id);
+	sqlite3_bind_int(st, 3, es->device);
+	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
+	store_sql_bind_opt(st, 5, es->handle);
+	store_sql_bind_opt(st, 6, es->context);
+	sqlite3_bind_int64(st, 7, (int64_t)destroyed_ns);
+	return (store_sql_step(s, st));
+}
+
+/*
+ * Add a sample of the device memory the run's process used on device at
+ * time_ns (attach, which sees totals only).  0, or -1.
+ */
+int
+store_rows_usage(struct store *s, int32_t device, uint64_t time_ns,
+    uint64_t used_bytes)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_USAGE];
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	sqlite3_bind_int(st, 2, device);
+	sqlite3_bind_int64(st, 3, (int64_t)time_ns);
+	sqlite3_bind_int64(st, 4, (int64_t)used_bytes);
+	return (store_sql_step(s, st));
+}
+
+static void
+step_of_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct store	*s = sqlite3_user_data(ctx);
+
+	(void)argc;
+	if (sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+		sqlite3_result_int64(ctx, 1);
+		return;
+	}
+	sqlite3_result_int64(ctx, store_steps_of(&s->steps,
+	    sqlite3_value_int64(argv[0]),
+	    (uint64_t)sqlite3_value_int64(argv[1])));
+}
+
+/*
+ * Give the run's rows (those the caller's AND narrows them to) their steps
+ * from the boundaries known now.
+ */
+#define ASSIGN_ALLOC_SQL \
+	"UPDATE allocations SET alloc_step = vt_step_of(coalesce(process_id," \
+	" 0), alloc_ns), free_step = CASE WHEN free_ns IS NULL THEN NULL" \
+	" ELSE vt_step_of(coalesce(process_id, 0), free_ns) END" \
+	" WHERE run_id = ?1"
+#define ASSIGN_OFFLOAD_SQL \
+	"UPDATE offload_events SET step = vt_step_of(coalesce(process_id, 0)," \
+	" time_ns) WHERE run_id = ?1"
+
+static int
+assign_steps(struct store *s, const char *alloc_sql, const char *offload_sql,
+    char **cause)
+{
+	const char	*sql[2] = { alloc_sql, offload_sql };
+	sqlite3_stmt	*st;
+	size_t		 i;
+	int		 rc;
+
+	if (s->steps.run.n == 0)
+		return (0);
+	if (store_sql_begin(s, cause) != 0)
+		return (-1);
+	sqlite3_create_function(s->db, "vt_step_of", 2, SQLITE_UTF8, s,
+	    step_of_fn, NULL, NULL);
+	for (i = 0; i < 2; i++) {
+		if (sqlite3_prepare_v2(s->db, sql[i], -1, &st, NULL) !=
+		    SQLITE_OK)
+			return (store_sql_error(s, cause,
+			    "cannot assign steps:"));
+		sqlite3_bind_int64(st, 1, s->run_id);
+		rc = sqlite3_step(st);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE)
+			return (store_sql_error(s, cause,
+			    "cannot assign steps:"));
+	}
+	return (0);
+}
+
+/*
+ * Give every allocation of the current run its alloc and free step from the
+ * steps known now (importers call this once all markers are in; the writer
+ * calls it when a marker came late).  0, or -1 with *cause.
+ */
+int
+store_rows_assign_steps(struct store *s, char **cause)
+{
+	if (assign_steps(s, ASSIGN_ALLOC_SQL, ASSIGN_OFFLOAD_SQL, cause) != 0)
+		return (-1);
+	s->steps.dirty = 0;
+	s->unstepped = 0;
+	s->groups.valid = 0;	/* steps changed: regroup at finish */
+	return (0);
+}
+
+/*
+ * At the first step boundary: give their steps to the rows written before
+ * it (one step's worth at most, so this is cheap).  0, or -1.
+ */
+static int
+assign_unstepped(struct store *s)
+{
+	if (assign_steps(s, ASSIGN_ALLOC_SQL " AND (alloc_step IS NULL OR"
+	    " (free_step IS NULL AND free_ns IS NOT NULL))",
+	    ASSIGN_OFFLOAD_SQL " AND step IS NULL", NULL) != 0)
+		return (-1);
+	s->unstepped = 0;
+	store_groups_flush_pending(s);
+	return (0);
+}
+
+/*
+ * Record the end of step `step` (-1: the process's next) of process_id
+ * (0: none, an importer) at end_ns, starting at start_ns (0: the previous
+ * end), with an optional name; the run's step k is where the first process
+ * to reach it ended it (store_steps_add).  At the first boundary the rows
+ * written before it get their steps.  0, or -1.
+ */
+int
+store_rows_step(struct store *s, int64_t process_id, int64_t step,
+    uint64_t start_ns, uint64_t end_ns, const char *name)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_STEP];
+
+	switch (store_steps_add(&s->steps, process_id, &step, &start_ns,
+	    end_ns)) {
+	case STORE_STEPS_IGNORED:
+		return (0);
+	case STORE_STEPS_RUN:
+		if (store_sql_begin(s, NULL) != 0)
+			return (-1);
+		sqlite3_bind_int64(st, 1, s->run_id);
+		sqlite3_bind_int64(st, 2, step);
+		store_sql_bind_opt(st, 3, start_ns == 0 ? EVENT_NONE :
+		    start_ns);
+		sqlite3_bind_int64(st, 4, (int64_t)end_ns);
+		store_sql_bind_text(st, 5, name);
+		if (store_sql_step(s, st) != 0)
+			return (-1);
+		break;
+	case STORE_STEPS_PROCESS:
+		break;
+	}
+	return (s->unstepped ? assign_unstepped(s) : 0);
+}
+
+static int
+insert_allocation(struct store *s, const struct store_allocation *a,
+    int64_t *rowid)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_ALLOC];
+	int64_t		 id;
+
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_sql_bind_id(st, 2, a->process_id);
+	sqlite3_bind_int(st, 3, a->device);
+	store_sql_bind_opt(st, 4, a->stream);
+	sqlite3_bind_int(st, 5, a->layer);
+	sqlite3_bind_int64(st, 6, (int64_t)a->address);
+	sqlite3_bind_int64(st, 7, (int64_t)a->bytes);
+	store_sql_bind_opt(st, 8, a->requested);
+	store_sql_bind_opt(st, 9, a->alloc_ns);
+	store_sql_bind_opt(st, 10, a->free_requested_ns);
+	store_sql_bind_opt(st, 11, a->free_ns);
+	if (store_steps_known(&s->steps, a->process_id)) {
+		sqlite3_bind_int64(st, 12, store_steps_of(&s->steps,
+		    a->process_id, a->alloc_ns));
+		if (a->free_ns != EVENT_NONE)
+			sqlite3_bind_int64(st, 13, store_steps_of(&s->steps,
+			    a->process_id, a->free_ns));
+	} else
+		s->unstepped = 1;
+	if (a->site_id != 0)
+		sqlite3_bind_int64(st, 14, a->site_id);
+	store_sql_bind_opt(st, 15, a->correlation);
+	if (store_sql_step(s, st) != 0)
+		return (-1);
+	id = sqlite3_last_insert_rowid(s->db);
+	store_top_note(&s->top, id, a);
+	if (rowid != NULL)
+		*rowid = id;
+	if (a->free_ns != EVENT_NONE)
+		store_groups_note(s, a);
+	return (0);
+}
+
+/*
+ * Add one complete allocation row (importers, and the writer itself):
+ * alloc, free-requested and free times as known.  0, or -1.
+ */
+int
+store_rows_allocation(struct store *s, const struct store_allocation *a)
+{
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	return (insert_allocation(s, a, NULL));
+}
+
+/*
+ * Complete live entry e with its free times, writing or updating its row,
+ * and drop it from the live table.  0, or -1.
+ */
+static int
+live_end(struct store *s, struct store_live_entry *e,
+    uint64_t free_requested_ns, uint64_t free_ns)
+{
+	sqlite3_stmt	*st = s->stmt[STMT_FREE_UPDATE];
+	int		 rc;
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	e->a.free_requested_ns = free_requested_ns;
+	e->a.free_ns = free_ns;
+	if (e->rowid == 0)
+		rc = insert_allocation(s, &e->a, NULL);
+	else {
+		sqlite3_bind_int64(st, 1, e->rowid);
+		store_sql_bind_opt(st, 2, free_requested_ns);
+		store_sql_bind_opt(st, 3, free_ns);
+		if (store_steps_known(&s->steps, e->a.process_id))
+			sqlite3_bind_int64(st, 4, store_steps_of(&s->steps,
+			    e->a.process_id, free_ns));
+		else
+			s->unstepped = 1;
+		rc = store_sql_step(s, st);
+		store_groups_note(s, &e->a);
+	}
+	store_live_remove(&s->live, e);
+	return (rc);
+}
+
+/*
+ * An allocation became live: it waits in the live table until it is freed
+ * or the transaction commits.  If the address is live already, its free
+ * was lost (dropped records, or a ring buffer that wrapped): the old
+ * allocation ends where the new one starts.  0, or -1.
+ */
+int
+store_rows_alloc_begin(struct store *s, const struct store_allocation *a)
+{
+	struct store_live_entry	*e;
+	int			 dup;
+
+	if (store_sql_begin(s, NULL) != 0)
+		return (-1);
+	e = store_live_add(&s->live, a, &dup);
+	if (!dup)
+		return (0);
+	if (live_end(s, e, a->alloc_ns, a->alloc_ns) != 0)
+		return (-1);
+	store_live_add(&s->live, a, &dup);
+	return (0);
+}
+
+/*
+ * The program freed the live allocation at (device, layer, address) at
+ * time t, but the memory is not reusable yet (another stream still uses
+ * it).  Returns 0, 1 if no such allocation is live.
+ */
+int
+store_rows_alloc_free_requested(struct store *s, int32_t device, int layer,
+    uint64_t address, uint64_t t)
+{
+	struct store_live_entry	*e;
+
+	if ((e = store_live_find(&s->live, address, device, layer)) == NULL)
+		return (1);
+	e->a.free_requested_ns = t;
+	return (0);
+}
+
+/*
+ * The live allocation at (device, layer, address) ended: freed at
+ * free_requested_ns (EVENT_NONE: when free_requested() said, or at
+ * free_ns), reusable at free_ns.  Writes or updates its row.  Returns 0, 1
+ * if no such allocation is live, -1 on a database error.
+ */
+int
+store_rows_alloc_end(struct store *s, int32_t device, int layer,
+    uint64_t address, uint64_t free_requested_ns, uint64_t free_ns)
+{
+	struct store_live_entry	*e;
+
+	if ((e = store_live_find(&s->live, address, device, layer)) == NULL)
+		return (1);
+	if (free_requested_ns == EVENT_NONE)
+		free_requested_ns = e->a.free_requested_ns != EVENT_NONE ?
+		    e->a.free_requested_ns : free_ns;
+	return (live_end(s, e, free_requested_ns, free_ns) != 0 ? -1 : 0);
+}
+
+/* Is an allocation live at (device, layer, address)? */
+int
+store_rows_alloc_is_live(struct store *s, int32_t device, int layer,
+    uint64_t address)
+{
+	return (store_live_find(&s->live, address, device, layer) != NULL);
+}
+
+static int
+flush_live_one(struct store_live_entry *e, void *arg)
+{
+	struct store	*s = arg;
+
+	if (e->rowid != 0)
+		return (0);
+	return (insert_allocation(s, &e->a, &e->rowid));
+}
+
+/*
+ * Before a commit: insert the live allocations that have no row yet, so
+ * that a reader (or a crash) sees them.  0, or -1 with *cause.
+ */
+int
+store_rows_flush(struct store *s, char **cause)
+{
+	if (store_live_each(&s->live, flush_live_one, s) != 0)
+		return (store_sql_error(s, cause,
+		    "cannot write allocations:"));
+	return (0);
+}
+
+/* A live entry at the end of the run is final: count it in its group. */
+static int
+note_live_one(struct store_live_entry *e, void *arg)
+{
+	store_groups_note(arg, &e->a);
+	return (0);
+}
+
+/*
+ * The run ends: what is still live stays live (its row has no free time)
+ * and is final; the live table empties; step numbers are recomputed if a
+ * boundary came late.  0, or -1 with *cause.
+ */
+int
+store_rows_finish(struct store *s, char **cause)
+{
+	store_live_each(&s->live, note_live_one, s);
+	if (store_rows_flush(s, cause) != 0)
+		return (-1);
+	store_live_free(&s->live);
+	store_live_init(&s->live);
+	if (s->steps.dirty && store_rows_assign_steps(s, cause) != 0)
+		return (-1);
+	return (0);
+}
