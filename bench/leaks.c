@@ -59,7 +59,8 @@ generate(const char *path, uint64_t n)
 
 	if ((s = store_open(path, STORE_CREATE, &cause)) == NULL)
 		fatal("%s", cause);
-	store_run_begin(s, &info);
+	if (store_run_begin(s, &info, &cause) != 0)
+		fatal("%s", cause);
 	src = store_source_create(s, "bench");
 	site_strings(src);
 	memset(&ev, 0, sizeof ev);

@@ -46,7 +46,8 @@ main(int argc, char **argv)
 	t0 = lib_now_ns();
 	if ((s = store_open(path, STORE_CREATE, &cause)) == NULL)
 		fatal("%s", cause);
-	store_run_begin(s, &info);
+	if (store_run_begin(s, &info, &cause) != 0)
+		fatal("%s", cause);
 	src = store_source_create(s, "bench");
 	bench_churn_init(&churn);
 	for (i = 0; i < n; i++) {

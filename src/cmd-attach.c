@@ -108,21 +108,14 @@ attach_cwd(pid_t pid)
 	return (xstrndup(buf, (size_t)n));
 }
 
-/* Set *cause to "DB: cannot write" and return -1 (the store says no more). */
+/* Start the run and its process row.  0, or -1 with *cause. */
 static int
-attach_write_error(const char *path, char **cause)
-{
-	xasprintf(cause, "%s: cannot write", path);
-	return (-1);
-}
-
-/* Start the run and its process row.  0, or -1. */
-static int
-attach_begin(struct store *s, pid_t pid, uint64_t t0)
+attach_begin(struct store *s, pid_t pid, uint64_t t0, char **cause)
 {
 	struct store_run_info	 info;
 	struct event_process	 p;
 	char			*command, *cwd, *git;
+	int64_t			 process_id;
 	int			 rc = -1;
 
 	command = attach_command(pid);
@@ -138,8 +131,9 @@ attach_begin(struct store *s, pid_t pid, uint64_t t0)
 	memset(&p, 0, sizeof p);
 	p.pid = (uint32_t)pid;
 	p.rank = p.local_rank = -1;
-	if (store_run_begin(s, &info) > 0 &&
-	    store_rows_process(s, &p, NULL, command, t0) > 0)
+	if (store_run_begin(s, &info, cause) == 0 &&
+	    store_rows_process(s, &p, NULL, command, t0, &process_id,
+	    cause) == 0)
 		rc = 0;
 	free(command);
 	free(cwd);
@@ -174,13 +168,13 @@ attach_loop(struct store *s, struct nvml *n, pid_t pid,
 			break;
 		if (kill(pid, 0) == -1 && errno == ESRCH)
 			break;
-		while (now >= t0 + (uint64_t)(steps + 1) * step_ns) {
+		while (rc == 0 && now >= t0 + (uint64_t)(steps + 1) *
+		    step_ns) {
 			steps++;
-			if (store_rows_step(s, 0, steps, 0, t0 + (uint64_t)steps *
-			    step_ns, NULL) != 0)
-				rc = attach_write_error(o->output, cause);
-			else
-				rc = store_commit(s, cause);
+			if (store_rows_step(s, 0, steps, 0,
+			    t0 + (uint64_t)steps * step_ns, NULL, cause) != 0 ||
+			    store_commit(s, cause) != 0)
+				rc = -1;
 		}
 		for (d = 0; d < ndev && rc == 0; d++) {
 			if ((r = nvml_process_usage(n, d, (unsigned int)pid,
@@ -192,9 +186,9 @@ attach_loop(struct store *s, struct nvml *n, pid_t pid,
 			if (r == 0 && !seen[d])
 				continue;
 			seen[d] = 1;
-			if (store_rows_usage(s, (int32_t)d, now, r ? bytes : 0)
-			    != 0)
-				rc = attach_write_error(o->output, cause);
+			if (store_rows_usage(s, (int32_t)d, now, r ? bytes : 0,
+			    cause) != 0)
+				rc = -1;
 			else
 				(*samples)++;
 		}
@@ -238,10 +232,8 @@ cmd_attach_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	    STORE_APPEND : STORE_CREATE, &cause)) == NULL)
 		goto fail;
 	t0 = lib_now_ns();
-	if (attach_begin(s, pid, t0) != 0) {
-		attach_write_error(o.output, &cause);
+	if (attach_begin(s, pid, t0, &cause) != 0)
 		goto fail;
-	}
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = attach_signal;
 	sigaction(SIGINT, &sa, NULL);

@@ -473,10 +473,11 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	if (store == NULL)
 		goto fail;
 	info.git_commit = git = git_head(info.cwd);
-	run = store_run_begin(store, &info);
+	rc = store_run_begin(store, &info, &cause);
 	free(git);
-	if (run == -1 || store_commit(store, &cause) != 0)
+	if (rc != 0 || store_commit(store, &cause) != 0)
 		goto fail;
+	run = store_run_id(store);
 	if ((c = collector_create(store, o.flush_ms, &cause)) == NULL)
 		goto fail;
 	setenv("VRAMTRACE_SOCKET", collector_path(c), 1);

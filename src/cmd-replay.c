@@ -100,10 +100,9 @@ cmd_replay_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	info.source = "replay";
 	info.input = input;
 	info.step_source = "api";
-	if (store_run_begin(s, &info) < 0) {
-		log_warn("%s: cannot start a run", output);
+	if (store_run_begin(s, &info, &cause) != 0) {
 		store_abort(s);
-		return (EXIT_FOUND);
+		return (cmd_fail(cause));
 	}
 	src = store_source_create(s, input);
 	if (replay_file(input, src, &cause) != 0 ||

@@ -32,10 +32,8 @@ step_windows(struct import_state *st, uint64_t every, char **cause)
 		return (0);
 	for (end = st->first_ns + every; ; end += every) {
 		if (store_rows_step(st->store, 0, ++k, end - every, end,
-		    "window") != 0) {
-			xasprintf(cause, "%s: cannot write steps", st->file);
+		    "window", cause) != 0)
 			return (-1);
-		}
 		if (end >= st->last_ns)
 			break;
 	}
@@ -79,11 +77,8 @@ import_annotations(struct import_state *st, const struct pickle_value *root,
 		if (pickle_int(pickle_dict_get(a, "device"), &device) != 0)
 			device = -1;
 		if (store_rows_mark(st->store, 0, (int32_t)device,
-		    (uint64_t)time_us * 1000, stage, name) != 0) {
-			xasprintf(cause, "%s: cannot write annotations",
-			    st->file);
+		    (uint64_t)time_us * 1000, stage, name, cause) != 0)
 			goto out;
-		}
 		st->summary->annotations++;
 		if (stage == NULL || strcmp(stage, "END") != 0 ||
 		    regexec(&re, name, 0, NULL, 0) != 0)
@@ -94,10 +89,8 @@ import_annotations(struct import_state *st, const struct pickle_value *root,
 	util_sort(ends, nends, sizeof *ends, compare_u64);
 	for (i = 0; i < nends; i++) {
 		if (store_rows_step(st->store, 0, (int64_t)i + 1, i == 0 ?
-		    st->first_ns : ends[i - 1], ends[i], NULL) != 0) {
-			xasprintf(cause, "%s: cannot write steps", st->file);
+		    st->first_ns : ends[i - 1], ends[i], NULL, cause) != 0)
 			goto out;
-		}
 	}
 	st->summary->steps = (int64_t)nends;
 	st->summary->step_source = nends > 0 ? "annotation" : "none";

@@ -59,17 +59,19 @@ field_str(const struct pickle_value *v, const char *key)
 }
 
 /*
- * The site of a frames list (innermost first), adding it to the store the
- * first time.  0 for no frames or a list that is not frames; -1 on a
- * database error.
+ * Set *site to the site of a frames list (innermost first), adding it to
+ * the store the first time; 0 for no frames or a list that is not frames.
+ * 0, or -1 with *cause.
  */
-int64_t
-import_site(struct import_state *st, const struct pickle_value *frames)
+int
+import_site(struct import_state *st, const struct pickle_value *frames,
+    int64_t *site, char **cause)
 {
 	const struct pickle_value	*f;
 	size_t				 n, i, k = 0;
 	int64_t				 line;
 
+	*site = 0;
 	if (frames == NULL || (n = pickle_list_len(frames)) == 0)
 		return (0);
 	if (n > st->frames_alloc) {
@@ -87,7 +89,7 @@ import_site(struct import_state *st, const struct pickle_value *frames)
 			line = 0;
 		st->frames[k++].line = line;
 	}
-	return (store_site_add(st->store, st->frames, k));
+	return (store_site_add(st->store, st->frames, k, site, cause));
 }
 
 static void
@@ -139,24 +141,6 @@ hold(struct import_state *st, const struct import_held *h)
 	st->held[st->nheld++] = *h;
 }
 
-/* End the allocation at address, or write one that began before the trace. */
-static int
-trace_end(struct import_state *st, struct store_allocation *a,
-    uint64_t free_requested, uint64_t t)
-{
-	int	rc;
-
-	rc = store_rows_alloc_end(st->store, a->device, a->layer, a->address,
-	    free_requested, t);
-	if (rc <= 0)
-		return (rc);
-	a->alloc_ns = EVENT_NONE;
-	a->free_requested_ns = free_requested != EVENT_NONE ?
-	    free_requested : t;
-	a->free_ns = t;
-	return (store_rows_allocation(st->store, a));
-}
-
 /*
  * Write one trace entry of device `device` (element `index` of its list).
  * Unknown actions are counted and otherwise skipped.  0, or -1 with
@@ -170,7 +154,6 @@ import_trace_entry(struct import_state *st, int32_t device,
 	const char		*action;
 	int64_t			 addr = 0, size = 0, stream = 0, time_us;
 	uint64_t		 t;
-	int			 rc = 0;
 
 	if (pickle_type(e) != PICKLE_DICT)
 		return (field_error(st, cause, "trace entry", index, "entry",
@@ -189,7 +172,8 @@ import_trace_entry(struct import_state *st, int32_t device,
 	if (t > st->last_ns)
 		st->last_ns = t;
 	if (strcmp(action, "oom") == 0)
-		return (store_rows_mark(st->store, 0, device, t, NULL, "oom"));
+		return (store_rows_mark(st->store, 0, device, t, NULL, "oom",
+		    cause));
 	if (strcmp(action, "snapshot") == 0 || strcmp(action, "annotate") == 0)
 		return (0);
 	if (pickle_dict_get(e, "addr") == NULL)
@@ -215,32 +199,27 @@ import_trace_entry(struct import_state *st, int32_t device,
 	    0 || strcmp(action, "segment_map") == 0) {
 		a.layer = action[0] == 'a' ? EVENT_LAYER_BLOCK :
 		    EVENT_LAYER_SEGMENT;
-		if ((a.site_id = import_site(st, pickle_dict_get(e,
-		    "frames"))) < 0)
-			rc = -1;
-		else
-			rc = store_rows_alloc_begin(st->store, &a);
-	} else if (strcmp(action, "free_requested") == 0) {
+		if (import_site(st, pickle_dict_get(e, "frames"), &a.site_id,
+		    cause) != 0)
+			return (-1);
+		return (store_rows_alloc_begin(st->store, &a, cause));
+	}
+	if (strcmp(action, "free_requested") == 0) {
 		a.layer = EVENT_LAYER_BLOCK;
-		if (store_rows_alloc_free_requested(st->store, device, a.layer,
-		    a.address, t) == 1) {
-			/* Allocated before the trace: keep the time. */
-			a.alloc_ns = EVENT_NONE;
-			a.free_requested_ns = t;
-			rc = store_rows_alloc_begin(st->store, &a);
-		}
-	} else if (strcmp(action, "free_completed") == 0) {
+		return (store_rows_alloc_free_requested(st->store, &a, t,
+		    cause));
+	}
+	if (strcmp(action, "free_completed") == 0) {
 		a.layer = EVENT_LAYER_BLOCK;
-		rc = trace_end(st, &a, EVENT_NONE, t);
-	} else if (strcmp(action, "segment_free") == 0 ||
+		return (store_rows_alloc_end(st->store, &a, EVENT_NONE, t,
+		    cause));
+	}
+	if (strcmp(action, "segment_free") == 0 ||
 	    strcmp(action, "segment_unmap") == 0) {
 		a.layer = EVENT_LAYER_SEGMENT;
-		rc = trace_end(st, &a, t, t);
+		return (store_rows_alloc_end(st->store, &a, t, t, cause));
 	}
-	if (rc != 0)
-		xasprintf(cause, "%s: cannot write trace entry %zu: %s",
-		    st->file, index, sqlite3_errmsg(store_db(st->store)));
-	return (rc != 0 ? -1 : 0);
+	return (0);
 }
 
 static int
@@ -262,7 +241,7 @@ insert_block(struct import_state *st, int64_t segment_id,
 	if ((state = field_str(b, "state")) == NULL)
 		return (field_error(st, cause, "block", index, "state",
 		    "is missing or not a str"));
-	if ((site = import_site(st, pickle_dict_get(b, "frames"))) < 0)
+	if (import_site(st, pickle_dict_get(b, "frames"), &site, cause) != 0)
 		return (-1);
 	sqlite3_bind_int64(ins, 1, st->snapshot_id);
 	sqlite3_bind_int64(ins, 2, segment_id);
@@ -336,8 +315,8 @@ import_segment(struct import_state *st, const struct pickle_value *seg,
 	snprintf(pool_id, sizeof pool_id, "%" PRId64 ",%" PRId64, pool0,
 	    pool1);
 	pickle_bool(pickle_dict_get(seg, "is_expandable"), &exp);
-	if ((site = import_site(st, pickle_dict_get(seg, "frames"))) < 0)
-		goto db_error;
+	if (import_site(st, pickle_dict_get(seg, "frames"), &site, cause) != 0)
+		return (-1);
 	sqlite3_bind_int64(ins, 1, st->snapshot_id);
 	for (i = 0; i < 7; i++)
 		sqlite3_bind_int64(ins, (int)i + 2, v[i]);
@@ -407,11 +386,8 @@ import_reconcile(struct import_state *st, char **cause)
 		a.site_id = h->site_id;
 		a.correlation = EVENT_NONE;
 		a.alloc_ns = a.free_requested_ns = a.free_ns = EVENT_NONE;
-		if (store_rows_allocation(st->store, &a) != 0) {
-			xasprintf(cause, "%s: cannot write allocations: %s",
-			    st->file, sqlite3_errmsg(store_db(st->store)));
+		if (store_rows_allocation(st->store, &a, cause) != 0)
 			return (-1);
-		}
 	}
 	return (0);
 }

@@ -117,8 +117,9 @@ finish_snapshot(struct import_state *st, char **cause)
 		es.device = st->streams[i].device;
 		es.stream = es.handle = st->streams[i].stream;
 		es.context = EVENT_NONE;
-		if (store_rows_stream(st->store, 0, &es, 0, EVENT_NONE) != 0)
-			goto fail;
+		if (store_rows_stream(st->store, 0, &es, 0, EVENT_NONE,
+		    cause) != 0)
+			return (-1);
 	}
 	if (sqlite3_prepare_v2(db, "UPDATE snapshots SET trace_entries = ?,"
 	    " annotations = ? WHERE id = ?", -1, &ins, NULL) != SQLITE_OK)
@@ -204,10 +205,9 @@ import_snapshot(const char *path, const char *out,
 	info.source = "import";
 	real = realpath(path, NULL);
 	info.input = real != NULL ? real : path;
-	if ((st.run_id = store_run_begin(st.store, &info)) < 0) {
-		xasprintf(cause, "%s: cannot start a run", out);
+	if (store_run_begin(st.store, &info, cause) != 0)
 		goto fail;
-	}
+	st.run_id = store_run_id(st.store);
 	if (write_snapshot_row(&st, info.input, cause) != 0)
 		goto fail;
 	if ((root = pickle_parse_file(path, &cb, cause)) == NULL)

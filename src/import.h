@@ -86,7 +86,8 @@ int	 import_trace_entry(struct import_state *, int32_t,
 int	 import_segment(struct import_state *, const struct pickle_value *,
 	     size_t, char **);
 int	 import_reconcile(struct import_state *, char **);
-int64_t	 import_site(struct import_state *, const struct pickle_value *);
+int	 import_site(struct import_state *, const struct pickle_value *,
+	     int64_t *, char **);
 int	 import_field_int(struct import_state *, const struct pickle_value *,
 	     const char *, const char *, size_t, int64_t *, char **);
 

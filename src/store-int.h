@@ -184,22 +184,23 @@ int	 store_sql_prepare(struct store *, const struct store_sql_text *,
 void	 store_sql_bind_opt(sqlite3_stmt *, int, uint64_t);
 void	 store_sql_bind_id(sqlite3_stmt *, int, int64_t);
 void	 store_sql_bind_text(sqlite3_stmt *, int, const char *);
-int	 store_sql_step(struct store *, sqlite3_stmt *);
+int	 store_sql_step(struct store *, sqlite3_stmt *, const char *,
+	     char **);
 int	 store_sql_begin(struct store *, char **);
 
 /* store-rows.c */
 int	 store_rows_prepare(struct store *, char **);
-int	 store_rows_process_end(struct store *, int64_t, uint64_t);
+int	 store_rows_process_end(struct store *, int64_t, uint64_t, char **);
 int	 store_rows_device(struct store *, int64_t,
-	     const struct event_device *, const char *);
+	     const struct event_device *, const char *, char **);
 int	 store_rows_dropped(struct store *, int64_t, uint64_t,
-	     const struct event_dropped *, const char *);
+	     const struct event_dropped *, const char *, char **);
 int	 store_rows_memcpy(struct store *, int64_t, uint64_t,
-	     const struct event_memcpy *);
+	     const struct event_memcpy *, char **);
 int	 store_rows_offload(struct store *, int64_t, uint64_t,
-	     const struct event_offload *);
+	     const struct event_offload *, char **);
 int	 store_rows_stream_end(struct store *, int64_t,
-	     const struct event_stream *, uint64_t);
+	     const struct event_stream *, uint64_t, char **);
 int	 store_rows_flush(struct store *, char **);
 int	 store_rows_finish(struct store *, char **);
 

@@ -238,15 +238,17 @@ merge_runs(struct store *s, const int64_t *off, int join, char **cause)
 }
 
 /*
- * Add the site whose frames (name, filename, line; depth order) the
- * statement returns, and map old to it.  0, or -1.
+ * Add the site of path whose frames (name, filename, line; depth order)
+ * the statement returns, and map old to it.  0, or -1 with *cause.
  */
 static int
-merge_site(struct store *s, sqlite3_stmt *fr, sqlite3_stmt *map, int64_t old)
+merge_site(struct store *s, const char *path, sqlite3_stmt *fr,
+    sqlite3_stmt *map, int64_t old, char **cause)
 {
 	struct store_frame	*f = NULL;
 	size_t			 n = 0, i;
 	int64_t			 id;
+	int			 rc;
 
 	sqlite3_bind_int64(fr, 1, old);
 	while (sqlite3_step(fr) == SQLITE_ROW) {
@@ -257,17 +259,23 @@ merge_site(struct store *s, sqlite3_stmt *fr, sqlite3_stmt *map, int64_t old)
 		f[n++].line = sqlite3_column_int64(fr, 2);
 	}
 	sqlite3_reset(fr);
-	id = store_site_add(s, f, n);
+	rc = store_site_add(s, f, n, &id, cause);
 	for (i = 0; i < n; i++) {
 		free((char *)f[i].name);
 		free((char *)f[i].filename);
 	}
 	free(f);
-	if (id <= 0)
+	if (rc != 0)
 		return (-1);
+	if (id == 0) {
+		if (cause != NULL)
+			xasprintf(cause, "%s: site %lld has no frames", path,
+			    (long long)old);
+		return (-1);
+	}
 	sqlite3_bind_int64(map, 1, old);
 	sqlite3_bind_int64(map, 2, id);
-	return (store_sql_step(s, map));
+	return (store_sql_step(s, map, "temp.site_map", cause));
 }
 
 /*
@@ -276,7 +284,7 @@ merge_site(struct store *s, sqlite3_stmt *fr, sqlite3_stmt *map, int64_t old)
  * temp.site_map.  0, or -1 with *cause.
  */
 static int
-merge_sites(struct store *s, char **cause)
+merge_sites(struct store *s, const char *path, char **cause)
 {
 	sqlite3_stmt	*sites = NULL, *fr = NULL, *map = NULL;
 	int		 rc = -1;
@@ -290,10 +298,13 @@ merge_sites(struct store *s, char **cause)
 	    " ON f.id = sf.frame_id WHERE sf.site_id = ?1 ORDER BY sf.depth",
 	    -1, &fr, NULL) != SQLITE_OK || sqlite3_prepare_v2(s->db,
 	    "INSERT INTO temp.site_map VALUES (?1, ?2)", -1, &map, NULL) !=
-	    SQLITE_OK)
+	    SQLITE_OK) {
+		store_sql_error(s, cause, "cannot merge the sites:");
 		goto out;
+	}
 	while (sqlite3_step(sites) == SQLITE_ROW) {
-		if (merge_site(s, fr, map, sqlite3_column_int64(sites, 0)) != 0)
+		if (merge_site(s, path, fr, map, sqlite3_column_int64(sites,
+		    0), cause) != 0)
 			goto out;
 	}
 	rc = 0;
@@ -301,8 +312,6 @@ out:
 	sqlite3_finalize(sites);
 	sqlite3_finalize(fr);
 	sqlite3_finalize(map);
-	if (rc != 0)
-		store_sql_error(s, cause, "cannot merge the sites:");
 	return (rc);
 }
 
@@ -397,7 +406,7 @@ store_merge(struct store *s, const char *path, int join, char **cause)
 	for (i = 0; i < OFF_MAX; i++)
 		off[i] = merge_max_id(s, off_tables[i]);
 	if (merge_runs(s, off, join, cause) != 0 ||
-	    merge_sites(s, cause) != 0)
+	    merge_sites(s, path, cause) != 0)
 		goto out;
 	if (merge_rest(s, off, cause) != 0)
 		goto out;

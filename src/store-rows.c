@@ -76,17 +76,18 @@ store_rows_prepare(struct store *s, char **cause)
 
 /*
  * Add a process row for a PROCESS_START; host and command are its
- * resolved strings, start_ns 0 is unknown.  Returns the processes.id, or
- * -1.
+ * resolved strings (NULL: unknown), start_ns 0 is unknown.  Sets *id to
+ * the processes.id.  0, or -1 with *cause.
  */
-int64_t
+int
 store_rows_process(struct store *s, const struct event_process *p,
-    const char *host, const char *command, uint64_t start_ns)
+    const char *host, const char *command, uint64_t start_ns, int64_t *id,
+    char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_PROCESS];
 	const char	*allocator = NULL;
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	if (p->flags & EVENT_PROCESS_ASYNC_ALLOCATOR)
 		allocator = "async";
@@ -102,32 +103,37 @@ store_rows_process(struct store *s, const struct event_process *p,
 	store_sql_bind_text(st, 6, command);
 	store_sql_bind_text(st, 7, allocator);
 	store_sql_bind_opt(st, 8, start_ns == 0 ? EVENT_NONE : start_ns);
-	if (store_sql_step(s, st) != 0)
+	if (store_sql_step(s, st, "processes", cause) != 0)
 		return (-1);
-	return (sqlite3_last_insert_rowid(s->db));
+	*id = sqlite3_last_insert_rowid(s->db);
+	return (0);
 }
 
-/* The process process_id (> 0) ended at end_ns.  0, or -1. */
+/* The process process_id (> 0) ended at end_ns.  0, or -1 with *cause. */
 int
-store_rows_process_end(struct store *s, int64_t process_id, uint64_t end_ns)
+store_rows_process_end(struct store *s, int64_t process_id, uint64_t end_ns,
+    char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_PROCESS_END];
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, process_id);
 	store_sql_bind_opt(st, 2, end_ns);
-	return (store_sql_step(s, st));
+	return (store_sql_step(s, st, "processes", cause));
 }
 
-/* Add device d of process_id, named name (NULL: unknown).  0, or -1. */
+/*
+ * Add device d of process_id, named name (NULL: unknown).  0, or -1 with
+ * *cause.
+ */
 int
 store_rows_device(struct store *s, int64_t process_id,
-    const struct event_device *d, const char *name)
+    const struct event_device *d, const char *name, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_DEVICE];
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
 	store_sql_bind_id(st, 2, process_id);
@@ -135,41 +141,41 @@ store_rows_device(struct store *s, int64_t process_id,
 	store_sql_bind_text(st, 4, name);
 	store_sql_bind_opt(st, 5, d->total_bytes == 0 ? EVENT_NONE :
 	    d->total_bytes);
-	return (store_sql_step(s, st));
+	return (store_sql_step(s, st, "devices", cause));
 }
 
 /*
  * Add the records a source lost at time_ns (0: unknown); source_name
- * (NULL: unknown) says which buffer lost them.  0, or -1.
+ * (NULL: unknown) says which buffer lost them.  0, or -1 with *cause.
  */
 int
 store_rows_dropped(struct store *s, int64_t process_id, uint64_t time_ns,
-    const struct event_dropped *d, const char *source_name)
+    const struct event_dropped *d, const char *source_name, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_DROPPED];
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
 	store_sql_bind_id(st, 2, process_id);
 	store_sql_bind_opt(st, 3, time_ns);
 	store_sql_bind_text(st, 4, source_name);
 	sqlite3_bind_int64(st, 5, (int64_t)d->count);
-	return (store_sql_step(s, st));
+	return (store_sql_step(s, st, "dropped_records", cause));
 }
 
 /*
  * Add copy m of process_id, started at start_ns (0: unknown); its device
- * is the GPU end of the copy.  0, or -1.
+ * is the GPU end of the copy.  0, or -1 with *cause.
  */
 int
 store_rows_memcpy(struct store *s, int64_t process_id, uint64_t start_ns,
-    const struct event_memcpy *m)
+    const struct event_memcpy *m, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_MEMCPY];
 	int32_t		 device;
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	device = m->kind == EVENT_COPY_HTOD ? m->dst_device : m->src_device;
 	sqlite3_bind_int64(st, 1, s->run_id);
@@ -183,20 +189,21 @@ store_rows_memcpy(struct store *s, int64_t process_id, uint64_t start_ns,
 	store_sql_bind_opt(st, 9, start_ns == 0 ? EVENT_NONE : start_ns);
 	store_sql_bind_opt(st, 10, m->end_ns == 0 ? EVENT_NONE : m->end_ns);
 	store_sql_bind_opt(st, 11, m->correlation);
-	return (store_sql_step(s, st));
+	return (store_sql_step(s, st, "memcpys", cause));
 }
 
 /*
  * Add offload decision o of process_id at time_ns, in its step when steps
- * are known (else it gets one with the first boundary).  0, or -1.
+ * are known (else it gets one with the first boundary).  0, or -1 with
+ * *cause.
  */
 int
 store_rows_offload(struct store *s, int64_t process_id, uint64_t time_ns,
-    const struct event_offload *o)
+    const struct event_offload *o, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_OFFLOAD];
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
 	store_sql_bind_id(st, 2, process_id);
@@ -214,17 +221,20 @@ store_rows_offload(struct store *s, int64_t process_id, uint64_t time_ns,
 	store_sql_bind_opt(st, 9, o->storage);
 	store_sql_bind_opt(st, 10, o->generation);
 	store_sql_bind_opt(st, 11, o->bytes);
-	return (store_sql_step(s, st));
+	return (store_sql_step(s, st, "offload_events", cause));
 }
 
-/* Add a named instant or annotation (stage "START", "END" or NULL). */
+/*
+ * Add a named instant or annotation of process_id (0: none) on device (-1:
+ * none) at time_ns, stage "START", "END" or NULL.  0, or -1 with *cause.
+ */
 int
 store_rows_mark(struct store *s, int64_t process_id, int32_t device,
-    uint64_t time_ns, const char *stage, const char *name)
+    uint64_t time_ns, const char *stage, const char *name, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_MARK];
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
 	store_sql_bind_id(st, 2, process_id);
@@ -232,21 +242,22 @@ store_rows_mark(struct store *s, int64_t process_id, int32_t device,
 	store_sql_bind_opt(st, 4, time_ns);
 	store_sql_bind_text(st, 5, stage);
 	store_sql_bind_text(st, 6, name);
-	return (store_sql_step(s, st));
+	return (store_sql_step(s, st, "marks", cause));
 }
 
 /*
  * Add a stream of the current run, created at created_ns (EVENT_NONE:
  * unknown).  Its priority and flags are stored only when `detailed` (an
- * importer knows neither).  0, or -1.
+ * importer knows neither).  0, or -1 with *cause.
  */
 int
 store_rows_stream(struct store *s, int64_t process_id,
-    const struct event_stream *es, int detailed, uint64_t created_ns)
+    const struct event_stream *es, int detailed, uint64_t created_ns,
+    char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_STREAM_CREATE];
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
 	store_sql_bind_id(st, 2, process_id);
@@ -259,27 +270,27 @@ store_rows_stream(struct store *s, int64_t process_id,
 		sqlite3_bind_int64(st, 8, es->flags);
 	}
 	store_sql_bind_opt(st, 9, created_ns);
-	return (store_sql_step(s, st));
+	return (store_sql_step(s, st, "streams", cause));
 }
 
 /*
  * The stream es of the current run was destroyed at destroyed_ns: its
  * newest open lifetime ends, or, if it was created before tracing began, a
- * lifetime with only an end is added.  0, or -1.
+ * lifetime with only an end is added.  0, or -1 with *cause.
  */
 int
 store_rows_stream_end(struct store *s, int64_t process_id,
-    const struct event_stream *es, uint64_t destroyed_ns)
+    const struct event_stream *es, uint64_t destroyed_ns, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_STREAM_DESTROY];
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
 	store_sql_bind_id(st, 2, process_id);
 	sqlite3_bind_int64(st, 3, (int64_t)es->stream);
 	sqlite3_bind_int64(st, 4, (int64_t)destroyed_ns);
-	if (store_sql_step(s, st) != 0)
+	if (store_sql_step(s, st, "streams", cause) != 0)
 		return (-1);
 	if (sqlite3_changes(s->db) > 0)
 		return (0);
@@ -291,26 +302,26 @@ store_rows_stream_end(struct store *s, int64_t process_id,
 	store_sql_bind_opt(st, 5, es->handle);
 	store_sql_bind_opt(st, 6, es->context);
 	sqlite3_bind_int64(st, 7, (int64_t)destroyed_ns);
-	return (store_sql_step(s, st));
+	return (store_sql_step(s, st, "streams", cause));
 }
 
 /*
  * Add a sample of the device memory the run's process used on device at
- * time_ns (attach, which sees totals only).  0, or -1.
+ * time_ns (attach, which sees totals only).  0, or -1 with *cause.
  */
 int
 store_rows_usage(struct store *s, int32_t device, uint64_t time_ns,
-    uint64_t used_bytes)
+    uint64_t used_bytes, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_USAGE];
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
 	sqlite3_bind_int(st, 2, device);
 	sqlite3_bind_int64(st, 3, (int64_t)time_ns);
 	sqlite3_bind_int64(st, 4, (int64_t)used_bytes);
-	return (store_sql_step(s, st));
+	return (store_sql_step(s, st, "usage_samples", cause));
 }
 
 static void
@@ -389,14 +400,14 @@ store_rows_assign_steps(struct store *s, char **cause)
 
 /*
  * At the first step boundary: give their steps to the rows written before
- * it (one step's worth at most, so this is cheap).  0, or -1.
+ * it (one step's worth at most, so this is cheap).  0, or -1 with *cause.
  */
 static int
-assign_unstepped(struct store *s)
+assign_unstepped(struct store *s, char **cause)
 {
 	if (assign_steps(s, ASSIGN_ALLOC_SQL " AND (alloc_step IS NULL OR"
 	    " (free_step IS NULL AND free_ns IS NOT NULL))",
-	    ASSIGN_OFFLOAD_SQL " AND step IS NULL", NULL) != 0)
+	    ASSIGN_OFFLOAD_SQL " AND step IS NULL", cause) != 0)
 		return (-1);
 	s->unstepped = 0;
 	store_groups_flush_pending(s);
@@ -408,11 +419,11 @@ assign_unstepped(struct store *s)
  * (0: none, an importer) at end_ns, starting at start_ns (0: the previous
  * end), with an optional name; the run's step k is where the first process
  * to reach it ended it (store_steps_add).  At the first boundary the rows
- * written before it get their steps.  0, or -1.
+ * written before it get their steps.  0, or -1 with *cause.
  */
 int
 store_rows_step(struct store *s, int64_t process_id, int64_t step,
-    uint64_t start_ns, uint64_t end_ns, const char *name)
+    uint64_t start_ns, uint64_t end_ns, const char *name, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_STEP];
 
@@ -421,7 +432,7 @@ store_rows_step(struct store *s, int64_t process_id, int64_t step,
 	case STORE_STEPS_IGNORED:
 		return (0);
 	case STORE_STEPS_RUN:
-		if (store_sql_begin(s, NULL) != 0)
+		if (store_sql_begin(s, cause) != 0)
 			return (-1);
 		sqlite3_bind_int64(st, 1, s->run_id);
 		sqlite3_bind_int64(st, 2, step);
@@ -429,18 +440,18 @@ store_rows_step(struct store *s, int64_t process_id, int64_t step,
 		    start_ns);
 		sqlite3_bind_int64(st, 4, (int64_t)end_ns);
 		store_sql_bind_text(st, 5, name);
-		if (store_sql_step(s, st) != 0)
+		if (store_sql_step(s, st, "steps", cause) != 0)
 			return (-1);
 		break;
 	case STORE_STEPS_PROCESS:
 		break;
 	}
-	return (s->unstepped ? assign_unstepped(s) : 0);
+	return (s->unstepped ? assign_unstepped(s, cause) : 0);
 }
 
 static int
 insert_allocation(struct store *s, const struct store_allocation *a,
-    int64_t *rowid)
+    int64_t *rowid, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_ALLOC];
 	int64_t		 id;
@@ -467,7 +478,7 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 	if (a->site_id != 0)
 		sqlite3_bind_int64(st, 14, a->site_id);
 	store_sql_bind_opt(st, 15, a->correlation);
-	if (store_sql_step(s, st) != 0)
+	if (store_sql_step(s, st, "allocations", cause) != 0)
 		return (-1);
 	id = sqlite3_last_insert_rowid(s->db);
 	store_top_note(&s->top, id, a);
@@ -480,33 +491,34 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 
 /*
  * Add one complete allocation row (importers, and the writer itself):
- * alloc, free-requested and free times as known.  0, or -1.
+ * alloc, free-requested and free times as known.  0, or -1 with *cause.
  */
 int
-store_rows_allocation(struct store *s, const struct store_allocation *a)
+store_rows_allocation(struct store *s, const struct store_allocation *a,
+    char **cause)
 {
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
-	return (insert_allocation(s, a, NULL));
+	return (insert_allocation(s, a, NULL, cause));
 }
 
 /*
  * Complete live entry e with its free times, writing or updating its row,
- * and drop it from the live table.  0, or -1.
+ * and drop it from the live table.  0, or -1 with *cause.
  */
 static int
 live_end(struct store *s, struct store_live_entry *e,
-    uint64_t free_requested_ns, uint64_t free_ns)
+    uint64_t free_requested_ns, uint64_t free_ns, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_FREE_UPDATE];
 	int		 rc;
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	e->a.free_requested_ns = free_requested_ns;
 	e->a.free_ns = free_ns;
 	if (e->rowid == 0)
-		rc = insert_allocation(s, &e->a, NULL);
+		rc = insert_allocation(s, &e->a, NULL, cause);
 	else {
 		sqlite3_bind_int64(st, 1, e->rowid);
 		store_sql_bind_opt(st, 2, free_requested_ns);
@@ -516,7 +528,7 @@ live_end(struct store *s, struct store_live_entry *e,
 			    e->a.process_id, free_ns));
 		else
 			s->unstepped = 1;
-		rc = store_sql_step(s, st);
+		rc = store_sql_step(s, st, "allocations", cause);
 		store_groups_note(s, &e->a);
 	}
 	store_live_remove(&s->live, e);
@@ -527,60 +539,78 @@ live_end(struct store *s, struct store_live_entry *e,
  * An allocation became live: it waits in the live table until it is freed
  * or the transaction commits.  If the address is live already, its free
  * was lost (dropped records, or a ring buffer that wrapped): the old
- * allocation ends where the new one starts.  0, or -1.
+ * allocation ends where the new one starts.  0, or -1 with *cause.
  */
 int
-store_rows_alloc_begin(struct store *s, const struct store_allocation *a)
+store_rows_alloc_begin(struct store *s, const struct store_allocation *a,
+    char **cause)
 {
 	struct store_live_entry	*e;
 	int			 dup;
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	e = store_live_add(&s->live, a, &dup);
 	if (!dup)
 		return (0);
-	if (live_end(s, e, a->alloc_ns, a->alloc_ns) != 0)
+	if (live_end(s, e, a->alloc_ns, a->alloc_ns, cause) != 0)
 		return (-1);
 	store_live_add(&s->live, a, &dup);
 	return (0);
 }
 
 /*
- * The program freed the live allocation at (device, layer, address) at
- * time t, but the memory is not reusable yet (another stream still uses
- * it).  Returns 0, 1 if no such allocation is live.
+ * The program freed allocation a (its device, layer and address) at time
+ * t, but the memory is not reusable yet (another stream still uses it).
+ * If no allocation is live there, a was allocated before tracing began: it
+ * becomes live with no alloc time.  0, or -1 with *cause.
  */
 int
-store_rows_alloc_free_requested(struct store *s, int32_t device, int layer,
-    uint64_t address, uint64_t t)
+store_rows_alloc_free_requested(struct store *s,
+    const struct store_allocation *a, uint64_t t, char **cause)
 {
 	struct store_live_entry	*e;
+	struct store_allocation	 before;
 
-	if ((e = store_live_find(&s->live, address, device, layer)) == NULL)
-		return (1);
-	e->a.free_requested_ns = t;
-	return (0);
+	if ((e = store_live_find(&s->live, a->address, a->device,
+	    a->layer)) != NULL) {
+		e->a.free_requested_ns = t;
+		return (0);
+	}
+	before = *a;
+	before.alloc_ns = EVENT_NONE;
+	before.free_requested_ns = t;
+	return (store_rows_alloc_begin(s, &before, cause));
 }
 
 /*
- * The live allocation at (device, layer, address) ended: freed at
- * free_requested_ns (EVENT_NONE: when free_requested() said, or at
- * free_ns), reusable at free_ns.  Writes or updates its row.  Returns 0, 1
- * if no such allocation is live, -1 on a database error.
+ * Allocation a (its device, layer and address) ended: freed at
+ * free_requested_ns (EVENT_NONE: when store_rows_alloc_free_requested()
+ * said, or at free_ns), reusable at free_ns.  The live allocation there
+ * gets its row written or updated; if none is live, a was allocated before
+ * tracing began and is written whole, with no alloc time.  0, or -1 with
+ * *cause.
  */
 int
-store_rows_alloc_end(struct store *s, int32_t device, int layer,
-    uint64_t address, uint64_t free_requested_ns, uint64_t free_ns)
+store_rows_alloc_end(struct store *s, const struct store_allocation *a,
+    uint64_t free_requested_ns, uint64_t free_ns, char **cause)
 {
 	struct store_live_entry	*e;
+	struct store_allocation	 before;
 
-	if ((e = store_live_find(&s->live, address, device, layer)) == NULL)
-		return (1);
+	if ((e = store_live_find(&s->live, a->address, a->device,
+	    a->layer)) == NULL) {
+		before = *a;
+		before.alloc_ns = EVENT_NONE;
+		before.free_requested_ns = free_requested_ns != EVENT_NONE ?
+		    free_requested_ns : free_ns;
+		before.free_ns = free_ns;
+		return (store_rows_allocation(s, &before, cause));
+	}
 	if (free_requested_ns == EVENT_NONE)
 		free_requested_ns = e->a.free_requested_ns != EVENT_NONE ?
 		    e->a.free_requested_ns : free_ns;
-	return (live_end(s, e, free_requested_ns, free_ns) != 0 ? -1 : 0);
+	return (live_end(s, e, free_requested_ns, free_ns, cause));
 }
 
 /* Is an allocation live at (device, layer, address)? */
@@ -591,14 +621,20 @@ store_rows_alloc_is_live(struct store *s, int32_t device, int layer,
 	return (store_live_find(&s->live, address, device, layer) != NULL);
 }
 
+/* What flush_live_one() needs: the store, and where a failure goes. */
+struct flush_arg {
+	struct store	*s;
+	char		**cause;
+};
+
 static int
 flush_live_one(struct store_live_entry *e, void *arg)
 {
-	struct store	*s = arg;
+	struct flush_arg	*fa = arg;
 
 	if (e->rowid != 0)
 		return (0);
-	return (insert_allocation(s, &e->a, &e->rowid));
+	return (insert_allocation(fa->s, &e->a, &e->rowid, fa->cause));
 }
 
 /*
@@ -608,10 +644,9 @@ flush_live_one(struct store_live_entry *e, void *arg)
 int
 store_rows_flush(struct store *s, char **cause)
 {
-	if (store_live_each(&s->live, flush_live_one, s) != 0)
-		return (store_sql_error(s, cause,
-		    "cannot write allocations:"));
-	return (0);
+	struct flush_arg	fa = { s, cause };
+
+	return (store_live_each(&s->live, flush_live_one, &fa));
 }
 
 /* A live entry at the end of the run is final: count it in its group. */

@@ -58,40 +58,55 @@ nonzero(uint64_t h)
 	return (h == 0 ? 1 : h);
 }
 
-static int64_t
-frame_id(struct store *s, const struct store_frame *f)
+/*
+ * Step `find`, the SELECT of a row of table that an insert found there
+ * already, and set *id to its first column.  0, or -1 with *cause.
+ */
+static int
+site_find(struct store *s, sqlite3_stmt *find, const char *table,
+    int64_t *id, char **cause)
+{
+	int	rc;
+
+	if ((rc = sqlite3_step(find)) == SQLITE_ROW)
+		*id = sqlite3_column_int64(find, 0);
+	else
+		store_sql_error(s, cause, "cannot find a row of %s:", table);
+	sqlite3_reset(find);
+	return (rc == SQLITE_ROW ? 0 : -1);
+}
+
+/* The id of frame f, adding it the first time.  0, or -1 with *cause. */
+static int
+frame_id(struct store *s, const struct store_frame *f, int64_t *id,
+    char **cause)
 {
 	sqlite3_stmt	*st;
 	uint64_t	 h;
-	int64_t		 id;
 
 	h = fnv(FNV_OFFSET, f->name, strlen(f->name) + 1);
 	h = fnv(h, f->filename, strlen(f->filename) + 1);
 	h = nonzero(fnv(h, &f->line, sizeof f->line));
-	if ((id = store_idmap_get(&s->frames, h)) != 0)
-		return (id);
+	if ((*id = store_idmap_get(&s->frames, h)) != 0)
+		return (0);
 	st = s->stmt[STMT_FRAME_INSERT];
 	sqlite3_bind_text(st, 1, f->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, f->filename, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, f->line);
-	if (store_sql_step(s, st) != 0)
+	if (store_sql_step(s, st, "frames", cause) != 0)
 		return (-1);
 	if (sqlite3_changes(s->db) > 0)
-		id = sqlite3_last_insert_rowid(s->db);
+		*id = sqlite3_last_insert_rowid(s->db);
 	else {
 		st = s->stmt[STMT_FRAME_FIND];
 		sqlite3_bind_text(st, 1, f->name, -1, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, f->filename, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 3, f->line);
-		if (sqlite3_step(st) != SQLITE_ROW) {
-			sqlite3_reset(st);
+		if (site_find(s, st, "frames", id, cause) != 0)
 			return (-1);
-		}
-		id = sqlite3_column_int64(st, 0);
-		sqlite3_reset(st);
 	}
-	store_idmap_put(&s->frames, h, id);
-	return (id);
+	store_idmap_put(&s->frames, h, *id);
+	return (0);
 }
 
 static char *
@@ -119,47 +134,52 @@ site_label(const struct store_frame *frames, size_t n)
 
 /*
  * Say which kind of stack site is ("python", "native"), unless it was said
- * already.  0, or -1 on a database error.
+ * already.  0, or -1 with *cause.
  */
 int
-store_site_kind(struct store *s, int64_t site, const char *kind)
+store_site_kind(struct store *s, int64_t site, const char *kind,
+    char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_SITE_KIND];
 
+	if (store_sql_begin(s, cause) != 0)
+		return (-1);
 	sqlite3_bind_int64(st, 1, site);
-	sqlite3_bind_text(st, 2, kind, -1, SQLITE_TRANSIENT);
-	return (store_sql_step(s, st));
+	store_sql_bind_text(st, 2, kind);
+	return (store_sql_step(s, st, "sites", cause));
 }
 
 /*
- * Return the id of the site with these frames (innermost first), adding
- * it the first time.  n == 0 gives 0 (no site).  -1 on a database error.
+ * Set *id to the id of the site with these frames (innermost first),
+ * adding it the first time; n == 0 gives 0 (no site).  0, or -1 with
+ * *cause.
  */
-int64_t
-store_site_add(struct store *s, const struct store_frame *frames, size_t n)
+int
+store_site_add(struct store *s, const struct store_frame *frames, size_t n,
+    int64_t *id, char **cause)
 {
-	int64_t		*ids, id;
+	int64_t		*ids;
 	uint64_t	 h = FNV_OFFSET;
 	size_t		 i;
 	sqlite3_stmt	*st;
 	char		*label;
+	int		 rc = -1;
 
+	*id = 0;
 	if (n == 0)
 		return (0);
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	ids = xreallocarray(NULL, n, sizeof *ids);
 	for (i = 0; i < n; i++) {
-		if ((ids[i] = frame_id(s, &frames[i])) < 0) {
-			free(ids);
-			return (-1);
-		}
+		if (frame_id(s, &frames[i], &ids[i], cause) != 0)
+			goto out;
 		h = fnv(h, &ids[i], sizeof ids[i]);
 	}
 	h = nonzero(h);
-	if ((id = store_idmap_get(&s->sites, h)) != 0) {
-		free(ids);
-		return (id);
+	if ((*id = store_idmap_get(&s->sites, h)) != 0) {
+		rc = 0;
+		goto out;
 	}
 	label = site_label(frames, n);
 	st = s->stmt[STMT_SITE_INSERT];
@@ -167,34 +187,28 @@ store_site_add(struct store *s, const struct store_frame *frames, size_t n)
 	sqlite3_bind_int64(st, 2, (int64_t)n);
 	sqlite3_bind_text(st, 3, label, -1, SQLITE_TRANSIENT);
 	free(label);
-	if (store_sql_step(s, st) != 0) {
-		free(ids);
-		return (-1);
-	}
+	if (store_sql_step(s, st, "sites", cause) != 0)
+		goto out;
 	if (sqlite3_changes(s->db) == 0) {
 		/* Written by an earlier run of this database. */
-		free(ids);
 		st = s->stmt[STMT_SITE_FIND];
 		sqlite3_bind_int64(st, 1, (int64_t)h);
-		id = sqlite3_step(st) == SQLITE_ROW ?
-		    sqlite3_column_int64(st, 0) : -1;
-		sqlite3_reset(st);
-		if (id > 0)
-			store_idmap_put(&s->sites, h, id);
-		return (id);
-	}
-	id = sqlite3_last_insert_rowid(s->db);
-	st = s->stmt[STMT_SITE_FRAME];
-	for (i = 0; i < n; i++) {
-		sqlite3_bind_int64(st, 1, id);
-		sqlite3_bind_int64(st, 2, (int64_t)i);
-		sqlite3_bind_int64(st, 3, ids[i]);
-		if (store_sql_step(s, st) != 0) {
-			free(ids);
-			return (-1);
+		if (site_find(s, st, "sites", id, cause) != 0)
+			goto out;
+	} else {
+		*id = sqlite3_last_insert_rowid(s->db);
+		st = s->stmt[STMT_SITE_FRAME];
+		for (i = 0; i < n; i++) {
+			sqlite3_bind_int64(st, 1, *id);
+			sqlite3_bind_int64(st, 2, (int64_t)i);
+			sqlite3_bind_int64(st, 3, ids[i]);
+			if (store_sql_step(s, st, "site_frames", cause) != 0)
+				goto out;
 		}
 	}
+	store_idmap_put(&s->sites, h, *id);
+	rc = 0;
+out:
 	free(ids);
-	store_idmap_put(&s->sites, h, id);
-	return (id);
+	return (rc);
 }

@@ -158,20 +158,25 @@ define_string(struct store_source *src, const struct event_string *es,
 	return (0);
 }
 
-/* Resolve a site string id into a sites.id (0 for none); -1 on error. */
-static int64_t
-source_site(struct store_source *src, uint32_t id)
+/*
+ * Resolve a site string id into *site, a sites.id (0 for none).  0, or -1
+ * with *cause.
+ */
+static int
+source_site(struct store_source *src, uint32_t id, int64_t *site,
+    char **cause)
 {
 	struct store_frame	*frames = NULL;
 	const char		*text, *kind = NULL;
 	char			*copy, *line, *save, *f1, *f2;
 	size_t			 n = 0;
-	int64_t			 site;
+	int			 rc;
 
+	*site = 0;
 	if ((text = source_string(src, id)) == NULL)
 		return (0);
-	if (src->site_ids[id] != 0)
-		return (src->site_ids[id]);
+	if ((*site = src->site_ids[id]) != 0)
+		return (0);
 	copy = xstrdup(text);
 	for (line = strtok_r(copy, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
@@ -191,26 +196,24 @@ source_site(struct store_source *src, uint32_t id)
 		frames[n].line = f2 != NULL ? strtoll(f2 + 1, NULL, 10) : 0;
 		n++;
 	}
-	site = store_site_add(src->store, frames, n);
-	if (site > 0 && kind != NULL && store_site_kind(src->store, site,
-	    kind) != 0)
-		site = -1;
+	rc = store_site_add(src->store, frames, n, site, cause);
+	if (rc == 0 && *site > 0 && kind != NULL)
+		rc = store_site_kind(src->store, *site, kind, cause);
 	free(frames);
 	free(copy);
-	if (site > 0)
-		src->site_ids[id] = site;
-	return (site);
+	if (rc == 0)
+		src->site_ids[id] = *site;
+	return (rc);
 }
 
 static int
-source_alloc(struct store_source *src, const struct event *ev)
+source_alloc(struct store_source *src, const struct event *ev, char **cause)
 {
 	struct store		*s = src->store;
 	struct store_allocation	 a;
 	int64_t			 site;
-	int			 rc;
 
-	if ((site = source_site(src, ev->u.alloc.site)) < 0)
+	if (source_site(src, ev->u.alloc.site, &site, cause) != 0)
 		return (-1);
 	memset(&a, 0, sizeof a);
 	a.process_id = src->apply_pid;
@@ -225,20 +228,13 @@ source_alloc(struct store_source *src, const struct event *ev)
 	a.free_requested_ns = a.free_ns = EVENT_NONE;
 	if (ev->type == EVENT_ALLOC) {
 		a.alloc_ns = ev->time_ns;
-		return (store_rows_alloc_begin(s, &a));
+		return (store_rows_alloc_begin(s, &a, cause));
 	}
-	rc = store_rows_alloc_end(s, a.device, a.layer, a.address,
-	    ev->time_ns, ev->time_ns);
-	if (rc <= 0)
-		return (rc);
-	/* Freed, but allocated before tracing began. */
-	a.alloc_ns = EVENT_NONE;
-	a.free_requested_ns = a.free_ns = ev->time_ns;
-	return (store_rows_allocation(s, &a));
+	return (store_rows_alloc_end(s, &a, ev->time_ns, ev->time_ns, cause));
 }
 
 static int
-source_misc(struct store_source *src, const struct event *ev)
+source_misc(struct store_source *src, const struct event *ev, char **cause)
 {
 	struct store	*s = src->store;
 	const char	*name;
@@ -246,29 +242,30 @@ source_misc(struct store_source *src, const struct event *ev)
 	switch (ev->type) {
 	case EVENT_DROPPED:
 		return (store_rows_dropped(s, src->apply_pid, ev->time_ns,
-		    &ev->u.dropped, source_string(src, ev->u.dropped.source)));
+		    &ev->u.dropped, source_string(src, ev->u.dropped.source),
+		    cause));
 	case EVENT_DEVICE:
 		return (store_rows_device(s, src->apply_pid, &ev->u.device,
-		    source_string(src, ev->u.device.name)));
+		    source_string(src, ev->u.device.name), cause));
 	case EVENT_PROCESS_END:
 		if (src->apply_pid == 0)
 			return (0);
 		return (store_rows_process_end(s, src->apply_pid,
-		    ev->time_ns));
+		    ev->time_ns, cause));
 	case EVENT_STEP_BEGIN:
 		src->step_begin = (int64_t)ev->time_ns;
 		return (0);
 	case EVENT_STEP_END:
 		if (store_rows_step(s, src->apply_pid, ev->u.step.step,
 		    (uint64_t)src->step_begin, ev->time_ns,
-		    source_string(src, ev->u.step.name)) != 0)
+		    source_string(src, ev->u.step.name), cause) != 0)
 			return (-1);
 		src->step_begin = 0;
 		return (0);
 	case EVENT_MARK:
 		name = source_string(src, ev->u.step.name);
 		return (store_rows_mark(s, src->apply_pid, -1, ev->time_ns,
-		    NULL, name != NULL ? name : "mark"));
+		    NULL, name != NULL ? name : "mark", cause));
 	}
 	return (0);
 }
@@ -403,8 +400,9 @@ source_release(struct store_source *src, uint64_t until, char **cause)
  * Take one event from this source.  Strings, the process start and events
  * of unknown time are written at once; the others in time order, once they
  * are STORE_REORDER_NS older than the newest event seen.  The store must
- * have a run (store_run_begin).  Returns 0, or -1 with *cause set ("NAME:
- * what").
+ * have a run (store_run_begin).  Returns 0, or -1 with *cause: "NAME:
+ * what" for an event the source cannot take, "DB: what" when the database
+ * fails.
  */
 int
 store_source_event(struct store_source *src, const struct event *ev,
@@ -428,7 +426,10 @@ store_source_event(struct store_source *src, const struct event *ev,
 	return (source_release(src, src->newest - STORE_REORDER_NS, cause));
 }
 
-/* Write every event the source still holds, in time order.  0, or -1. */
+/*
+ * Write every event the source still holds, in time order.  0, or -1 with
+ * *cause.
+ */
 int
 store_source_drain(struct store_source *src, char **cause)
 {
@@ -445,40 +446,39 @@ source_apply(struct store_source *src, const struct event *ev, char **cause)
 	case EVENT_STRING:
 		return (define_string(src, &ev->u.string, cause));
 	case EVENT_PROCESS_START:
-		src->process_id = store_rows_process(s, &ev->u.process,
+		rc = store_rows_process(s, &ev->u.process,
 		    source_string(src, ev->u.process.host),
-		    source_string(src, ev->u.process.command), ev->time_ns);
-		rc = src->process_id < 0 ? -1 : 0;
+		    source_string(src, ev->u.process.command), ev->time_ns,
+		    &src->process_id, cause);
 		break;
 	case EVENT_ALLOC:
 	case EVENT_FREE:
-		rc = source_alloc(src, ev);
+		rc = source_alloc(src, ev, cause);
 		break;
 	case EVENT_MEMCPY:
 		rc = store_rows_memcpy(s, src->apply_pid, ev->time_ns,
-		    &ev->u.memcpy);
+		    &ev->u.memcpy, cause);
 		break;
 	case EVENT_STREAM_CREATE:
 		rc = store_rows_stream(s, src->apply_pid, &ev->u.stream, 1,
-		    ev->time_ns);
+		    ev->time_ns, cause);
 		break;
 	case EVENT_STREAM_DESTROY:
 		rc = store_rows_stream_end(s, src->apply_pid, &ev->u.stream,
-		    ev->time_ns);
+		    ev->time_ns, cause);
 		break;
 	case EVENT_CONTEXT_CREATE:
 	case EVENT_CONTEXT_DESTROY:
 		break;		/* contexts matter only through their streams */
 	case EVENT_OFFLOAD:
 		rc = store_rows_offload(s, src->apply_pid, ev->time_ns,
-		    &ev->u.offload);
+		    &ev->u.offload, cause);
 		break;
 	default:
-		rc = source_misc(src, ev);
+		rc = source_misc(src, ev, cause);
 		break;
 	}
 	if (rc != 0)
-		return (store_sql_error(s, cause, "cannot write a %s event:",
-		    event_type_name(ev->type)));
+		return (-1);
 	return (store_maybe_commit(s, cause));
 }

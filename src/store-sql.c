@@ -93,14 +93,17 @@ store_sql_bind_text(sqlite3_stmt *st, int i, const char *v)
 
 /*
  * Run a write statement to completion, reset it and clear its bindings;
- * count it towards the next automatic commit.  0, or -1.
+ * count it towards the next automatic commit.  0, or -1 with *cause
+ * ("PATH: cannot write to TABLE: SQLite's message").
  */
 int
-store_sql_step(struct store *s, sqlite3_stmt *st)
+store_sql_step(struct store *s, sqlite3_stmt *st, const char *table,
+    char **cause)
 {
 	int	rc;
 
-	rc = sqlite3_step(st);
+	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
+		store_sql_error(s, cause, "cannot write to %s:", table);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	s->writes++;

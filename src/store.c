@@ -189,8 +189,9 @@ store_open(const char *path, int flags, char **cause)
 	if ((flags & STORE_ATOMIC) && !exists) {
 		xasprintf(&s->tmp_path, "%s.tmp-XXXXXX", path);
 		if ((fd = util_mkstemp(s->tmp_path)) == -1) {
-			*cause = xstrerror_cause("%s: cannot create a "
-			    "temporary file", path);
+			if (cause != NULL)
+				*cause = xstrerror_cause("%s: cannot create a "
+				    "temporary file", path);
 			goto fail;
 		}
 		close(fd);
@@ -242,23 +243,25 @@ store_run_id(struct store *s)
 }
 
 /*
- * Start a new run and return its id (> 0), or -1.  Fields of info that are
- * NULL are stored as NULL, except host (this host) and start (now).
+ * Start a new run, the one store_run_id() names from now on.  Fields of
+ * info that are NULL are stored as NULL, except host (this host) and start
+ * (now).  0, or -1 with *cause.
  */
-int64_t
-store_run_begin(struct store *s, const struct store_run_info *info)
+int
+store_run_begin(struct store *s, const struct store_run_info *info,
+    char **cause)
 {
 	sqlite3_stmt	*st;
 	char		 host[256];
 	int		 rc;
 
-	if (store_sql_begin(s, NULL) != 0)
+	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	if (sqlite3_prepare_v2(s->db, "INSERT INTO runs(source, input,"
 	    " command, host, cwd, git_commit, allocator, step_source, version,"
 	    " start_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st,
 	    NULL) != SQLITE_OK)
-		return (-1);
+		return (store_sql_error(s, cause, "cannot start a run:"));
 	if (info->host == NULL && gethostname(host, sizeof host) == 0)
 		host[sizeof host - 1] = '\0';
 	else
@@ -275,7 +278,8 @@ store_run_begin(struct store *s, const struct store_run_info *info)
 	store_sql_bind_text(st, 9, PACKAGE_VERSION);
 	sqlite3_bind_int64(st, 10, (int64_t)(info->start_ns != 0 ?
 	    info->start_ns : lib_now_ns()));
-	rc = sqlite3_step(st);
+	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
+		store_sql_error(s, cause, "cannot start a run:");
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return (-1);
@@ -284,7 +288,7 @@ store_run_begin(struct store *s, const struct store_run_info *info)
 	s->unstepped = 0;
 	store_groups_reset(&s->groups);
 	store_top_reset(&s->top);
-	return (s->run_id);
+	return (0);
 }
 
 /*
@@ -342,10 +346,11 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 	if (exit_status >= 0)
 		sqlite3_bind_int(st, 2, exit_status);
 	sqlite3_bind_int64(st, 3, s->run_id);
-	rc = sqlite3_step(st);
+	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
+		store_sql_error(s, cause, "cannot finish the run:");
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return (store_sql_error(s, cause, "cannot finish the run:"));
+		return (-1);
 	if (sqlite3_exec(s->db, store_index_sql, NULL, NULL, NULL) !=
 	    SQLITE_OK)
 		return (store_sql_error(s, cause, "cannot build the indexes:"));
@@ -377,8 +382,9 @@ store_close(struct store *s, char **cause)
 	s->db = NULL;
 	if (s->tmp_path != NULL) {
 		if (rc == 0 && rename(s->tmp_path, s->path) != 0) {
-			*cause = xstrerror_cause("%s: cannot rename %s",
-			    s->path, s->tmp_path);
+			if (cause != NULL)
+				*cause = xstrerror_cause("%s: cannot rename "
+				    "%s", s->path, s->tmp_path);
 			rc = -1;
 		}
 		if (rc != 0)

@@ -92,7 +92,8 @@ struct store_run_info {
 struct store	*store_open(const char *, int, char **);
 int	 store_close(struct store *, char **);
 void	 store_abort(struct store *);
-int64_t	 store_run_begin(struct store *, const struct store_run_info *);
+int	 store_run_begin(struct store *, const struct store_run_info *,
+	     char **);
 int	 store_run_finish(struct store *, int, uint64_t, char **);
 int64_t	 store_run_id(struct store *);
 int	 store_commit(struct store *, char **);
@@ -115,24 +116,25 @@ struct store_allocation {
 	int64_t		 site_id;	/* 0: none */
 	uint64_t	 correlation;	/* EVENT_NONE */
 };
-int64_t	 store_rows_process(struct store *, const struct event_process *,
-	     const char *, const char *, uint64_t);
+int	 store_rows_process(struct store *, const struct event_process *,
+	     const char *, const char *, uint64_t, int64_t *, char **);
 int	 store_rows_allocation(struct store *,
-	     const struct store_allocation *);
+	     const struct store_allocation *, char **);
 int	 store_rows_alloc_begin(struct store *,
-	     const struct store_allocation *);
-int	 store_rows_alloc_free_requested(struct store *, int32_t, int,
-	     uint64_t, uint64_t);
-int	 store_rows_alloc_end(struct store *, int32_t, int, uint64_t,
-	     uint64_t, uint64_t);
+	     const struct store_allocation *, char **);
+int	 store_rows_alloc_free_requested(struct store *,
+	     const struct store_allocation *, uint64_t, char **);
+int	 store_rows_alloc_end(struct store *, const struct store_allocation *,
+	     uint64_t, uint64_t, char **);
 int	 store_rows_alloc_is_live(struct store *, int32_t, int, uint64_t);
 int	 store_rows_stream(struct store *, int64_t,
-	     const struct event_stream *, int, uint64_t);
+	     const struct event_stream *, int, uint64_t, char **);
 int	 store_rows_step(struct store *, int64_t, int64_t, uint64_t, uint64_t,
-	     const char *);
+	     const char *, char **);
 int	 store_rows_mark(struct store *, int64_t, int32_t, uint64_t,
-	     const char *, const char *);
-int	 store_rows_usage(struct store *, int32_t, uint64_t, uint64_t);
+	     const char *, const char *, char **);
+int	 store_rows_usage(struct store *, int32_t, uint64_t, uint64_t,
+	     char **);
 int	 store_rows_assign_steps(struct store *, char **);
 
 /* store-site.c */
@@ -141,8 +143,9 @@ struct store_frame {
 	const char	*filename;
 	int64_t		 line;
 };
-int64_t	 store_site_add(struct store *, const struct store_frame *, size_t);
-int	 store_site_kind(struct store *, int64_t, const char *);
+int	 store_site_add(struct store *, const struct store_frame *, size_t,
+	     int64_t *, char **);
+int	 store_site_kind(struct store *, int64_t, const char *, char **);
 
 /* store-source.c */
 struct store_source;

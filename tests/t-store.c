@@ -97,9 +97,11 @@ write_big(const char *path)
 	char			*cause = NULL, frame[64];
 	uint64_t		 i, bytes;
 
-	if ((s = store_open(path, STORE_CREATE, &cause)) == NULL)
+	if ((s = store_open(path, STORE_CREATE, &cause)) == NULL ||
+	    store_run_begin(s, &info, &cause) != 0) {
+		printf("# %s\n", cause);
 		exit(1);
-	store_run_begin(s, &info);
+	}
 	src = store_source_create(s, "big");
 	/* Five stacks, and every seventh block without one. */
 	for (i = 0; i < 5; i++) {
@@ -285,11 +287,10 @@ write_known(const char *path)
 	char			*cause = NULL;
 
 	s = store_open(path, STORE_CREATE, &cause);
-	if (s == NULL) {
+	if (s == NULL || store_run_begin(s, &info, &cause) != 0) {
 		printf("# %s\n", cause);
 		exit(1);
 	}
-	store_run_begin(s, &info);
 	src = store_source_create(s, "known");
 	string(1, "host-a");
 	string(2, "forward\ttrain.py\t42\nmain\ttrain.py\t90\n");
