@@ -57,7 +57,7 @@ cmd_merge_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		}
 		joined += n;
 	}
-	if (store_exec(s, store_index_sql, &cause) != 0) {
+	if (store_merge_finish(s, &cause) != 0) {
 		store_abort(s);
 		goto fail;
 	}

@@ -167,26 +167,24 @@ to_json(const struct pickle_value *v, char **out)
 	*out = next;
 }
 
-/* Write the allocator settings, values as text (nested ones as JSON). */
+/*
+ * Write the allocator settings, values as text (nested ones as JSON).
+ * 0, or -1 with *cause.
+ */
 int
 import_settings(struct import_state *st, const struct pickle_value *root,
     char **cause)
 {
 	const struct pickle_value	*set, *v;
-	sqlite3_stmt			*ins;
 	const char			*key;
 	char				*text;
 	size_t				 i;
-	int				 rc = 0;
+	int				 rc;
 
 	if ((set = pickle_dict_get(root, "allocator_settings")) == NULL ||
 	    pickle_type(set) != PICKLE_DICT)
 		return (0);
-	if (sqlite3_prepare_v2(store_db(st->store), "INSERT OR REPLACE INTO"
-	    " allocator_settings(snapshot_id, key, value) VALUES (?, ?, ?)",
-	    -1, &ins, NULL) != SQLITE_OK)
-		goto fail;
-	for (i = 0; rc == 0 && i < pickle_dict_len(set); i++) {
+	for (i = 0; i < pickle_dict_len(set); i++) {
 		if ((key = pickle_str(pickle_dict_key_at(set, i), NULL)) ==
 		    NULL)
 			continue;
@@ -195,19 +193,10 @@ import_settings(struct import_state *st, const struct pickle_value *root,
 			text = xstrdup(pickle_str(v, NULL));
 		else
 			to_json(v, &text);
-		sqlite3_bind_int64(ins, 1, st->snapshot_id);
-		sqlite3_bind_text(ins, 2, key, -1, SQLITE_STATIC);
-		sqlite3_bind_text(ins, 3, text, -1, SQLITE_TRANSIENT);
+		rc = store_snapshot_setting(st->store, key, text, cause);
 		free(text);
-		if (sqlite3_step(ins) != SQLITE_DONE)
-			rc = -1;
-		sqlite3_reset(ins);
+		if (rc != 0)
+			return (-1);
 	}
-	sqlite3_finalize(ins);
-	if (rc == 0)
-		return (0);
-fail:
-	xasprintf(cause, "%s: cannot write the allocator settings: %s",
-	    st->file, sqlite3_errmsg(store_db(st->store)));
-	return (-1);
+	return (0);
 }

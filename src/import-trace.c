@@ -224,56 +224,40 @@ import_trace_entry(struct import_state *st, int32_t device,
 
 static int
 insert_block(struct import_state *st, int64_t segment_id,
-    const struct pickle_value *b, int32_t device, uint64_t stream,
+    const struct pickle_value *v, int32_t device, uint64_t stream,
     size_t index, char **cause)
 {
-	sqlite3_stmt		*ins = st->block_stmt;
+	struct store_block	 b;
 	struct import_held	 h;
-	const char		*state;
-	int64_t			 addr, size, requested = -1, site;
 
-	if (import_field_int(st, b, "block", "address", index, &addr,
+	memset(&b, 0, sizeof b);
+	b.segment_id = segment_id;
+	if (import_field_int(st, v, "block", "address", index, &b.address,
 	    cause) != 0 ||
-	    import_field_int(st, b, "block", "size", index, &size, cause) != 0)
+	    import_field_int(st, v, "block", "size", index, &b.size,
+	    cause) != 0)
 		return (-1);
-	if (pickle_int(pickle_dict_get(b, "requested_size"), &requested) != 0)
-		requested = -1;
-	if ((state = field_str(b, "state")) == NULL)
+	if (pickle_int(pickle_dict_get(v, "requested_size"),
+	    &b.requested_size) != 0)
+		b.requested_size = -1;
+	if ((b.state = field_str(v, "state")) == NULL)
 		return (field_error(st, cause, "block", index, "state",
 		    "is missing or not a str"));
-	if (import_site(st, pickle_dict_get(b, "frames"), &site, cause) != 0)
+	if (import_site(st, pickle_dict_get(v, "frames"), &b.site_id,
+	    cause) != 0 || store_snapshot_block(st->store, &b, cause) != 0)
 		return (-1);
-	sqlite3_bind_int64(ins, 1, st->snapshot_id);
-	sqlite3_bind_int64(ins, 2, segment_id);
-	sqlite3_bind_int64(ins, 3, addr);
-	sqlite3_bind_int64(ins, 4, size);
-	if (requested >= 0)
-		sqlite3_bind_int64(ins, 5, requested);
-	else
-		sqlite3_bind_null(ins, 5);
-	sqlite3_bind_text(ins, 6, state, -1, SQLITE_STATIC);
-	if (site > 0)
-		sqlite3_bind_int64(ins, 7, site);
-	else
-		sqlite3_bind_null(ins, 7);
-	if (sqlite3_step(ins) != SQLITE_DONE) {
-		sqlite3_reset(ins);
-		xasprintf(cause, "%s: cannot write block %zu: %s", st->file,
-		    index, sqlite3_errmsg(store_db(st->store)));
-		return (-1);
-	}
-	sqlite3_reset(ins);
 	st->summary->blocks++;
-	if (strncmp(state, "active_", 7) != 0)
+	if (strncmp(b.state, "active_", 7) != 0)
 		return (0);
 	memset(&h, 0, sizeof h);
 	h.device = device;
 	h.layer = EVENT_LAYER_BLOCK;
-	h.address = (uint64_t)addr;
-	h.bytes = (uint64_t)size;
-	h.requested = requested >= 0 ? (uint64_t)requested : EVENT_NONE;
+	h.address = (uint64_t)b.address;
+	h.bytes = (uint64_t)b.size;
+	h.requested = b.requested_size >= 0 ? (uint64_t)b.requested_size :
+	    EVENT_NONE;
 	h.stream = stream;
-	h.site_id = site;
+	h.site_id = b.site_id;
 	hold(st, &h);
 	return (0);
 }
@@ -287,24 +271,26 @@ int
 import_segment(struct import_state *st, const struct pickle_value *seg,
     size_t index, char **cause)
 {
-	static const char		*ints[] = { "device", "address",
+	static const char		*names[] = { "device", "address",
 		"total_size", "allocated_size", "active_size",
 		"requested_size", "stream" };
-	int64_t				 v[7], pool0 = 0, pool1 = 0, site;
-	int64_t				 segment_id;
+	struct store_segment		 g;
+	int64_t				*ints[] = { &g.device, &g.address,
+		&g.total_size, &g.allocated_size, &g.active_size,
+		&g.requested_size, &g.stream };
+	int64_t				 pool0 = 0, pool1 = 0, segment_id;
 	const struct pickle_value	*blocks, *pool;
 	struct import_held		 h;
-	sqlite3_stmt			*ins = st->segment_stmt;
 	size_t				 i;
-	int				 exp = 0;
 	char				 pool_id[64];
 
 	if (pickle_type(seg) != PICKLE_DICT)
 		return (field_error(st, cause, "segment", index, "segment",
 		    "is not a dict"));
-	for (i = 0; i < 7; i++) {
-		if (import_field_int(st, seg, "segment", ints[i], index, &v[i],
-		    cause) != 0)
+	memset(&g, 0, sizeof g);
+	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+		if (import_field_int(st, seg, "segment", names[i], index,
+		    ints[i], cause) != 0)
 			return (-1);
 	}
 	pool = pickle_dict_get(seg, "segment_pool_id");
@@ -314,36 +300,23 @@ import_segment(struct import_state *st, const struct pickle_value *seg,
 	}
 	snprintf(pool_id, sizeof pool_id, "%" PRId64 ",%" PRId64, pool0,
 	    pool1);
-	pickle_bool(pickle_dict_get(seg, "is_expandable"), &exp);
-	if (import_site(st, pickle_dict_get(seg, "frames"), &site, cause) != 0)
+	g.pool_id = pool_id;
+	g.segment_type = field_str(seg, "segment_type");
+	pickle_bool(pickle_dict_get(seg, "is_expandable"), &g.expandable);
+	if (import_site(st, pickle_dict_get(seg, "frames"), &g.site_id,
+	    cause) != 0 ||
+	    store_snapshot_segment(st->store, &g, &segment_id, cause) != 0)
 		return (-1);
-	sqlite3_bind_int64(ins, 1, st->snapshot_id);
-	for (i = 0; i < 7; i++)
-		sqlite3_bind_int64(ins, (int)i + 2, v[i]);
-	sqlite3_bind_text(ins, 9, field_str(seg, "segment_type"), -1,
-	    SQLITE_STATIC);
-	sqlite3_bind_text(ins, 10, pool_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int(ins, 11, exp);
-	if (site > 0)
-		sqlite3_bind_int64(ins, 12, site);
-	else
-		sqlite3_bind_null(ins, 12);
-	if (sqlite3_step(ins) != SQLITE_DONE) {
-		sqlite3_reset(ins);
-		goto db_error;
-	}
-	sqlite3_reset(ins);
-	segment_id = sqlite3_last_insert_rowid(store_db(st->store));
 	st->summary->segments++;
-	note_stream(st, (int32_t)v[0], (uint64_t)v[6]);
+	note_stream(st, (int32_t)g.device, (uint64_t)g.stream);
 	memset(&h, 0, sizeof h);
-	h.device = (int32_t)v[0];
+	h.device = (int32_t)g.device;
 	h.layer = EVENT_LAYER_SEGMENT;
-	h.address = (uint64_t)v[1];
-	h.bytes = (uint64_t)v[2];
+	h.address = (uint64_t)g.address;
+	h.bytes = (uint64_t)g.total_size;
 	h.requested = EVENT_NONE;
-	h.stream = (uint64_t)v[6];
-	h.site_id = site;
+	h.stream = (uint64_t)g.stream;
+	h.site_id = g.site_id;
 	hold(st, &h);
 	if ((blocks = pickle_dict_get(seg, "blocks")) == NULL)
 		return (0);
@@ -353,11 +326,6 @@ import_segment(struct import_state *st, const struct pickle_value *seg,
 			return (-1);
 	}
 	return (0);
-
-db_error:
-	xasprintf(cause, "%s: cannot write segment %zu: %s", st->file, index,
-	    sqlite3_errmsg(store_db(st->store)));
-	return (-1);
 }
 
 /*

@@ -49,69 +49,18 @@ on_progress(void *arg, uint64_t done, uint64_t total)
 	    (double)total), done >= total ? "\n" : "");
 }
 
-static int
-write_snapshot_row(struct import_state *st, const char *path, char **cause)
-{
-	sqlite3_stmt	*ins;
-	struct stat	 sb;
-	int		 rc;
-
-	if (sqlite3_prepare_v2(store_db(st->store), "INSERT INTO snapshots("
-	    "run_id, file, file_bytes, trace_entries, annotations) VALUES"
-	    " (?, ?, ?, 0, 0)", -1, &ins, NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_bind_int64(ins, 1, st->run_id);
-	sqlite3_bind_text(ins, 2, path, -1, SQLITE_STATIC);
-	if (stat(path, &sb) == 0)
-		sqlite3_bind_int64(ins, 3, (int64_t)sb.st_size);
-	rc = sqlite3_step(ins);
-	sqlite3_finalize(ins);
-	if (rc != SQLITE_DONE)
-		goto fail;
-	st->snapshot_id = sqlite3_last_insert_rowid(store_db(st->store));
-	if (sqlite3_prepare_v2(store_db(st->store), "INSERT INTO segments("
-	    "snapshot_id, device, address, total_size, allocated_size,"
-	    " active_size, requested_size, stream, segment_type, pool_id,"
-	    " is_expandable, site_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-	    " ?)", -1, &st->segment_stmt, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(store_db(st->store), "INSERT INTO blocks("
-	    "snapshot_id, segment_id, address, size, requested_size, state,"
-	    " site_id) VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &st->block_stmt,
-	    NULL) != SQLITE_OK)
-		goto fail;
-	return (0);
-fail:
-	xasprintf(cause, "%s: cannot write the snapshot: %s", st->file,
-	    sqlite3_errmsg(store_db(st->store)));
-	return (-1);
-}
-
-/* The totals of the snapshot row, trace actions, streams and the run. */
+/* The trace's counts per action, its streams, and the snapshot's totals. */
 static int
 finish_snapshot(struct import_state *st, char **cause)
 {
-	sqlite3		*db = store_db(st->store);
-	sqlite3_stmt	*ins;
-	struct event_stream es;
-	size_t		 i;
-	int		 rc = SQLITE_DONE;
+	struct event_stream	es;
+	size_t			i;
 
-	if (sqlite3_prepare_v2(db, "INSERT INTO trace_actions(snapshot_id,"
-	    " device, action, count) VALUES (?, ?, ?, ?)", -1, &ins, NULL) !=
-	    SQLITE_OK)
-		goto fail;
-	for (i = 0; rc == SQLITE_DONE && i < st->nactions; i++) {
-		sqlite3_bind_int64(ins, 1, st->snapshot_id);
-		sqlite3_bind_int(ins, 2, st->actions[i].device);
-		sqlite3_bind_text(ins, 3, st->actions[i].action, -1,
-		    SQLITE_STATIC);
-		sqlite3_bind_int64(ins, 4, st->actions[i].count);
-		rc = sqlite3_step(ins);
-		sqlite3_reset(ins);
+	for (i = 0; i < st->nactions; i++) {
+		if (store_snapshot_action(st->store, st->actions[i].device,
+		    st->actions[i].action, st->actions[i].count, cause) != 0)
+			return (-1);
 	}
-	sqlite3_finalize(ins);
-	if (rc != SQLITE_DONE)
-		goto fail;
 	for (i = 0; i < st->nstreams; i++) {
 		memset(&es, 0, sizeof es);
 		es.device = st->streams[i].device;
@@ -121,46 +70,14 @@ finish_snapshot(struct import_state *st, char **cause)
 		    cause) != 0)
 			return (-1);
 	}
-	if (sqlite3_prepare_v2(db, "UPDATE snapshots SET trace_entries = ?,"
-	    " annotations = ? WHERE id = ?", -1, &ins, NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_bind_int64(ins, 1, st->summary->trace_entries);
-	sqlite3_bind_int64(ins, 2, st->summary->annotations);
-	sqlite3_bind_int64(ins, 3, st->snapshot_id);
-	rc = sqlite3_step(ins);
-	sqlite3_finalize(ins);
-	if (rc != SQLITE_DONE)
-		goto fail;
-	if (sqlite3_prepare_v2(db, "UPDATE runs SET start_ns = ?,"
-	    " step_source = ?, allocator = (SELECT CASE WHEN value LIKE"
-	    " '%cudaMallocAsync%' THEN 'async' ELSE 'native' END FROM"
-	    " allocator_settings WHERE snapshot_id = ? AND key ="
-	    " 'PYTORCH_CUDA_ALLOC_CONF') WHERE id = ?", -1, &ins, NULL) !=
-	    SQLITE_OK)
-		goto fail;
-	if (st->first_ns != EVENT_NONE)
-		sqlite3_bind_int64(ins, 1, (int64_t)st->first_ns);
-	sqlite3_bind_text(ins, 2, st->summary->step_source, -1,
-	    SQLITE_STATIC);
-	sqlite3_bind_int64(ins, 3, st->snapshot_id);
-	sqlite3_bind_int64(ins, 4, st->run_id);
-	rc = sqlite3_step(ins);
-	sqlite3_finalize(ins);
-	if (rc != SQLITE_DONE)
-		goto fail;
-	return (0);
-fail:
-	xasprintf(cause, "%s: cannot finish the import: %s", st->file,
-	    sqlite3_errmsg(db));
-	return (-1);
+	return (store_snapshot_finish(st->store, st->summary->trace_entries,
+	    st->summary->annotations, st->first_ns, st->summary->step_source,
+	    cause));
 }
 
 static void
 state_free(struct import_state *st)
 {
-	sqlite3_finalize(st->segment_stmt);
-	sqlite3_finalize(st->block_stmt);
-	st->segment_stmt = st->block_stmt = NULL;
 	free(st->actions);
 	free(st->frames);
 	free(st->held);
@@ -182,6 +99,7 @@ import_snapshot(const char *path, const char *out,
 	struct store_run_info	 info;
 	struct import_state	 st;
 	struct pickle_value	*root = NULL;
+	struct stat		 sb;
 	char			*real = NULL;
 
 	memset(sum, 0, sizeof *sum);
@@ -205,10 +123,9 @@ import_snapshot(const char *path, const char *out,
 	info.source = "import";
 	real = realpath(path, NULL);
 	info.input = real != NULL ? real : path;
-	if (store_run_begin(st.store, &info, cause) != 0)
-		goto fail;
-	st.run_id = store_run_id(st.store);
-	if (write_snapshot_row(&st, info.input, cause) != 0)
+	if (store_run_begin(st.store, &info, cause) != 0 ||
+	    store_snapshot_begin(st.store, info.input, stat(info.input, &sb) ==
+	    0 ? (int64_t)sb.st_size : -1, cause) != 0)
 		goto fail;
 	if ((root = pickle_parse_file(path, &cb, cause)) == NULL)
 		goto fail;

@@ -7,8 +7,6 @@
 #include <regex.h>
 #include <stdint.h>
 
-#include <sqlite3.h>
-
 #include "pickle.h"
 #include "vramtrace.h"
 
@@ -58,8 +56,6 @@ struct import_stream {
 struct import_state {
 	const char		*file;
 	struct store		*store;
-	int64_t			 snapshot_id;
-	int64_t			 run_id;
 	struct import_summary	*summary;
 	struct import_action_count *actions;
 	size_t			 nactions;
@@ -72,8 +68,6 @@ struct import_state {
 	size_t			 held_alloc;
 	struct import_stream	*streams;	/* every stream seen */
 	size_t			 nstreams;
-	sqlite3_stmt		*segment_stmt;
-	sqlite3_stmt		*block_stmt;
 };
 
 /* import.c */

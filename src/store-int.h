@@ -13,7 +13,8 @@
 
 /*
  * The prepared statements of an open store, by the file that owns them:
- * store-rows.c (STMT_ALLOC .. STMT_USAGE), store-site.c (frames, sites).
+ * store-rows.c (STMT_ALLOC .. STMT_USAGE), store-site.c (frames, sites),
+ * store-snapshot.c (segments .. trace actions).
  */
 enum store_stmt {
 	STMT_ALLOC,
@@ -36,6 +37,10 @@ enum store_stmt {
 	STMT_SITE_FIND,
 	STMT_SITE_FRAME,
 	STMT_SITE_KIND,
+	STMT_SEGMENT,
+	STMT_BLOCK,
+	STMT_SETTING,
+	STMT_ACTION,
 	STMT_MAX
 };
 
@@ -164,6 +169,7 @@ struct store {
 	int		 flags;
 	int		 in_txn;
 	int64_t		 run_id;
+	int64_t		 snapshot_id;	/* store_snapshot_begin(); 0: none */
 	sqlite3_stmt	*stmt[STMT_MAX];
 	struct store_live live;
 	struct store_steps steps;
@@ -186,6 +192,7 @@ void	 store_sql_bind_id(sqlite3_stmt *, int, int64_t);
 void	 store_sql_bind_text(sqlite3_stmt *, int, const char *);
 int	 store_sql_step(struct store *, sqlite3_stmt *, const char *,
 	     char **);
+int	 store_sql_exec(struct store *, const char *, const char *, char **);
 int	 store_sql_begin(struct store *, char **);
 
 /* store-rows.c */
@@ -206,6 +213,14 @@ int	 store_rows_finish(struct store *, char **);
 
 /* store-site.c */
 int	 store_site_prepare(struct store *, char **);
+
+/* store-snapshot.c */
+int	 store_snapshot_prepare(struct store *, char **);
+
+/* store-schema.c */
+extern const char *store_schema_sql;
+extern const char *store_schema_index_sql;
+extern const char *store_schema_top_sql;
 
 /* store-steps.c */
 void	 store_steps_reset(struct store_steps *);

@@ -73,11 +73,9 @@ merge_exec(struct store *s, char **cause, const char *fmt, ...)
 	va_start(ap, fmt);
 	xvasprintf(&sql, fmt, ap);
 	va_end(ap);
-	rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	rc = store_sql_exec(s, sql, "cannot merge", cause);
 	free(sql);
-	if (rc != SQLITE_OK)
-		return (store_sql_error(s, cause, "cannot merge:"));
-	return (0);
+	return (rc);
 }
 
 /* The offset of table t, its largest id in the output (0 when empty). */
@@ -427,4 +425,15 @@ out:
 	}
 	sqlite3_exec(s->db, "DETACH src", NULL, NULL, NULL);
 	return (rc);
+}
+
+/*
+ * After the last store_merge(): build the secondary indexes, as a finished
+ * run has them.  0, or -1 with *cause.
+ */
+int
+store_merge_finish(struct store *s, char **cause)
+{
+	return (store_sql_exec(s, store_schema_index_sql,
+	    "cannot build the indexes", cause));
 }

@@ -2,11 +2,12 @@
  * store-schema.c: the database schema, in one place.
  *
  * store_schema_sql creates schema version STORE_SCHEMA_VERSION; it is run
- * once, in the transaction that creates a database.  store_index_sql builds
- * the secondary indexes; store.c runs it when a run finishes, not while
- * events stream in.  man/vramtrace-db.5 documents every table, column (with
- * its unit) and view; change both together, and bump the version with a
- * migration in store.c for any change that is not purely additive.
+ * once, in the transaction that creates a database.  store_schema_index_sql
+ * builds the secondary indexes; store.c runs it when a run finishes (and
+ * store-merge.c when a merge does), not while events stream in.
+ * man/vramtrace-db.5 documents every table, column (with its unit) and
+ * view; change both together, and bump the version with a migration in
+ * store.c for any change that is not purely additive.
  *
  * Conventions: times are integers in ns since the Unix epoch (*_ns); sizes
  * are integers in bytes; NULL means unknown, never zero.  A stream is the
@@ -16,7 +17,7 @@
  */
 #include "config.h"
 
-#include "vramtrace.h"
+#include "store-int.h"
 
 /*
  * The largest rows of each run, and its first rows in other orders
@@ -36,7 +37,7 @@
 "  allocation_id INTEGER NOT NULL,\n" \
 "  PRIMARY KEY(run_id, sort, part, allocation_id)) WITHOUT ROWID;\n"
 
-const char *store_top_sql = ALLOCATION_TOP_SQL;
+const char *store_schema_top_sql = ALLOCATION_TOP_SQL;
 
 const char *store_schema_sql =
 "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
@@ -381,7 +382,7 @@ ALLOCATION_TOP_SQL
 "  WHERE p.bytes > 0 AND p.live_last > p.live_warmup\n"
 "  ORDER BY p.bytes DESC;\n";
 
-const char *store_index_sql =
+const char *store_schema_index_sql =
 "CREATE INDEX IF NOT EXISTS allocations_run_step"
 "  ON allocations(run_id, alloc_step, free_step);\n"
 "CREATE INDEX IF NOT EXISTS allocations_live ON allocations(run_id, bytes)"

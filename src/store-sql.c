@@ -110,15 +110,28 @@ store_sql_step(struct store *s, sqlite3_stmt *st, const char *table,
 	return (rc == SQLITE_DONE ? 0 : -1);
 }
 
+/*
+ * Run SQL text, statements without results.  0, or -1 with *cause
+ * ("PATH: DOING: SQLite's message").
+ */
+int
+store_sql_exec(struct store *s, const char *sql, const char *doing,
+    char **cause)
+{
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return (store_sql_error(s, cause, "%s:", doing));
+	return (0);
+}
+
 /* Open the store's transaction if none is open.  0, or -1 with *cause. */
 int
 store_sql_begin(struct store *s, char **cause)
 {
 	if (s->in_txn)
 		return (0);
-	if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return (store_sql_error(s, cause,
-		    "cannot begin a transaction:"));
+	if (store_sql_exec(s, "BEGIN", "cannot begin a transaction",
+	    cause) != 0)
+		return (-1);
 	s->in_txn = 1;
 	return (0);
 }

@@ -263,7 +263,8 @@ store_top_write(struct store *s, char **cause)
 		top_fold(&t->orders[i], t->max);
 	for (i = 0; i < t->nstreams; i++)
 		top_fold(&t->streams[i], t->max);
-	if (sqlite3_exec(s->db, store_top_sql, NULL, NULL, NULL) != SQLITE_OK ||
+	if (store_sql_exec(s, store_schema_top_sql, "cannot keep the first"
+	    " rows", NULL) != 0 ||
 	    sqlite3_prepare_v2(s->db, "INSERT INTO allocation_top VALUES"
 	    " (?1, ?2, ?3)", -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO allocation_heads"

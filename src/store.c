@@ -31,22 +31,6 @@
 /* Commit on our own after this many statements, to bound the WAL. */
 #define STORE_AUTOCOMMIT	(1u << 21)
 
-/* Run SQL text with no results inside the store.  0, or -1 with *cause. */
-int
-store_exec(struct store *s, const char *sql, char **cause)
-{
-	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return (store_sql_error(s, cause, "SQL failed:"));
-	return (0);
-}
-
-/* The open database handle (a sqlite3 *), for the importer's own tables. */
-void *
-store_db(struct store *s)
-{
-	return (s->db);
-}
-
 static int
 store_check_schema(struct store *s, char **cause)
 {
@@ -113,11 +97,9 @@ store_create_schema(struct store *s, char **cause)
 	    "INSERT INTO meta VALUES ('created_by', 'vramtrace %s');\n"
 	    "COMMIT;", store_schema_sql, STORE_SCHEMA_VERSION,
 	    PACKAGE_VERSION);
-	rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+	rc = store_sql_exec(s, sql, "cannot create the schema", cause);
 	free(sql);
-	if (rc != SQLITE_OK)
-		return (store_sql_error(s, cause, "cannot create the schema:"));
-	return (0);
+	return (rc);
 }
 
 static void
@@ -221,7 +203,8 @@ store_open(const char *path, int flags, char **cause)
 	if (!exists && store_create_schema(s, cause) != 0)
 		goto fail;
 	if (store_rows_prepare(s, cause) != 0 ||
-	    store_site_prepare(s, cause) != 0)
+	    store_site_prepare(s, cause) != 0 ||
+	    store_snapshot_prepare(s, cause) != 0)
 		goto fail;
 	return (s);
 
@@ -302,8 +285,8 @@ store_commit(struct store *s, char **cause)
 		return (0);
 	if (store_rows_flush(s, cause) != 0)
 		return (-1);
-	if (sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		return (store_sql_error(s, cause, "cannot commit:"));
+	if (store_sql_exec(s, "COMMIT", "cannot commit", cause) != 0)
+		return (-1);
 	s->in_txn = 0;
 	s->writes = 0;
 	return (0);
@@ -351,9 +334,9 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return (-1);
-	if (sqlite3_exec(s->db, store_index_sql, NULL, NULL, NULL) !=
-	    SQLITE_OK)
-		return (store_sql_error(s, cause, "cannot build the indexes:"));
+	if (store_sql_exec(s, store_schema_index_sql,
+	    "cannot build the indexes", cause) != 0)
+		return (-1);
 	return (store_commit(s, cause));
 }
 

@@ -98,8 +98,6 @@ int	 store_run_finish(struct store *, int, uint64_t, char **);
 int64_t	 store_run_id(struct store *);
 int	 store_commit(struct store *, char **);
 int	 store_maybe_commit(struct store *, char **);
-int	 store_exec(struct store *, const char *, char **);
-void	*store_db(struct store *);
 
 /* store-rows.c */
 struct store_allocation {
@@ -155,14 +153,47 @@ int	 store_source_event(struct store_source *, const struct event *,
 	     char **);
 int	 store_source_drain(struct store_source *, char **);
 
+/* store-snapshot.c */
+struct store_segment {		/* the snapshot's integers, as read */
+	int64_t		 device;
+	int64_t		 address;
+	int64_t		 total_size;
+	int64_t		 allocated_size;
+	int64_t		 active_size;
+	int64_t		 requested_size;
+	int64_t		 stream;
+	const char	*segment_type;	/* "large", "small"; NULL: unknown */
+	const char	*pool_id;	/* "A,B": the pool's two ids */
+	int		 expandable;
+	int64_t		 site_id;	/* 0: none */
+};
+struct store_block {
+	int64_t		 segment_id;	/* store_snapshot_segment() gave it */
+	int64_t		 address;
+	int64_t		 size;
+	int64_t		 requested_size; /* -1: unknown */
+	const char	*state;		/* "active_allocated", ... */
+	int64_t		 site_id;	/* 0: none */
+};
+int	 store_snapshot_begin(struct store *, const char *, int64_t,
+	     char **);
+int	 store_snapshot_segment(struct store *, const struct store_segment *,
+	     int64_t *, char **);
+int	 store_snapshot_block(struct store *, const struct store_block *,
+	     char **);
+int	 store_snapshot_setting(struct store *, const char *, const char *,
+	     char **);
+int	 store_snapshot_action(struct store *, int32_t, const char *, int64_t,
+	     char **);
+int	 store_snapshot_finish(struct store *, int64_t, int64_t, uint64_t,
+	     const char *, char **);
+
 /* store-merge.c */
 int	 store_merge(struct store *, const char *, int, char **);
+int	 store_merge_finish(struct store *, char **);
 
 /* store-schema.c */
 #define STORE_SCHEMA_VERSION 1
-extern const char *store_schema_sql;
-extern const char *store_index_sql;
-extern const char *store_top_sql;
 
 /* collector.c */
 struct collector;

@@ -5,7 +5,7 @@
 # was.  A trigger makes the database refuse, as a full disk or a damaged
 # file would.
 . "${srcdir:-.}/tests/lib.sh"
-plan 10
+plan 12
 FAKE="${top_builddir:-.}/tests/libfake-nvml.so"
 
 # refuse DB TABLE: from now on DB refuses new rows of TABLE.
@@ -74,3 +74,11 @@ said "$TMP/nostep.db: cannot write to steps: no new steps\$" \
 [ "$(runs "$TMP/nostep.db")" = 1 ]
 ok $? "...and the database keeps its one run"
 
+cp "$TMP/base.db" "$TMP/noseg.db"
+refuse "$TMP/noseg.db" segments
+run "$VRAMTRACE" import --append -o "$TMP/noseg.db" \
+    "$srcdir/tests/data/pickle/good/snapshot-p4.pickle"
+said "$TMP/noseg.db: cannot write to segments: no new segments\$" \
+    "import: a snapshot's segment that cannot be written, the same"
+[ "$(runs "$TMP/noseg.db")" = 1 ]
+ok $? "...and the database keeps its one run"
