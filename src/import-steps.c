@@ -1,6 +1,6 @@
 /*
  * import-steps.c: a snapshot's external annotations (marks, and the step
- * boundaries they give) and its allocator settings.
+ * boundaries they give).
  *
  * Steps: each END annotation whose name matches the step marker closes a
  * step, in time order.  Without such annotations, --step-every cuts fixed
@@ -47,7 +47,7 @@ step_windows(struct import_state *st, uint64_t every, char **cause)
  * the top-level dict.  0, or -1 with *cause.
  */
 int
-import_annotations(struct import_state *st, const struct pickle_value *root,
+import_steps(struct import_state *st, const struct pickle_value *root,
     const struct import_options *opt, char **cause)
 {
 	const struct pickle_value	*list, *a;
@@ -102,101 +102,4 @@ out:
 	free(ends);
 	regfree(&re);
 	return (rc);
-}
-
-/* Append v as JSON text to *out (allocated). */
-static void
-to_json(const struct pickle_value *v, char **out)
-{
-	char		*next, *item;
-	const char	*s;
-	int64_t		 n;
-	double		 d;
-	int		 b;
-	size_t		 i, len;
-	FILE		*f;
-
-	f = open_memstream(&next, &len);
-	switch (pickle_type(v)) {
-	case PICKLE_INT:
-		pickle_int(v, &n);
-		fprintf(f, "%" PRId64, n);
-		break;
-	case PICKLE_FLOAT:
-		pickle_float(v, &d);
-		fprintf(f, "%.17g", d);
-		break;
-	case PICKLE_BOOL:
-		pickle_bool(v, &b);
-		fputs(b ? "true" : "false", f);
-		break;
-	case PICKLE_STR:
-		s = pickle_str(v, NULL);
-		json_string(f, s);
-		break;
-	case PICKLE_LIST:
-	case PICKLE_TUPLE:
-		fputc('[', f);
-		for (i = 0; i < pickle_list_len(v); i++) {
-			item = NULL;
-			to_json(pickle_list_at(v, i), &item);
-			fprintf(f, "%s%s", i > 0 ? ", " : "", item);
-			free(item);
-		}
-		fputc(']', f);
-		break;
-	case PICKLE_DICT:
-		fputc('{', f);
-		for (i = 0; i < pickle_dict_len(v); i++) {
-			item = NULL;
-			to_json(pickle_dict_key_at(v, i), &item);
-			fprintf(f, "%s%s: ", i > 0 ? ", " : "", item);
-			free(item);
-			item = NULL;
-			to_json(pickle_dict_value_at(v, i), &item);
-			fputs(item, f);
-			free(item);
-		}
-		fputc('}', f);
-		break;
-	default:
-		fputs("null", f);
-		break;
-	}
-	fclose(f);
-	*out = next;
-}
-
-/*
- * Write the allocator settings, values as text (nested ones as JSON).
- * 0, or -1 with *cause.
- */
-int
-import_settings(struct import_state *st, const struct pickle_value *root,
-    char **cause)
-{
-	const struct pickle_value	*set, *v;
-	const char			*key;
-	char				*text;
-	size_t				 i;
-	int				 rc;
-
-	if ((set = pickle_dict_get(root, "allocator_settings")) == NULL ||
-	    pickle_type(set) != PICKLE_DICT)
-		return (0);
-	for (i = 0; i < pickle_dict_len(set); i++) {
-		if ((key = pickle_str(pickle_dict_key_at(set, i), NULL)) ==
-		    NULL)
-			continue;
-		v = pickle_dict_value_at(set, i);
-		if (pickle_type(v) == PICKLE_STR)
-			text = xstrdup(pickle_str(v, NULL));
-		else
-			to_json(v, &text);
-		rc = store_snapshot_setting(st->store, key, text, cause);
-		free(text);
-		if (rc != 0)
-			return (-1);
-	}
-	return (0);
 }

@@ -10,7 +10,7 @@
  * is a ring buffer) becomes a row with no alloc time.  The snapshot's own
  * segments and blocks are its state at the end: after the trace, whatever
  * they hold that the trace did not leave live was allocated before the
- * trace began, and becomes a row with no alloc time (import_reconcile).
+ * trace began, and becomes a row with no alloc time (import_trace_reconcile).
  */
 #include "config.h"
 
@@ -31,10 +31,11 @@ field_error(struct import_state *st, char **cause, const char *what,
 
 /*
  * Read integer key of dict v (element `index` of a `what` list) into *out.
- * A missing key or another type is an error naming both.  0, or -1.
+ * A missing key or another type is an error naming both.  0, or -1 with
+ * *cause.
  */
-int
-import_field_int(struct import_state *st, const struct pickle_value *v,
+static int
+field_int(struct import_state *st, const struct pickle_value *v,
     const char *what, const char *key, size_t index, int64_t *out,
     char **cause)
 {
@@ -63,8 +64,8 @@ field_str(const struct pickle_value *v, const char *key)
  * the store the first time; 0 for no frames or a list that is not frames.
  * 0, or -1 with *cause.
  */
-int
-import_site(struct import_state *st, const struct pickle_value *frames,
+static int
+site_of(struct import_state *st, const struct pickle_value *frames,
     int64_t *site, char **cause)
 {
 	const struct pickle_value	*f;
@@ -161,7 +162,7 @@ import_trace_entry(struct import_state *st, int32_t device,
 	if ((action = field_str(e, "action")) == NULL)
 		return (field_error(st, cause, "trace entry", index, "action",
 		    "is missing or not a str"));
-	if (import_field_int(st, e, "trace entry", "time_us", index, &time_us,
+	if (field_int(st, e, "trace entry", "time_us", index, &time_us,
 	    cause) != 0)
 		return (-1);
 	count_action(st, device, action);
@@ -178,11 +179,11 @@ import_trace_entry(struct import_state *st, int32_t device,
 		return (0);
 	if (pickle_dict_get(e, "addr") == NULL)
 		return (0);	/* an action we do not know, without an address */
-	if (import_field_int(st, e, "trace entry", "addr", index, &addr,
+	if (field_int(st, e, "trace entry", "addr", index, &addr,
 	    cause) != 0 ||
-	    import_field_int(st, e, "trace entry", "size", index, &size,
+	    field_int(st, e, "trace entry", "size", index, &size,
 	    cause) != 0 ||
-	    import_field_int(st, e, "trace entry", "stream", index, &stream,
+	    field_int(st, e, "trace entry", "stream", index, &stream,
 	    cause) != 0)
 		return (-1);
 	memset(&a, 0, sizeof a);
@@ -199,7 +200,7 @@ import_trace_entry(struct import_state *st, int32_t device,
 	    0 || strcmp(action, "segment_map") == 0) {
 		a.layer = action[0] == 'a' ? EVENT_LAYER_BLOCK :
 		    EVENT_LAYER_SEGMENT;
-		if (import_site(st, pickle_dict_get(e, "frames"), &a.site_id,
+		if (site_of(st, pickle_dict_get(e, "frames"), &a.site_id,
 		    cause) != 0)
 			return (-1);
 		return (store_rows_alloc_begin(st->store, &a, cause));
@@ -232,9 +233,9 @@ insert_block(struct import_state *st, int64_t segment_id,
 
 	memset(&b, 0, sizeof b);
 	b.segment_id = segment_id;
-	if (import_field_int(st, v, "block", "address", index, &b.address,
+	if (field_int(st, v, "block", "address", index, &b.address,
 	    cause) != 0 ||
-	    import_field_int(st, v, "block", "size", index, &b.size,
+	    field_int(st, v, "block", "size", index, &b.size,
 	    cause) != 0)
 		return (-1);
 	if (pickle_int(pickle_dict_get(v, "requested_size"),
@@ -243,7 +244,7 @@ insert_block(struct import_state *st, int64_t segment_id,
 	if ((b.state = field_str(v, "state")) == NULL)
 		return (field_error(st, cause, "block", index, "state",
 		    "is missing or not a str"));
-	if (import_site(st, pickle_dict_get(v, "frames"), &b.site_id,
+	if (site_of(st, pickle_dict_get(v, "frames"), &b.site_id,
 	    cause) != 0 || store_snapshot_block(st->store, &b, cause) != 0)
 		return (-1);
 	st->summary->blocks++;
@@ -264,11 +265,11 @@ insert_block(struct import_state *st, int64_t segment_id,
 
 /*
  * Write one segment of the snapshot (element `index` of "segments") with
- * its blocks, and remember what it holds for import_reconcile().  0, or -1
+ * its blocks, and remember what it holds for import_trace_reconcile().  0, or -1
  * with *cause.
  */
 int
-import_segment(struct import_state *st, const struct pickle_value *seg,
+import_trace_segment(struct import_state *st, const struct pickle_value *seg,
     size_t index, char **cause)
 {
 	static const char		*names[] = { "device", "address",
@@ -289,7 +290,7 @@ import_segment(struct import_state *st, const struct pickle_value *seg,
 		    "is not a dict"));
 	memset(&g, 0, sizeof g);
 	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-		if (import_field_int(st, seg, "segment", names[i], index,
+		if (field_int(st, seg, "segment", names[i], index,
 		    ints[i], cause) != 0)
 			return (-1);
 	}
@@ -303,7 +304,7 @@ import_segment(struct import_state *st, const struct pickle_value *seg,
 	g.pool_id = pool_id;
 	g.segment_type = field_str(seg, "segment_type");
 	pickle_bool(pickle_dict_get(seg, "is_expandable"), &g.expandable);
-	if (import_site(st, pickle_dict_get(seg, "frames"), &g.site_id,
+	if (site_of(st, pickle_dict_get(seg, "frames"), &g.site_id,
 	    cause) != 0 ||
 	    store_snapshot_segment(st->store, &g, &segment_id, cause) != 0)
 		return (-1);
@@ -333,7 +334,7 @@ import_segment(struct import_state *st, const struct pickle_value *seg,
  * leave live (allocated before the trace began, no alloc time).  0, or -1.
  */
 int
-import_reconcile(struct import_state *st, char **cause)
+import_trace_reconcile(struct import_state *st, char **cause)
 {
 	struct store_allocation	 a;
 	struct import_held	*h;

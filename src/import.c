@@ -7,7 +7,9 @@
  * the size of the shared strings and stacks.  What remains of the tree at
  * the end (annotations, settings) is small.  The database is written under
  * a temporary name and renamed into place on success, so a bad file never
- * leaves a database that looks complete.
+ * leaves a database that looks complete.  The importer writes only through
+ * the store (store_*): the segments and the trace in import-trace.c, the
+ * annotations and steps in import-steps.c, the settings and totals here.
  */
 #include "config.h"
 
@@ -27,7 +29,7 @@ on_element(void *arg, enum pickle_list_kind kind, size_t device,
 	int			 rc;
 
 	if (kind == PICKLE_SEGMENTS)
-		rc = import_segment(st, value, index, cause);
+		rc = import_trace_segment(st, value, index, cause);
 	else
 		rc = import_trace_entry(st, (int32_t)device, value, index,
 		    cause);
@@ -47,6 +49,103 @@ on_progress(void *arg, uint64_t done, uint64_t total)
 	fprintf(stderr, "\rimporting: %" PRIu64 " of %" PRIu64 " MB (%d%%)%s",
 	    done >> 20, total >> 20, (int)(100.0 * (double)done /
 	    (double)total), done >= total ? "\n" : "");
+}
+
+/* Append v as JSON text to *out (allocated). */
+static void
+to_json(const struct pickle_value *v, char **out)
+{
+	char		*next, *item;
+	const char	*s;
+	int64_t		 n;
+	double		 d;
+	int		 b;
+	size_t		 i, len;
+	FILE		*f;
+
+	f = open_memstream(&next, &len);
+	switch (pickle_type(v)) {
+	case PICKLE_INT:
+		pickle_int(v, &n);
+		fprintf(f, "%" PRId64, n);
+		break;
+	case PICKLE_FLOAT:
+		pickle_float(v, &d);
+		fprintf(f, "%.17g", d);
+		break;
+	case PICKLE_BOOL:
+		pickle_bool(v, &b);
+		fputs(b ? "true" : "false", f);
+		break;
+	case PICKLE_STR:
+		s = pickle_str(v, NULL);
+		json_string(f, s);
+		break;
+	case PICKLE_LIST:
+	case PICKLE_TUPLE:
+		fputc('[', f);
+		for (i = 0; i < pickle_list_len(v); i++) {
+			item = NULL;
+			to_json(pickle_list_at(v, i), &item);
+			fprintf(f, "%s%s", i > 0 ? ", " : "", item);
+			free(item);
+		}
+		fputc(']', f);
+		break;
+	case PICKLE_DICT:
+		fputc('{', f);
+		for (i = 0; i < pickle_dict_len(v); i++) {
+			item = NULL;
+			to_json(pickle_dict_key_at(v, i), &item);
+			fprintf(f, "%s%s: ", i > 0 ? ", " : "", item);
+			free(item);
+			item = NULL;
+			to_json(pickle_dict_value_at(v, i), &item);
+			fputs(item, f);
+			free(item);
+		}
+		fputc('}', f);
+		break;
+	default:
+		fputs("null", f);
+		break;
+	}
+	fclose(f);
+	*out = next;
+}
+
+/*
+ * Write the allocator settings, values as text (nested ones as JSON).
+ * 0, or -1 with *cause.
+ */
+static int
+import_settings(struct import_state *st, const struct pickle_value *root,
+    char **cause)
+{
+	const struct pickle_value	*set, *v;
+	const char			*key;
+	char				*text;
+	size_t				 i;
+	int				 rc;
+
+	if ((set = pickle_dict_get(root, "allocator_settings")) == NULL ||
+	    pickle_type(set) != PICKLE_DICT)
+		return (0);
+	for (i = 0; i < pickle_dict_len(set); i++) {
+		if ((key = pickle_str(pickle_dict_key_at(set, i), NULL)) ==
+		    NULL)
+			continue;
+		v = pickle_dict_value_at(set, i);
+		if (pickle_type(v) == PICKLE_STR)
+			text = xstrdup(pickle_str(v, NULL));
+		else
+			to_json(v, &text);
+		rc = store_snapshot_setting(st->store, key, text, cause);
+		free(text);
+		if (rc != 0)
+			return (-1);
+	}
+	return (0);
 }
 
 /* The trace's counts per action, its streams, and the snapshot's totals. */
@@ -135,9 +234,9 @@ import_snapshot(const char *path, const char *out,
 		    "(not a PyTorch memory snapshot)", path);
 		goto fail;
 	}
-	if (import_reconcile(&st, cause) != 0 ||
+	if (import_trace_reconcile(&st, cause) != 0 ||
 	    import_settings(&st, root, cause) != 0 ||
-	    import_annotations(&st, root, opt, cause) != 0 ||
+	    import_steps(&st, root, opt, cause) != 0 ||
 	    finish_snapshot(&st, cause) != 0)
 		goto fail;
 	if (store_rows_assign_steps(st.store, cause) != 0 ||

@@ -77,18 +77,12 @@ int	 import_snapshot(const char *, const char *,
 /* import-trace.c */
 int	 import_trace_entry(struct import_state *, int32_t,
 	     const struct pickle_value *, size_t, char **);
-int	 import_segment(struct import_state *, const struct pickle_value *,
-	     size_t, char **);
-int	 import_reconcile(struct import_state *, char **);
-int	 import_site(struct import_state *, const struct pickle_value *,
-	     int64_t *, char **);
-int	 import_field_int(struct import_state *, const struct pickle_value *,
-	     const char *, const char *, size_t, int64_t *, char **);
+int	 import_trace_segment(struct import_state *,
+	     const struct pickle_value *, size_t, char **);
+int	 import_trace_reconcile(struct import_state *, char **);
 
 /* import-steps.c */
-int	 import_annotations(struct import_state *, const struct pickle_value *,
+int	 import_steps(struct import_state *, const struct pickle_value *,
 	     const struct import_options *, char **);
-int	 import_settings(struct import_state *, const struct pickle_value *,
-	     char **);
 
 #endif
