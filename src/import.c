@@ -51,19 +51,15 @@ on_progress(void *arg, uint64_t done, uint64_t total)
 	    (double)total), done >= total ? "\n" : "");
 }
 
-/* Append v as JSON text to *out (allocated). */
+/* Write v to f as JSON. */
 static void
-to_json(const struct pickle_value *v, char **out)
+json_value(FILE *f, const struct pickle_value *v)
 {
-	char		*next, *item;
-	const char	*s;
-	int64_t		 n;
-	double		 d;
-	int		 b;
-	size_t		 i, len;
-	FILE		*f;
+	int64_t	n;
+	double	d;
+	int	b;
+	size_t	i;
 
-	f = open_memstream(&next, &len);
 	switch (pickle_type(v)) {
 	case PICKLE_INT:
 		pickle_int(v, &n);
@@ -78,31 +74,24 @@ to_json(const struct pickle_value *v, char **out)
 		fputs(b ? "true" : "false", f);
 		break;
 	case PICKLE_STR:
-		s = pickle_str(v, NULL);
-		json_string(f, s);
+		json_string(f, pickle_str(v, NULL));
 		break;
 	case PICKLE_LIST:
 	case PICKLE_TUPLE:
 		fputc('[', f);
 		for (i = 0; i < pickle_list_len(v); i++) {
-			item = NULL;
-			to_json(pickle_list_at(v, i), &item);
-			fprintf(f, "%s%s", i > 0 ? ", " : "", item);
-			free(item);
+			fputs(i > 0 ? ", " : "", f);
+			json_value(f, pickle_list_at(v, i));
 		}
 		fputc(']', f);
 		break;
 	case PICKLE_DICT:
 		fputc('{', f);
 		for (i = 0; i < pickle_dict_len(v); i++) {
-			item = NULL;
-			to_json(pickle_dict_key_at(v, i), &item);
-			fprintf(f, "%s%s: ", i > 0 ? ", " : "", item);
-			free(item);
-			item = NULL;
-			to_json(pickle_dict_value_at(v, i), &item);
-			fputs(item, f);
-			free(item);
+			fputs(i > 0 ? ", " : "", f);
+			json_value(f, pickle_dict_key_at(v, i));
+			fputs(": ", f);
+			json_value(f, pickle_dict_value_at(v, i));
 		}
 		fputc('}', f);
 		break;
@@ -110,8 +99,21 @@ to_json(const struct pickle_value *v, char **out)
 		fputs("null", f);
 		break;
 	}
+}
+
+/* v as JSON text (allocated). */
+static char *
+to_json(const struct pickle_value *v)
+{
+	char	*text;
+	size_t	 len;
+	FILE	*f;
+
+	if ((f = open_memstream(&text, &len)) == NULL)
+		fatal("out of memory");
+	json_value(f, v);
 	fclose(f);
-	*out = next;
+	return (text);
 }
 
 /*
@@ -139,7 +141,7 @@ import_settings(struct import_state *st, const struct pickle_value *root,
 		if (pickle_type(v) == PICKLE_STR)
 			text = xstrdup(pickle_str(v, NULL));
 		else
-			to_json(v, &text);
+			text = to_json(v);
 		rc = store_snapshot_setting(st->store, key, text, cause);
 		free(text);
 		if (rc != 0)

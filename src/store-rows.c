@@ -42,14 +42,11 @@ static const struct store_sql_text rows_sql[] = {
 	    " generation, bytes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
 	    " ?10, ?11)" },
 	{ STMT_STREAM_CREATE, "INSERT INTO streams(run_id, process_id,"
-	    " device, stream, handle, context, priority, flags, created_ns)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)" },
+	    " device, stream, handle, context, priority, flags, created_ns,"
+	    " destroyed_ns) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)" },
 	{ STMT_STREAM_DESTROY, "UPDATE streams SET destroyed_ns = ?4"
 	    " WHERE id = (SELECT max(id) FROM streams WHERE run_id = ?1"
 	    " AND process_id IS ?2 AND stream = ?3 AND destroyed_ns IS NULL)" },
-	{ STMT_STREAM_DESTROY_INSERT, "INSERT INTO streams(run_id,"
-	    " process_id, device, stream, handle, context, destroyed_ns)"
-	    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)" },
 	{ STMT_STEP, "INSERT OR IGNORE INTO steps(run_id, step, start_ns,"
 	    " end_ns, name) VALUES (?1, ?2, ?3, ?4, ?5)" },
 	{ STMT_MARK, "INSERT INTO marks(run_id, process_id, device, time_ns,"
@@ -72,6 +69,24 @@ store_rows_prepare(struct store *s, char **cause)
 {
 	return (store_sql_prepare(s, rows_sql,
 	    sizeof rows_sql / sizeof rows_sql[0], cause));
+}
+
+/*
+ * Statement id with the transaction open and its first two parameters
+ * bound: the run and process_id (0: NULL), as every event table begins.
+ * NULL with *cause when the transaction cannot open.
+ */
+static sqlite3_stmt *
+run_stmt(struct store *s, enum store_stmt id, int64_t process_id,
+    char **cause)
+{
+	sqlite3_stmt	*st = s->stmt[id];
+
+	if (store_sql_begin(s, cause) != 0)
+		return (NULL);
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_sql_bind_id(st, 2, process_id);
+	return (st);
 }
 
 /*
@@ -131,12 +146,10 @@ int
 store_rows_device(struct store *s, int64_t process_id,
     const struct event_device *d, const char *name, char **cause)
 {
-	sqlite3_stmt	*st = s->stmt[STMT_DEVICE];
+	sqlite3_stmt	*st;
 
-	if (store_sql_begin(s, cause) != 0)
+	if ((st = run_stmt(s, STMT_DEVICE, process_id, cause)) == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, process_id);
 	sqlite3_bind_int(st, 3, d->device);
 	store_sql_bind_text(st, 4, name);
 	store_sql_bind_opt(st, 5, d->total_bytes == 0 ? EVENT_NONE :
@@ -152,12 +165,10 @@ int
 store_rows_dropped(struct store *s, int64_t process_id, uint64_t time_ns,
     const struct event_dropped *d, const char *source_name, char **cause)
 {
-	sqlite3_stmt	*st = s->stmt[STMT_DROPPED];
+	sqlite3_stmt	*st;
 
-	if (store_sql_begin(s, cause) != 0)
+	if ((st = run_stmt(s, STMT_DROPPED, process_id, cause)) == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, process_id);
 	store_sql_bind_opt(st, 3, time_ns);
 	store_sql_bind_text(st, 4, source_name);
 	sqlite3_bind_int64(st, 5, (int64_t)d->count);
@@ -172,14 +183,12 @@ int
 store_rows_memcpy(struct store *s, int64_t process_id, uint64_t start_ns,
     const struct event_memcpy *m, char **cause)
 {
-	sqlite3_stmt	*st = s->stmt[STMT_MEMCPY];
+	sqlite3_stmt	*st;
 	int32_t		 device;
 
-	if (store_sql_begin(s, cause) != 0)
-		return (-1);
 	device = m->kind == EVENT_COPY_HTOD ? m->dst_device : m->src_device;
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, process_id);
+	if ((st = run_stmt(s, STMT_MEMCPY, process_id, cause)) == NULL)
+		return (-1);
 	sqlite3_bind_int(st, 3, device);
 	store_sql_bind_opt(st, 4, m->stream);
 	sqlite3_bind_int(st, 5, m->kind);
@@ -201,12 +210,10 @@ int
 store_rows_offload(struct store *s, int64_t process_id, uint64_t time_ns,
     const struct event_offload *o, char **cause)
 {
-	sqlite3_stmt	*st = s->stmt[STMT_OFFLOAD];
+	sqlite3_stmt	*st;
 
-	if (store_sql_begin(s, cause) != 0)
+	if ((st = run_stmt(s, STMT_OFFLOAD, process_id, cause)) == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, process_id);
 	sqlite3_bind_int(st, 3, o->device);
 	store_sql_bind_opt(st, 4, o->stream);
 	sqlite3_bind_int64(st, 5, (int64_t)time_ns);
@@ -232,17 +239,39 @@ int
 store_rows_mark(struct store *s, int64_t process_id, int32_t device,
     uint64_t time_ns, const char *stage, const char *name, char **cause)
 {
-	sqlite3_stmt	*st = s->stmt[STMT_MARK];
+	sqlite3_stmt	*st;
 
-	if (store_sql_begin(s, cause) != 0)
+	if ((st = run_stmt(s, STMT_MARK, process_id, cause)) == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, process_id);
 	sqlite3_bind_int(st, 3, device);
 	store_sql_bind_opt(st, 4, time_ns);
 	store_sql_bind_text(st, 5, stage);
 	store_sql_bind_text(st, 6, name);
 	return (store_sql_step(s, st, "marks", cause));
+}
+
+/* Insert a lifetime of stream es; see store_rows_stream(). */
+static int
+stream_insert(struct store *s, int64_t process_id,
+    const struct event_stream *es, int detailed, uint64_t created_ns,
+    uint64_t destroyed_ns, char **cause)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = run_stmt(s, STMT_STREAM_CREATE, process_id,
+	    cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int(st, 3, es->device);
+	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
+	store_sql_bind_opt(st, 5, es->handle);
+	store_sql_bind_opt(st, 6, es->context);
+	if (detailed) {
+		sqlite3_bind_int(st, 7, es->priority);
+		sqlite3_bind_int64(st, 8, es->flags);
+	}
+	store_sql_bind_opt(st, 9, created_ns);
+	store_sql_bind_opt(st, 10, destroyed_ns);
+	return (store_sql_step(s, st, "streams", cause));
 }
 
 /*
@@ -255,22 +284,8 @@ store_rows_stream(struct store *s, int64_t process_id,
     const struct event_stream *es, int detailed, uint64_t created_ns,
     char **cause)
 {
-	sqlite3_stmt	*st = s->stmt[STMT_STREAM_CREATE];
-
-	if (store_sql_begin(s, cause) != 0)
-		return (-1);
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, process_id);
-	sqlite3_bind_int(st, 3, es->device);
-	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
-	store_sql_bind_opt(st, 5, es->handle);
-	store_sql_bind_opt(st, 6, es->context);
-	if (detailed) {
-		sqlite3_bind_int(st, 7, es->priority);
-		sqlite3_bind_int64(st, 8, es->flags);
-	}
-	store_sql_bind_opt(st, 9, created_ns);
-	return (store_sql_step(s, st, "streams", cause));
+	return (stream_insert(s, process_id, es, detailed, created_ns,
+	    EVENT_NONE, cause));
 }
 
 /*
@@ -282,27 +297,19 @@ int
 store_rows_stream_end(struct store *s, int64_t process_id,
     const struct event_stream *es, uint64_t destroyed_ns, char **cause)
 {
-	sqlite3_stmt	*st = s->stmt[STMT_STREAM_DESTROY];
+	sqlite3_stmt	*st;
 
-	if (store_sql_begin(s, cause) != 0)
+	if ((st = run_stmt(s, STMT_STREAM_DESTROY, process_id,
+	    cause)) == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, process_id);
 	sqlite3_bind_int64(st, 3, (int64_t)es->stream);
 	sqlite3_bind_int64(st, 4, (int64_t)destroyed_ns);
 	if (store_sql_step(s, st, "streams", cause) != 0)
 		return (-1);
 	if (sqlite3_changes(s->db) > 0)
 		return (0);
-	st = s->stmt[STMT_STREAM_DESTROY_INSERT];
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, process_id);
-	sqlite3_bind_int(st, 3, es->device);
-	sqlite3_bind_int64(st, 4, (int64_t)es->stream);
-	store_sql_bind_opt(st, 5, es->handle);
-	store_sql_bind_opt(st, 6, es->context);
-	sqlite3_bind_int64(st, 7, (int64_t)destroyed_ns);
-	return (store_sql_step(s, st, "streams", cause));
+	return (stream_insert(s, process_id, es, 0, EVENT_NONE, destroyed_ns,
+	    cause));
 }
 
 /*

@@ -17,7 +17,10 @@ c.execute("CREATE TRIGGER refuse_%s BEFORE INSERT ON %s BEGIN"
     repr("no new " + sys.argv[2])))
 c.commit()' "$1" "$2"
 }
-runs() { "$VRAMTRACE" sql "$1" "select count(*) from runs" --format csv | tail -n 1; }
+runs() {	# runs DB: how many runs DB holds
+	"$VRAMTRACE" sql "$1" "select count(*) from runs" --format csv |
+	    tail -n 1
+}
 
 # said PATTERN DESCRIPTION: the last run exited 1 with one line on stderr
 # that matches PATTERN.
@@ -58,27 +61,22 @@ fi
 ok $? "...and the database keeps its one run"
 
 # A write that fails in the middle of a run: the run is not kept.
-cp "$TMP/base.db" "$TMP/noalloc.db"
-refuse "$TMP/noalloc.db" allocations
-run "$VRAMTRACE" replay --append -o "$TMP/noalloc.db" "$TMP/small.vtr"
-said "$TMP/noalloc.db: cannot write to allocations: no new allocations\$" \
-    "replay: a row that cannot be written is named, with its table"
-[ "$(runs "$TMP/noalloc.db")" = 1 ]
-ok $? "...and the half-written run is not kept"
-cp "$TMP/base.db" "$TMP/nostep.db"
-refuse "$TMP/nostep.db" steps
-run "$VRAMTRACE" import --append -o "$TMP/nostep.db" \
-    "$srcdir/tests/data/pickle/good/snapshot-p4.pickle" --step-every 1
-said "$TMP/nostep.db: cannot write to steps: no new steps\$" \
-    "import: the same"
-[ "$(runs "$TMP/nostep.db")" = 1 ]
-ok $? "...and the database keeps its one run"
-
-cp "$TMP/base.db" "$TMP/noseg.db"
-refuse "$TMP/noseg.db" segments
-run "$VRAMTRACE" import --append -o "$TMP/noseg.db" \
-    "$srcdir/tests/data/pickle/good/snapshot-p4.pickle"
-said "$TMP/noseg.db: cannot write to segments: no new segments\$" \
-    "import: a snapshot's segment that cannot be written, the same"
-[ "$(runs "$TMP/noseg.db")" = 1 ]
-ok $? "...and the database keeps its one run"
+# midway TABLE DESCRIPTION COMMAND ARGS...: run COMMAND --append -o DB
+# ARGS, where DB is the base database refusing new rows of TABLE.
+midway() {
+	t=$1 d=$2 c=$3
+	shift 3
+	cp "$TMP/base.db" "$TMP/no-$t.db"
+	refuse "$TMP/no-$t.db" "$t"
+	run "$VRAMTRACE" "$c" --append -o "$TMP/no-$t.db" "$@"
+	said "$TMP/no-$t.db: cannot write to $t: no new $t\$" "$d"
+	[ "$(runs "$TMP/no-$t.db")" = 1 ]
+	ok $? "...and the database keeps its one run"
+}
+snapshot="$srcdir/tests/data/pickle/good/snapshot-p4.pickle"
+midway allocations "replay: a row that cannot be written names its table" \
+    replay "$TMP/small.vtr"
+midway steps "import: the same for a step" import "$snapshot" \
+    --step-every 1
+midway segments "import: the same for a snapshot's segment" import \
+    "$snapshot"
