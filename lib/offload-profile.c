@@ -34,18 +34,25 @@
  * headroom room[h] = limit - pred(h, k) is what the engine may hold at h:
  * in forward the sources whose copies still run; in backward the buffers
  * brought back ahead, each from the hook that asks for it to the hook
- * before which the learned step unpacked it (at[c]): a buffer is booked
- * (extra[h]) over those hooks only where it fits all of them.
+ * before which the learned step unpacked it: a buffer is booked (extra[h])
+ * over those hooks only where it fits all of them.  Which hook that is
+ * goes by pack, not by candidate: the packs repeat from step to step, the
+ * candidates do not (see below); an entry that several packs share is
+ * unpacked at the latest of theirs (offload_profile_until).
  *
  * A steady step must repeat the learned one: the same hooks, packs and
  * unpacks in the same order, packs of the same sizes (cur_seq, a hash of
  * them).  Not the same candidates: which packs are candidates depends on
  * the engine's own decisions (a view of a storage kept on the GPU is none)
  * and on timing (a view of a storage whose copy was done and whose key was
- * released is one).  A step that differs makes the next one learn again;
- * so does memory at enter that moved by more than the tolerance since the
- * profile was learned (the optimizer's state appears after the first
- * step).
+ * released is one).  A step that differs makes the next one learn again.
+ * Memory at enter that moved since the profile was learned shifts every
+ * prediction by as much, except for the first profile: when memory at
+ * enter moved by more than the tolerance since it, the next step learns
+ * again, since the first step also made what stays for good (the
+ * optimizer's state after it, workspaces during it: counted twice if only
+ * shifted).  A later profile is only shifted (a training loop that keeps
+ * something on the GPU every step does not relearn every step).
  */
 #include "config.h"
 
@@ -82,6 +89,7 @@ offload_profile_free(struct offload_profile *p)
 	free(p->gone);
 	free(p->back);
 	free(p->at);
+	free(p->owner);
 	free(p->prefix);
 	offload_profile_init(p);
 }
@@ -125,6 +133,10 @@ offload_profile_end(struct offload_profile *p, const uint64_t *bytes,
 	p->valid = 0;
 	if (!p->sampled)
 		return;
+	/* A pack that a dedupe hit made goes with the entry it hit. */
+	for (i = 0; i < p->nat; i++)
+		if (p->owner[i] < i)
+			p->at[i] = p->at[p->owner[i]];
 	if (n + 1 > p->aprefix) {
 		if ((prefix = realloc(p->prefix, (n + 1) * sizeof *prefix)) ==
 		    NULL)
@@ -140,12 +152,13 @@ offload_profile_end(struct offload_profile *p, const uint64_t *bytes,
 	p->n = p->hook;
 	p->seq = p->cur_seq;
 	p->valid = 1;
+	p->learned++;
 }
 
 /*
  * A step begins with enter_mem bytes allocated (negative: not measured).
- * Returns 1 when this step must learn (measured, and no profile, or memory
- * at enter moved by more than tolerance), else 0.
+ * Returns 1 when this step must learn (measured, and no profile, or the
+ * first profile and memory at enter moved by more than tolerance), else 0.
  */
 int
 offload_profile_begin(struct offload_profile *p, int64_t enter_mem,
@@ -154,6 +167,7 @@ offload_profile_begin(struct offload_profile *p, int64_t enter_mem,
 	int64_t	d;
 
 	p->hook = 0;
+	p->npack = 0;
 	p->sampled = 0;
 	p->cur_seq = OFFLOAD_PROFILE_SEED;
 	p->shift = 0;
@@ -161,7 +175,7 @@ offload_profile_begin(struct offload_profile *p, int64_t enter_mem,
 	if (enter_mem < 0)
 		return (0);
 	d = enter_mem - p->enter_mem;
-	if (p->valid && d <= tolerance && -d <= tolerance) {
+	if (p->valid && (p->learned > 1 || (d <= tolerance && -d <= tolerance))) {
 		p->shift = d;
 		return (0);
 	}
@@ -207,25 +221,52 @@ offload_profile_grow(struct offload_profile *p, size_t h)
 	return (0);
 }
 
+/* Room for pack j in the per-pack arrays: 0, or -1 when out of memory. */
+static int
+offload_profile_grow_packs(struct offload_profile *p, size_t j)
+{
+	uint32_t	*at, *owner;
+	size_t		 alloc;
+
+	if (j < p->aat)
+		return (0);
+	alloc = p->aat == 0 ? 256 : p->aat * 2;
+	if ((at = realloc(p->at, alloc * sizeof *at)) == NULL)
+		return (-1);
+	p->at = at;
+	if ((owner = realloc(p->owner, alloc * sizeof *owner)) == NULL)
+		return (-1);
+	p->owner = owner;
+	p->aat = alloc;
+	return (0);
+}
+
 /*
- * The next hook of the step (its index is hook - 1): a pack of bytes, or
- * an unpack (backward).  While learning it starts with the last base seen
- * and, in forward, the live count of the hook before.  Out of memory, this
- * step stops learning (the next one learns again).
+ * The next hook of the step (its index is hook - 1): a pack of bytes (its
+ * index among packs is npack - 1), or an unpack (backward).  While
+ * learning it starts with the last base seen and, in forward, the live
+ * count of the hook before.  Out of memory, this step stops learning (the
+ * next one learns again).
  */
 void
 offload_profile_hook(struct offload_profile *p, int backward, uint64_t bytes)
 {
-	size_t	h = p->hook++;
+	size_t	h = p->hook++, j = backward ? 0 : p->npack++;
 
 	offload_profile_mix(p, backward ? 1 : bytes + 2);
 	if (!p->learning)
 		return;
-	if (offload_profile_grow(p, h + 1) != 0) {
+	if (offload_profile_grow(p, h + 1) != 0 ||
+	    (!backward && offload_profile_grow_packs(p, j) != 0)) {
 		p->learning = 0;
 		p->sampled = 0;
 		p->valid = 0;
 		return;
+	}
+	if (!backward) {
+		p->at[j] = OFFLOAD_UNUSED;
+		p->owner[j] = UINT32_MAX;
+		p->nat = j + 1;
 	}
 	p->base[h] = p->last;
 	p->live[h] = h > 0 ? p->live[h - 1] : 0;
@@ -236,34 +277,26 @@ offload_profile_hook(struct offload_profile *p, int backward, uint64_t bytes)
 }
 
 /*
- * While learning: candidate i was unpacked for the last time, after the
- * current hook (before the next one).
+ * While learning: candidate i, made by pack j, was unpacked for the last
+ * time, after the current hook (before the next one).
  */
 void
-offload_profile_gone(struct offload_profile *p, size_t i)
+offload_profile_gone(struct offload_profile *p, size_t i, uint32_t j)
 {
-	uint32_t	*at;
-	size_t		 alloc;
-
 	if (!p->learning || p->hook == 0)
 		return;
 	if (i + 1 > p->gone[p->hook])
 		p->gone[p->hook] = (uint32_t)(i + 1);
-	if (i >= p->aat) {
-		alloc = p->aat == 0 ? 256 : p->aat;
-		while (alloc <= i)
-			alloc *= 2;
-		if ((at = realloc(p->at, alloc * sizeof *at)) == NULL) {
-			p->learning = 0;
-			p->sampled = 0;
-			return;
-		}
-		p->at = at;
-		p->aat = alloc;
-	}
-	while (p->nat <= i)
-		p->at[p->nat++] = UINT32_MAX;
-	p->at[i] = (uint32_t)p->hook;
+	if (j < p->nat)
+		p->at[j] = (uint32_t)p->hook;
+}
+
+/* While learning: the current pack is a dedupe hit on pack j's entry. */
+void
+offload_profile_owner(struct offload_profile *p, uint32_t j)
+{
+	if (p->learning && p->npack > 0 && j < p->npack - 1)
+		p->owner[p->npack - 1] = j;
 }
 
 /* While learning: n candidates are alive at the current forward hook. */
@@ -359,31 +392,47 @@ offload_profile_plan(struct offload_profile *p, size_t k, int64_t limit)
 }
 
 /*
- * Whether the learned step never unpacked candidate c (selective
- * checkpointing's early stop left it): bringing it back is waste.  A
- * candidate beyond the learned ones is not known to be unused.
+ * The hook before which the learned step unpacked what pack j went to,
+ * merged with until, what other packs of the same entry gave (start with
+ * OFFLOAD_UNUSED): the latest of them, OFFLOAD_UNUSED when none was ever
+ * unpacked (selective checkpointing's early stop leaves one: bringing it
+ * back is waste), OFFLOAD_UNKNOWN when one was not learned or this step
+ * follows no profile.
  */
-int
-offload_profile_unused(const struct offload_profile *p, size_t c)
+uint32_t
+offload_profile_until(const struct offload_profile *p, uint32_t j,
+    uint32_t until)
 {
-	return (c < p->nat && p->at[c] == UINT32_MAX);
+	uint32_t	at = OFFLOAD_UNKNOWN;
+
+	if (p->valid && !p->learning && j < p->nat)
+		at = p->at[j];
+	if (until == OFFLOAD_UNUSED)
+		return (at);
+	if (at == OFFLOAD_UNUSED)
+		return (until);
+	if (at == OFFLOAD_UNKNOWN || until == OFFLOAD_UNKNOWN)
+		return (OFFLOAD_UNKNOWN);
+	return (at > until ? at : until);
 }
 
 /*
- * Book a buffer of bytes for candidate c, brought back at the current
- * hook, until the hook before which the learned step unpacked c (the end
- * of the step if it never did): 1 if it fits the headroom of every one of
+ * Book a buffer of bytes brought back at the current hook until the hook
+ * before which the learned step unpacked it (until, from
+ * offload_profile_until; the end of the step if it never did, the current
+ * hook alone if not known): 1 if it fits the headroom of every one of
  * those hooks (then it is booked), else 0.
  */
 int
-offload_profile_book(struct offload_profile *p, size_t c, uint64_t bytes)
+offload_profile_book(struct offload_profile *p, uint32_t until,
+    uint64_t bytes)
 {
 	size_t	h = p->hook - 1, end = p->n, i;
 
-	if (c >= p->nat)
-		end = h + 1;		/* not learned: the current hook */
-	else if (p->at[c] != UINT32_MAX && p->at[c] < end)
-		end = p->at[c];
+	if (until == OFFLOAD_UNKNOWN)
+		end = h + 1;
+	else if (until != OFFLOAD_UNUSED && until < end)
+		end = until;
 	if (end <= h)
 		end = h + 1;
 	for (i = h; i < end; i++)

@@ -289,7 +289,7 @@ offload_release(struct vramtrace_offload *e, struct offload_entry *en)
 	int		held = en->where == OFFLOAD_FWD || en->where == OFFLOAD_BWD;
 
 	offload_release_key(e, en);
-	offload_profile_gone(&e->profile, en->candidate);
+	offload_profile_gone(&e->profile, en->candidate, en->pack);
 	last = en->ev_h2d != OFFLOAD_NO_EVENT ? en->ev_h2d : en->ev_d2h;
 	if (en->slab_off != UINT64_MAX &&
 	    offload_slab_free(&e->slab, &e->events, en->slab_off, en->bytes,
@@ -789,6 +789,9 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	    &hit) && (en = offload_stash_get(&e->stash, hit)) != NULL &&
 	    en->where != OFFLOAD_GONE && en->refs > 0) {
 		en->refs++;
+		offload_profile_owner(&e->profile, en->pack);
+		en->until = offload_profile_until(&e->profile,
+		    (uint32_t)e->profile.npack - 1, en->until);
 		e->st.dedupe_hits++;
 		e->fresh = hit;
 		offload_emit(e, EVENT_OFFLOAD_DEDUPE_HIT, hit, &k, t->bytes,
@@ -821,6 +824,9 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	en->key = k;
 	en->bytes = t->bytes;
 	en->candidate = e->budget.index - 1;
+	en->pack = (uint32_t)e->profile.npack - 1;
+	en->until = offload_profile_until(&e->profile, en->pack,
+	    OFFLOAD_UNUSED);
 	en->refs = 1;
 	if (offload_host_get(e, en) != 0 ||
 	    (rc = offload_copy_out(e, en, t->src, compute)) < 0) {
@@ -852,8 +858,7 @@ offload_fits(struct vramtrace_offload *e, struct offload_entry *x,
     int64_t *left)
 {
 	if (offload_profile_usable(&e->profile))
-		return (offload_profile_book(&e->profile, x->candidate,
-		    x->bytes));
+		return (offload_profile_book(&e->profile, x->until, x->bytes));
 	if ((int64_t)x->bytes > *left)
 		return (0);
 	*left -= (int64_t)x->bytes;
@@ -906,8 +911,7 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t allocated,
 	while (e->pf_next > 0) {
 		x = &e->stash.entries[e->pf_next - 1];
 		if (x->where != OFFLOAD_HOST || x->refs == 0 || x->requested ||
-		    (offload_profile_usable(&e->profile) &&
-		    offload_profile_unused(&e->profile, x->candidate))) {
+		    x->until == OFFLOAD_UNUSED) {
 			e->pf_next--;
 			continue;
 		}

@@ -150,6 +150,8 @@ struct offload_entry {
 	uint64_t		host;		/* host address of the copy */
 	uint64_t		slab_off;	/* UINT64_MAX: own allocation */
 	size_t			candidate;	/* its index in the budget */
+	uint32_t		pack;		/* the step's pack that made it */
+	uint32_t		until;		/* learned: see offload_profile_until */
 	uint32_t		ev_d2h;
 	uint32_t		ev_h2d;
 	uint32_t		refs;		/* handles not yet unpacked */
@@ -208,8 +210,11 @@ size_t	 offload_budget_select(const uint64_t *, const uint8_t *, size_t,
 /*
  * offload-profile.c: one step's memory, learned once, so that the engine
  * places copies and chooses what to offload without asking the allocator.
- * Hooks are the step's packs and unpacks, numbered from 0.
+ * Hooks are the step's packs and unpacks, numbered from 0; packs alone are
+ * numbered from 0 too.
  */
+#define OFFLOAD_UNUSED	UINT32_MAX		/* never unpacked */
+#define OFFLOAD_UNKNOWN	(UINT32_MAX - 1)	/* not learned */
 struct offload_profile {
 	int64_t		*base;		/* per hook: memory less the engine's */
 	uint32_t	*live;		/* per hook: candidates alive */
@@ -217,8 +222,9 @@ struct offload_profile {
 	int64_t		*extra;		/* per hook, this step: booked */
 	uint32_t	*gone;		/* per hook: last candidate unpacked, +1 */
 	uint8_t		*back;		/* per hook: 1 in backward */
-	uint32_t	*at;		/* per candidate: hooks before its unpack */
-	size_t		 nat;
+	uint32_t	*at;		/* per pack: hooks before its unpack */
+	uint32_t	*owner;		/* per pack, learning: its entry's pack */
+	size_t		 nat;		/* packs learned */
 	size_t		 aat;
 	size_t		 n;		/* hooks of the profile */
 	size_t		 alloc;
@@ -228,10 +234,12 @@ struct offload_profile {
 	int64_t		 enter_mem;	/* allocated when it was learned */
 	uint64_t	 seq;		/* the learned step's sequence */
 	int		 valid;
+	unsigned	 learned;	/* profiles learned so far */
 	/* This step. */
 	int		 learning;
 	int		 sampled;	/* a sample arrived */
 	size_t		 hook;		/* hooks so far */
+	size_t		 npack;		/* packs so far */
 	uint64_t	 cur_seq;
 	int64_t		 shift;		/* enter memory less enter_mem */
 	int64_t		 last;		/* the last base seen */
@@ -243,7 +251,10 @@ void	 offload_profile_end(struct offload_profile *, const uint64_t *,
 int	 offload_profile_begin(struct offload_profile *, int64_t, int64_t);
 void	 offload_profile_hook(struct offload_profile *, int, uint64_t);
 void	 offload_profile_live(struct offload_profile *, uint32_t);
-void	 offload_profile_gone(struct offload_profile *, size_t);
+void	 offload_profile_owner(struct offload_profile *, uint32_t);
+void	 offload_profile_gone(struct offload_profile *, size_t, uint32_t);
+uint32_t offload_profile_until(const struct offload_profile *, uint32_t,
+	     uint32_t);
 void	 offload_profile_sample(struct offload_profile *, int64_t);
 int	 offload_profile_usable(const struct offload_profile *);
 int64_t	 offload_profile_pred(const struct offload_profile *, size_t,
@@ -251,8 +262,7 @@ int64_t	 offload_profile_pred(const struct offload_profile *, size_t,
 int64_t	 offload_profile_peak(const struct offload_profile *, size_t);
 size_t	 offload_profile_cutoff(const struct offload_profile *, int64_t);
 void	 offload_profile_plan(struct offload_profile *, size_t, int64_t);
-int	 offload_profile_book(struct offload_profile *, size_t, uint64_t);
-int	 offload_profile_unused(const struct offload_profile *, size_t);
+int	 offload_profile_book(struct offload_profile *, uint32_t, uint64_t);
 
 /* offload.c */
 struct vramtrace_offload *offload_engine_create(const struct offload_ops *,

@@ -269,9 +269,73 @@ learn_profile(struct offload_profile *p)
 			offload_profile_live(p, (uint32_t)h + 1);
 		offload_profile_sample(p, base[h]);
 		if (h >= 3)
-			offload_profile_gone(p, (size_t)(5 - h));
+			offload_profile_gone(p, (size_t)(5 - h),
+			    (uint32_t)(5 - h));
 	}
 	offload_profile_end(p, bytes, alive, 3);
+}
+
+static uint32_t
+until(const struct offload_profile *p, uint32_t pack)
+{
+	return (offload_profile_until(p, pack, OFFLOAD_UNUSED));
+}
+
+/*
+ * Packs 0 and 2 make entries, pack 1 is a dedupe hit on pack 0's; pack 2's
+ * entry is never unpacked, pack 0's at the last of 3 unpacks.  Returns
+ * what enter returned after the step.
+ */
+static int
+learn_shared(struct offload_profile *p, int64_t enter_mem)
+{
+	uint64_t	bytes[2] = { 100, 100 };
+	uint8_t		alive[2] = { 0, 0 };
+	int		h, learn;
+
+	if ((learn = offload_profile_begin(p, enter_mem, 16)) != 1)
+		return (learn);
+	for (h = 0; h < 3; h++) {
+		offload_profile_hook(p, 0, 100);
+		if (h == 1)
+			offload_profile_owner(p, 0);
+		offload_profile_sample(p, 1000);
+	}
+	for (h = 3; h < 6; h++) {
+		if (h == 5)
+			offload_profile_gone(p, 0, 0);
+		offload_profile_hook(p, 1, 0);
+		offload_profile_sample(p, 1000);
+	}
+	offload_profile_end(p, bytes, alive, 2);
+	return (learn);
+}
+
+static void
+test_profile_packs(void)
+{
+	struct offload_profile	p;
+	int			learn[4];
+
+	offload_profile_init(&p);
+	learn[0] = learn_shared(&p, 1000);
+	tap_ok(learn[0] == 1 && until(&p, 0) == 5 && until(&p, 1) == 5 &&
+	    until(&p, 2) == OFFLOAD_UNUSED && until(&p, 3) == OFFLOAD_UNKNOWN,
+	    "profile: a pack goes with its entry's last unpack; never "
+	    "unpacked, not learned (%u %u %u %u)", until(&p, 0), until(&p, 1),
+	    until(&p, 2), until(&p, 3));
+	tap_ok(offload_profile_until(&p, 2, until(&p, 0)) == 5 &&
+	    offload_profile_until(&p, 3, until(&p, 0)) == OFFLOAD_UNKNOWN,
+	    "profile: an entry of several packs is unpacked at the latest");
+	/* The first profile relearns when memory moved, a later one shifts. */
+	learn[1] = learn_shared(&p, 1100);
+	learn[2] = learn_shared(&p, 1200);
+	learn[3] = learn_shared(&p, 900);
+	tap_ok(learn[1] == 1 && learn[2] == 0 && learn[3] == 0 &&
+	    p.shift == 900 - 1100,
+	    "profile: memory moved: the first profile is learned again, the "
+	    "second shifted (learned %d %d %d)", learn[1], learn[2], learn[3]);
+	offload_profile_free(&p);
 }
 
 static void
@@ -301,13 +365,13 @@ test_profile(void)
 	    p.room[5] == 300, "profile: room is the headroom of each hook");
 	for (h = 0; h < 4; h++)
 		offload_profile_hook(&p, h >= 3, 100);
-	tap_eq(offload_profile_book(&p, 0, 100), 1,
+	tap_eq(offload_profile_book(&p, until(&p, 0), 100), 1,
 	    "profile: a buffer fits every hook until its unpack: booked");
-	tap_eq(offload_profile_book(&p, 1, 50), 0,
+	tap_eq(offload_profile_book(&p, until(&p, 1), 50), 0,
 	    "profile: the next does not fit the hooks the first took");
 	offload_profile_hook(&p, 1, 0);
 	offload_profile_hook(&p, 1, 0);
-	tap_eq(offload_profile_book(&p, 1, 150), 1,
+	tap_eq(offload_profile_book(&p, until(&p, 1), 150), 1,
 	    "profile: past its unpack a buffer holds the current hook only");
 	offload_profile_hook(&p, 1, 0);
 	offload_profile_end(&p, NULL, NULL, 0);
@@ -319,11 +383,12 @@ test_profile(void)
 int
 main(void)
 {
-	tap_plan(47);
+	tap_plan(50);
 	test_slab();
 	test_dedupe();
 	test_stash();
 	test_budget();
 	test_profile();
+	test_profile_packs();
 	return (tap_done());
 }
