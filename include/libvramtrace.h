@@ -85,12 +85,15 @@ struct vramtrace_offload_tensor {
 	uint32_t	pad;
 };
 #define VRAMTRACE_OFFLOAD_TENSOR_KEEP	0x1	/* parameter, buffer: stays */
+#define VRAMTRACE_OFFLOAD_TENSOR_RECOMPUTE 0x2	/* the caller can make it
+						   again at unpack */
 
 /* What pack decided. */
 #define VRAMTRACE_OFFLOAD_KEPT		0	/* stays on the GPU */
 #define VRAMTRACE_OFFLOAD_STASHED	1	/* copied; hold the source */
 #define VRAMTRACE_OFFLOAD_COPIED	2	/* copied; source not needed */
 #define VRAMTRACE_OFFLOAD_DEDUPED	3	/* same as a live tensor */
+#define VRAMTRACE_OFFLOAD_RECOMPUTE	4	/* let it go; make it again */
 
 /* Where unpack found the tensor. */
 #define VRAMTRACE_OFFLOAD_FROM_STASH	1	/* the held source */
@@ -141,6 +144,8 @@ struct vramtrace_offload_stats {
 	uint64_t	predicted_peak;	/* this step's, in bytes; 0: unknown */
 	uint64_t	max_memory;	/* the limit in bytes; 0: none */
 	uint64_t	hooks;		/* packs and unpacks of this step */
+	uint64_t	recomputed;	/* packs answered RECOMPUTE */
+	uint64_t	recomputed_bytes;
 };
 
 /*
@@ -223,7 +228,12 @@ int	 vramtrace_offload_backward_done(struct vramtrace_offload *e);
  * issue its device-to-host copy ordered after the work queued so far on
  * compute.  Returns VRAMTRACE_OFFLOAD_KEPT (*id untouched), _STASHED (hold
  * the source tensor under *id until a DROP), _COPIED or _DEDUPED (*id names
- * the earlier live tensor with the same key), or -1.
+ * the earlier live tensor with the same key), _RECOMPUTE (*id untouched),
+ * or -1.  A tensor flagged VRAMTRACE_OFFLOAD_TENSOR_RECOMPUTE (with _KEEP:
+ * never copied) is one the caller can make again exactly at unpack, such
+ * as autocast's cast of a parameter: inside the context and at least
+ * min_offload_size bytes, the answer is _RECOMPUTE (hold nothing, make it
+ * again when autograd unpacks it); otherwise it is kept.
  *
  * Forward never waits on a copy it need not: a source is let go as soon as
  * its copy is seen done (queried, never waited on; the source the pack

@@ -23,8 +23,14 @@
  *
  * Parameters.  Parameters, leaves that require grad, storages of the
  * model's parameters and tensors reached from a parameter's
- * AccumulateGrad through views and casts alone (autocast's cached weight
- * casts, alive for the whole forward anyway) stay on the GPU.
+ * AccumulateGrad through views alone stay on the GPU.  A view of a cast
+ * of a whole parameter (autocast's cached weight casts: views, then one
+ * ToCopyBackward0 on the AccumulateGrad) is made again at unpack rather
+ * than kept from forward to backward (autocast frees its cache when its
+ * region ends, before backward) or copied: the description carries the
+ * parameter, its version and the device, and the engine decides
+ * (VRAMTRACE_OFFLOAD_TENSOR_RECOMPUTE).  Any other cast of a parameter
+ * stays.
  */
 #include "config.h"
 
@@ -34,9 +40,9 @@
 
 #define N	offload_python_name
 
-/* Autograd nodes of views and casts. */
+/* Autograd nodes of views. */
 static const char *offload_python_view_nodes[] = {
-	"ToCopyBackward0", "TBackward0", "ViewBackward0",
+	"TBackward0", "ViewBackward0",
 	"TransposeBackward0", "PermuteBackward0", "ExpandBackward0",
 	"AliasBackward0", "UnsqueezeBackward0", "SqueezeBackward0",
 	"SqueezeBackward1", "UnsafeViewBackward0", "ReshapeAliasBackward0",
@@ -71,7 +77,13 @@ offload_python_true(PyObject *obj, PyObject *name)
 	return (rc);
 }
 
-/* 2 for AccumulateGrad, 1 for a view or cast node, 0 else; -1 on error. */
+/* Kinds of autograd nodes. */
+#define OFFLOAD_PYTHON_OTHER	0
+#define OFFLOAD_PYTHON_VIEW	1
+#define OFFLOAD_PYTHON_LEAF	2	/* AccumulateGrad */
+#define OFFLOAD_PYTHON_CAST	3	/* ToCopyBackward0 */
+
+/* The kind of autograd node fn, cached by type; -1 on error. */
 static int
 offload_python_node_kind(struct offload_python_hooks *h, PyObject *fn)
 {
@@ -90,7 +102,9 @@ offload_python_node_kind(struct offload_python_hooks *h, PyObject *fn)
 		return (-1);
 	}
 	if (strcmp(s, "AccumulateGrad") == 0)
-		kind = 2;
+		kind = OFFLOAD_PYTHON_LEAF;
+	else if (strcmp(s, "ToCopyBackward0") == 0)
+		kind = OFFLOAD_PYTHON_CAST;
 	for (i = 0; kind == 0 && i < sizeof offload_python_view_nodes /
 	    sizeof offload_python_view_nodes[0]; i++)
 		kind = strcmp(s, offload_python_view_nodes[i]) == 0;
@@ -106,20 +120,34 @@ offload_python_node_kind(struct offload_python_hooks *h, PyObject *fn)
 /*
  * Whether t is a parameter seen through views and casts: its autograd
  * history reaches an AccumulateGrad through those nodes alone (at most 8).
+ * When it is views of one cast made from the parameter itself, *param is
+ * set to the parameter (a new reference).
  */
 static int
-offload_python_of_parameter(struct offload_python_hooks *h, PyObject *t)
+offload_python_of_parameter(struct offload_python_hooks *h, PyObject *t,
+    PyObject **param)
 {
 	PyObject	*fn, *next, *edge;
-	int		 i, kind, rc = 0;
+	int		 i, kind, last = OFFLOAD_PYTHON_OTHER, casts = 0, rc = 0;
 
+	*param = NULL;
 	if ((fn = PyObject_GetAttr(t, N.grad_fn)) == NULL)
 		return (-1);
 	for (i = 0; i < 8 && fn != Py_None; i++) {
-		if ((kind = offload_python_node_kind(h, fn)) != 1) {
-			rc = kind == 2 ? 1 : kind;
+		kind = offload_python_node_kind(h, fn);
+		if (kind == OFFLOAD_PYTHON_LEAF) {
+			rc = 1;
+			if (casts == 1 && last == OFFLOAD_PYTHON_CAST &&
+			    (*param = PyObject_GetAttr(fn, N.variable)) == NULL)
+				rc = -1;
 			break;
 		}
+		if (kind != OFFLOAD_PYTHON_VIEW && kind != OFFLOAD_PYTHON_CAST) {
+			rc = kind;	/* 0, or -1 */
+			break;
+		}
+		casts += kind == OFFLOAD_PYTHON_CAST;
+		last = kind;
 		if ((next = PyObject_GetAttr(fn, N.next_functions)) == NULL) {
 			rc = -1;
 			break;
@@ -235,6 +263,9 @@ offload_python_desc_clear(struct offload_python_desc *d)
 	Py_CLEAR(d->shape);
 	Py_CLEAR(d->stride);
 	Py_CLEAR(d->dtype);
+	Py_CLEAR(d->param);
+	Py_CLEAR(d->version);
+	Py_CLEAR(d->device);
 }
 
 /* Shape and stride of the key, from the view's own tuples. */
@@ -292,12 +323,20 @@ offload_python_compact(struct offload_python_desc *d, PyObject *t,
 	return (0);
 }
 
-/* Whether t stays on the GPU whatever the engine decides: 1, 0, -1. */
+/*
+ * Whether t stays on the GPU whatever the engine decides: 1, 0, -1.  For
+ * a cast of a parameter that param.to(device, dtype) makes again, bit for
+ * bit, of sbytes bytes (a contiguous parameter on the GPU, whole), d gets
+ * the parameter, its version and the device.
+ */
 static int
 offload_python_keep(struct offload_python_hooks *h, PyObject *t,
-    PyObject *ptr)
+    PyObject *ptr, long long sbytes, long long es,
+    struct offload_python_desc *d)
 {
-	int	rc;
+	PyObject	*param;
+	long long	 numel;
+	int		 rc;
 
 	if ((PyObject *)Py_TYPE(t) == h->param_type)
 		return (1);
@@ -306,7 +345,24 @@ offload_python_keep(struct offload_python_hooks *h, PyObject *t,
 		return (rc);
 	if ((rc = PySet_Contains(h->keep, ptr)) != 0)
 		return (rc);
-	return (offload_python_of_parameter(h, t));
+	if ((rc = offload_python_of_parameter(h, t, &param)) != 1 ||
+	    param == NULL)
+		return (rc);
+	if ((rc = offload_python_true(param, N.is_cuda)) > 0 &&
+	    (rc = offload_python_int(param, N.is_contiguous, 1, &numel)) == 0 &&
+	    numel == 1 &&
+	    (rc = offload_python_int(param, N.numel, 1, &numel)) == 0 &&
+	    numel * es == sbytes) {
+		if ((d->version = PyObject_GetAttr(param, N.version)) == NULL ||
+		    (d->device = PyObject_GetAttr(t, N.device)) == NULL)
+			rc = -1;
+		else {
+			d->param = param;
+			return (1);
+		}
+	}
+	Py_DECREF(param);
+	return (rc < 0 ? -1 : 1);
 }
 
 /*
@@ -383,9 +439,13 @@ offload_python_describe(struct offload_python_hooks *h, PyObject *t,
 			d->stride = ostride;
 		}
 	}
-	if ((keep = offload_python_keep(h, t, key)) < 0)
+	if ((keep = offload_python_keep(h, t, key, sbytes, es, d)) < 0)
 		goto out;
 	d->t.flags = keep ? VRAMTRACE_OFFLOAD_TENSOR_KEEP : 0;
+	if (d->param != NULL) {
+		d->t.flags |= VRAMTRACE_OFFLOAD_TENSOR_RECOMPUTE;
+		d->t.bytes = (uint64_t)sbytes;
+	}
 	rc = 0;
 out:
 	Py_XDECREF(storage);

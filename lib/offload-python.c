@@ -5,10 +5,12 @@
  * Hooks.pack(t) and Hooks.unpack(handle) are the saved-tensor hooks: pack
  * describes the tensor (offload-python-tensor.c), asks the engine, holds
  * what the engine asks it to hold and returns either the tensor itself
- * (kept) or a handle, the tuple (id, dtype, shape, stride, source offset,
- * buffer offset); unpack gives the handle back to the engine, allocates
- * the buffer it may ask for, lets the engine bring the next tensors back
- * ahead and rebuilds the view.  After every engine call the queued
+ * (kept), a handle, the tuple (id, dtype, shape, stride, source offset,
+ * buffer offset), or for a cast of a parameter made again at unpack the
+ * tuple (parameter, its version, device, dtype, shape, stride, offset);
+ * unpack gives the handle back to the engine, allocates the buffer it may
+ * ask for, lets the engine bring the next tensors back ahead and rebuilds
+ * the view.  After every engine call the queued
  * requests are served: DROP lets a held tensor go, ALLOC allocates a GPU
  * buffer on the compute stream and restores into it.
  *
@@ -246,6 +248,12 @@ offload_python_pack(PyObject *self, PyObject *t)
 		}
 		goto out;
 	}
+	if (rc == VRAMTRACE_OFFLOAD_RECOMPUTE) {
+		if (offload_python_service(h, stream) == 0)
+			out = Py_BuildValue("(OOOOOOL)", d.param, d.version,
+			    d.device, d.dtype, d.shape, d.stride, d.soff);
+		goto out;
+	}
 	if ((rc == VRAMTRACE_OFFLOAD_STASHED &&
 	    offload_python_hold(h, id, d.src) != 0) ||
 	    (rc != VRAMTRACE_OFFLOAD_DEDUPED &&
@@ -295,6 +303,44 @@ offload_python_unpack_kept(struct offload_python_hooks *h, PyObject *t)
 	return (t);
 }
 
+/*
+ * A cast of a parameter comes back: made again from the parameter, which
+ * must not have changed since pack, and viewed as it was; then a point
+ * backward has come to.
+ */
+static PyObject *
+offload_python_unpack_cast(struct offload_python_hooks *h, PyObject *handle)
+{
+	PyObject	*param = PyTuple_GetItem(handle, 0), *o, *cast, *out;
+	uint64_t	 stream;
+	int		 same;
+
+	if ((o = PyObject_GetAttr(param, N.version)) == NULL)
+		return (NULL);
+	same = PyObject_RichCompareBool(o, PyTuple_GetItem(handle, 1), Py_EQ);
+	Py_DECREF(o);
+	if (same <= 0) {
+		if (same == 0)
+			PyErr_SetString(PyExc_RuntimeError, "vramtrace offload: "
+			    "a parameter whose cast autograd saved was modified "
+			    "in place before backward: the cast cannot be made "
+			    "again");
+		return (NULL);
+	}
+	if ((cast = PyObject_CallMethodObjArgs(param, N.to,
+	    PyTuple_GetItem(handle, 2), PyTuple_GetItem(handle, 3), NULL)) ==
+	    NULL)
+		return (NULL);
+	out = PyObject_CallMethodObjArgs(cast, N.as_strided,
+	    PyTuple_GetItem(handle, 4), PyTuple_GetItem(handle, 5),
+	    PyTuple_GetItem(handle, 6), NULL);
+	Py_DECREF(cast);
+	if (out != NULL && (offload_python_stream(h, &stream) != 0 ||
+	    offload_python_reached(h, stream) != 0))
+		Py_CLEAR(out);
+	return (out);
+}
+
 PyDoc_STRVAR(offload_python_unpack_doc,
 "unpack(handle): the saved-tensor unpack hook; returns the tensor.");
 
@@ -310,6 +356,8 @@ offload_python_unpack(PyObject *self, PyObject *handle)
 		return (NULL);
 	if (!PyTuple_Check(handle))
 		return (offload_python_unpack_kept(h, handle));
+	if (PyTuple_Size(handle) == 7)
+		return (offload_python_unpack_cast(h, handle));
 	if (PyTuple_Size(handle) != 6) {
 		PyErr_SetString(PyExc_ValueError,
 		    "vramtrace offload: not a handle");
@@ -604,6 +652,9 @@ offload_python_intern(void)
 		{ &N.next_functions, "next_functions" }, { &N.dtype, "dtype" },
 		{ &N.expired, "expired" }, { &N.detach, "detach" },
 		{ &N.as_strided, "as_strided" }, { &N.view, "view" },
+		{ &N.variable, "variable" }, { &N.version, "_version" },
+		{ &N.is_contiguous, "is_contiguous" }, { &N.numel, "numel" },
+		{ &N.to, "to" }, { &N.device, "device" },
 	};
 	size_t	i;
 

@@ -82,17 +82,25 @@ struct offload_python_names {
 			*cdata, *element_size, *shape, *stride, *storage_offset,
 			*clone, *is_leaf, *requires_grad, *grad_fn,
 			*next_functions, *dtype, *expired, *detach, *as_strided,
-			*view;
+			*view, *variable, *version, *is_contiguous, *numel,
+			*to, *device;
 };
 extern struct offload_python_names offload_python_name;
 
-/* What pack learns of a tensor it may offload. */
+/*
+ * What pack learns of a tensor it may offload.  A cast of a parameter
+ * (autocast's) has param set: the engine may answer RECOMPUTE, and unpack
+ * then makes param.to(device, dtype) again and views it as t was.
+ */
 struct offload_python_desc {
 	struct vramtrace_offload_tensor	 t;
 	PyObject	*src;		/* the tensor to hold: t or a copy */
 	PyObject	*shape;		/* to rebuild the view */
 	PyObject	*stride;
 	PyObject	*dtype;
+	PyObject	*param;		/* a cast of it; or NULL */
+	PyObject	*version;	/* param._version at pack */
+	PyObject	*device;	/* t.device, for a cast */
 	long long	 soff;		/* storage offset in src's storage */
 	long long	 boff;		/* offset in a buffer brought back */
 };

@@ -781,8 +781,14 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	e->fresh = 0;
 	if (e->inside && offload_reap_some(e, prev, compute, 0) != 0)
 		return (-1);
-	if (!e->inside || (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP) ||
-	    t->bytes < e->cfg.min_offload_size)
+	if (!e->inside || t->bytes < e->cfg.min_offload_size)
+		return (offload_keep(e, t->bytes, 1));
+	if (t->flags & VRAMTRACE_OFFLOAD_TENSOR_RECOMPUTE) {
+		e->st.recomputed++;
+		e->st.recomputed_bytes += t->bytes;
+		return (VRAMTRACE_OFFLOAD_RECOMPUTE);
+	}
+	if (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP)
 		return (offload_keep(e, t->bytes, 1));
 
 	if (offload_dedupe_find(&e->dedupe, &k, !BROKEN(e, DEDUPE_GENERATION),

@@ -15,8 +15,8 @@ import os
 MAX_DIMS = 8
 BREAKS = {"dedupe-generation": 0x1, "exit-cleanup": 0x2,
           "stream-wait": 0x4, "slab": 0x8}
-KEEP_FLAG = 0x1
-KEPT, STASHED, COPIED, DEDUPED = 0, 1, 2, 3
+KEEP_FLAG, RECOMPUTE_FLAG = 0x1, 0x2
+KEPT, STASHED, COPIED, DEDUPED, RECOMPUTE = 0, 1, 2, 3, 4
 FROM_STASH, FROM_BUFFER, NEED_BUFFER = 1, 2, 3
 REQ_DROP, REQ_ALLOC = 1, 2
 
@@ -62,7 +62,8 @@ STAT_NAMES = ("step packs offloads offloaded_bytes kept kept_bytes "
               "dropped_entries live_entries fwd_stash bwd_stash slab_bytes "
               "slab_used dedupe_keys events budget_cutoff restored_bytes "
               "fwd_waits bwd_waits learning_steps profile_hooks "
-              "predicted_peak max_memory hooks").split()
+              "predicted_peak max_memory hooks recomputed "
+              "recomputed_bytes").split()
 
 
 class Stats(ctypes.Structure):
@@ -184,27 +185,43 @@ class Engine:
             self.ptr = None
 
 
-# Autograd nodes of views and casts: a tensor reached from a parameter's
-# AccumulateGrad through these alone is that parameter, seen another way.
+# Autograd nodes of views: a tensor reached from a parameter's
+# AccumulateGrad through these (and casts) alone is that parameter, seen
+# another way.
 _VIEW_NODES = frozenset((
-    "ToCopyBackward0", "TBackward0", "ViewBackward0", "TransposeBackward0",
+    "TBackward0", "ViewBackward0", "TransposeBackward0",
     "PermuteBackward0", "ExpandBackward0", "AliasBackward0",
     "UnsqueezeBackward0", "SqueezeBackward0", "SqueezeBackward1",
     "UnsafeViewBackward0", "ReshapeAliasBackward0"))
+_CAST = "ToCopyBackward0"
 
 
 def _of_parameter(t):
-    fn = t.grad_fn
+    """False, True, or the parameter when t is views of one cast of it."""
+    fn, casts, last = t.grad_fn, 0, None
     for _ in range(8):
         if fn is None:
             return False
         name = type(fn).__name__
         if name == "AccumulateGrad":
-            return True
-        if name not in _VIEW_NODES or not fn.next_functions:
+            return fn.variable if casts == 1 and last == _CAST else True
+        if (name not in _VIEW_NODES and name != _CAST) or \
+                not fn.next_functions:
             return False
+        casts += name == _CAST
+        last = name
         fn = fn.next_functions[0][0]
     return False
+
+
+def _cast_of(t, param, nbytes):
+    """The handle of t, a cast of param that param.to(device, dtype) makes
+    again (a whole, contiguous parameter on the GPU), or None."""
+    if not (param.is_cuda and param.is_contiguous() and
+            param.numel() * t.element_size() == nbytes):
+        return None
+    return (param, param._version, t.device, t.dtype, t.shape, t.stride(),
+            t.storage_offset())
 
 
 class PyHooks:
@@ -306,15 +323,25 @@ class PyHooks:
                 d.src, d.bytes = src.data_ptr(), nbytes
             else:
                 d.src, d.bytes = ptr + off * es, span
+        cast = None
         keep = (type(t) is self._param or (t.is_leaf and t.requires_grad)
                 or ptr in self._keep or _of_parameter(t))
+        if keep is not True and keep is not False:     # the parameter
+            cast = _cast_of(t, keep, storage.nbytes())
+            keep = True
         d.flags = KEEP_FLAG if keep else 0
+        if cast is not None:
+            d.flags |= RECOMPUTE_FLAG
+            d.bytes = storage.nbytes()
         stream = self._raw_stream(self._index)
         rc = self._check(self._lib.vramtrace_offload_pack(
             self._e, ctypes.byref(d), stream, ctypes.byref(self._id)))
         if rc == KEPT:
             self.service(stream)
             return t
+        if rc == RECOMPUTE:
+            self.service(stream)
+            return cast
         tid = self._id.value
         if rc == STASHED:
             self._held[tid] = src
@@ -338,6 +365,17 @@ class PyHooks:
         if not self._inside:
             self._on_backward()
 
+    def _unpack_cast(self, param, version, device, dtype, shape, stride,
+                     off):
+        if param._version != version:
+            raise RuntimeError(
+                "vramtrace offload: a parameter whose cast autograd saved "
+                "was modified in place before backward: the cast cannot be "
+                "made again")
+        t = param.to(device, dtype).as_strided(shape, stride, off)
+        self._reached(self._raw_stream(self._index))
+        return t
+
     def unpack(self, h):
         lib, e = self._lib, self._e
         if not self._backward:
@@ -346,6 +384,8 @@ class PyHooks:
             if h.is_cuda:
                 self._reached(self._raw_stream(self._index))
             return h
+        if len(h) == 7:
+            return self._unpack_cast(*h)
         tid, dtype, shape, stride, soff, boff = h
         stream = self._raw_stream(self._index)
         n = self._n

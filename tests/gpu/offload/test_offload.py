@@ -102,9 +102,12 @@ def test_gradients(breaks, autocast, extension=True):
     s = ctx.stats()
     assert same(gb, ga, 1e-2 if autocast else 0), "gradients differ"
     assert s["offloads"] > 0 and s["dedupe_hits"] > 0 and s["kept"] > 0, s
-    return "offloads %d dedupe %d kept %d" % (
+    # Autocast's weight casts are made again in backward, not kept.
+    assert (s["recomputed"] > 0) == autocast, \
+        "%d casts made again" % s["recomputed"]
+    return "offloads %d dedupe %d kept %d casts made again %d" % (
         s["offloads"] // s["step"], s["dedupe_hits"] // s["step"],
-        s["kept"] // s["step"])
+        s["kept"] // s["step"], s["recomputed"] // s["step"])
 
 
 def test_dedupe_generation(breaks):
