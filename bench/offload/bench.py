@@ -165,6 +165,8 @@ def measure(template, make_ctx, data):
         st = {k: (v - before.get(k, 0)) / n for k, v in after.items()}
         st["predicted_peak"] = after["predicted_peak"]
         st["max_memory"] = after["max_memory"]
+        st["learned"] = after["learning_steps"] - before.get(
+            "learning_steps", 0)
     del model, opt, ctx
     release()
     return dict(ms=statistics.median(times), fwd=statistics.median(fwd),
@@ -270,10 +272,11 @@ def report(rows, results, bw, trl_peak, size):
              for r in ok.get(n, [])]
     noise = dloss(plain, ref) if ref and len(plain) > 1 else float("nan")
     fmt = ("| %-44s | %7s | %13s | %7s | %7s | %6s | %5s | %5s | %9s |"
-           " %9s |")
+           " %5s | %5s | %9s |")
     print(fmt % ("engine", "ms/step", "rounds", "peak GB", "floor",
-                 "over", "out", "in", "waits f/b", "max dloss"))
-    print(fmt % tuple(["---"] * 10))
+                 "over", "out", "in", "waits f/b", "casts", "learn",
+                 "max dloss"))
+    print(fmt % tuple(["---"] * 12))
     for name, _, kind in rows:
         if name not in med:
             err = results.get(name, [{}])[0].get("error", "not run")
@@ -294,18 +297,26 @@ def report(rows, results, bw, trl_peak, size):
                      if st else "-",
                      "%.1f/%.1f" % (st.get("fwd_waits", 0),
                                     st.get("bwd_waits", 0)) if st else "-",
+                     "%.0f" % st.get("recomputed", 0) if st else "-",
+                     "%d" % st.get("learned", 0) if st else "-",
                      "%.2e" % dloss(r["runs"], ref) if ref else "-"))
     print("losses: %d steps; run-to-run noise (every no-offload run against "
           "the first): %.2e" % (STEPS, noise))
     print("peak: max_memory_allocated over steps %d-%d, the highest of the "
           "rounds; TRL's peak %.3f GB" % (WARM + 1, STEPS,
                                           (trl_peak or 0) / GB))
+    print("out, in: GB copied each way a step; waits: forward waits on a "
+          "copy, unpacks restored on demand, a step; casts: autocast casts "
+          "of parameters made again in backward, a step; learn: learning "
+          "steps among the measured ones (first round)")
     for name, _, _ in rows:
-        if name in med and med[name]["st"].get("max_memory"):
+        if name in med and med[name]["st"].get("predicted_peak"):
             st = med[name]["st"]
-            print("  %-44s predicted in-context peak %.3f GB, max_memory "
-                  "%.3f GB" % (name, st["predicted_peak"] / GB,
-                               st["max_memory"] / GB))
+            print("  %-44s predicted peak %.3f GB (measured %.3f), "
+                  "max_memory %s" % (
+                      name, st["predicted_peak"] / GB, med[name]["peak"],
+                      "%.3f GB" % (st["max_memory"] / GB)
+                      if st.get("max_memory") else "none"))
     trl = med.get("TRL get_act_offloading_ctx_manager")
     if trl:
         fits = [(r["ms"], n) for n, r in med.items()
