@@ -568,12 +568,16 @@ vramtrace_offload_error(struct vramtrace_offload *e)
  * A step that follows the profile: with max_memory, the fewest candidates
  * to offload so that the predicted peak fits; otherwise the selection the
  * mode made, under its own predicted peak plus cfg.prefetch.  Then the
- * headroom of each hook for that selection.
+ * headroom of each hook for that selection.  A max_memory that even
+ * offloading everything does not meet is planned as no max_memory: under
+ * the predicted peak, not under a limit that would leave no headroom
+ * (forward waiting on every copy, backward bringing nothing back ahead).
  */
 static void
 offload_plan(struct vramtrace_offload *e)
 {
 	struct offload_profile	*p = &e->profile;
+	int64_t			 peak;
 	size_t			 k;
 
 	if (e->max_memory > 0) {
@@ -582,10 +586,12 @@ offload_plan(struct vramtrace_offload *e)
 		e->budget.cutoff = k;
 	} else {
 		k = e->budget.cutoff == SIZE_MAX ? p->ncand : e->budget.cutoff;
-		e->limit = offload_profile_peak(p, k) +
-		    (int64_t)e->cfg.prefetch;
+		e->limit = -1;
 	}
-	e->st.predicted_peak = (uint64_t)offload_profile_peak(p, k);
+	peak = offload_profile_peak(p, k);
+	if (peak > e->limit)
+		e->limit = peak + (int64_t)e->cfg.prefetch;
+	e->st.predicted_peak = (uint64_t)peak;
 	offload_profile_plan(p, k, e->limit);
 }
 

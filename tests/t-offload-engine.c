@@ -259,6 +259,7 @@ test_max_memory(void)
 	struct vramtrace_offload	*e;
 	struct vramtrace_offload_stats	 s;
 	struct step_result		 r;
+	uint64_t			 waits;
 	int				 kept;
 
 	/*
@@ -302,6 +303,27 @@ test_max_memory(void)
 	    "max_memory: memory at enter moved under a later profile: shifted, "
 	    "one more tensor goes (learn %d, predicted %" PRIu64 ")", r.learn,
 	    s.predicted_peak);
+	vramtrace_offload_free(e);
+
+	/*
+	 * A limit that even offloading everything misses: every tensor goes,
+	 * under the predicted peak (1300) rather than the limit, which left
+	 * no headroom anywhere: past the peak, where memory falls, tensors
+	 * come back ahead (without the plan, all four on demand).
+	 */
+	if ((e = engine(-1, 1000, 0)) == NULL)
+		return;
+	program_step(e, 1000, NT, &r);
+	vramtrace_offload_stats(e, &s);
+	waits = s.bwd_waits;
+	program_step(e, 1000, NT, &r);
+	vramtrace_offload_stats(e, &s);
+	waits = s.bwd_waits - waits;
+	tap_ok(r.rc[3] == VRAMTRACE_OFFLOAD_STASHED &&
+	    s.predicted_peak == 1300 && r.from_buffer == 2 && waits == 2,
+	    "max_memory out of reach: everything goes, planned under the "
+	    "predicted peak (%d brought back ahead, %" PRIu64 " on demand)",
+	    r.from_buffer, waits);
 	vramtrace_offload_free(e);
 
 	/*
@@ -423,7 +445,7 @@ main(void)
 	int	waits;
 
 	fake_runtime_counted = COMPUTE;
-	tap_plan(16);
+	tap_plan(17);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so
