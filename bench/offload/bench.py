@@ -20,7 +20,9 @@ and the largest difference of the 15 losses from no offload's.
 
 cost: the per-tensor cost of the hooks, in microseconds, for one pack and
 one unpack: no hooks, identity hooks, TRL's, vramtrace's in Python over
-ctypes and through the extension (a chain of exp() on 16 KiB tensors).
+ctypes and through the extension, and the extension with every tensor
+kept (what describing a tensor and asking the engine cost, without the
+copies and their events) (a chain of exp() on 16 KiB tensors).
 """
 
 import contextlib
@@ -404,6 +406,10 @@ def cost():
     rows.append(("vramtrace, Python hooks over ctypes",
                  lambda: vt.OffloadActivations(extension=False)))
     rows.append(("vramtrace, extension", vt.OffloadActivations))
+    # Where the cost goes: describing the tensor and asking the engine,
+    # without the copies (every tensor kept: below min_offload_size).
+    rows.append(("vramtrace, extension, nothing copied",
+                 lambda: vt.OffloadActivations(min_offload_size=1 << 40)))
     base = None
     print("per-tensor cost: a chain of %d exp() on %d KiB tensors; best of "
           "5; us per saved tensor over no hooks" % (n, elems * 4 // 1024))

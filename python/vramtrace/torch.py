@@ -116,8 +116,9 @@ class OffloadActivations(saved_tensors_hooks):
     of copying them; needs model), extension (False: the Python hooks even
     where the extension is built).
 
-    Parameters seen through views and casts (autocast's weight casts) stay
-    on the GPU.  A view that shows most of its storage (q, k and v split
+    Parameters seen through views stay on the GPU; autocast's casts of
+    parameters are made again from the parameter when backward needs them
+    (neither kept nor copied).  A view that shows most of its storage (q, k and v split
     from one projection) offloads the whole storage once, shared by every
     view of it; a view that shows little of a large storage copies only
     what it shows."""
