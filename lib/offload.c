@@ -39,6 +39,10 @@
  * When a step offloads a selection (budget, max_memory), backward's first
  * call lets go of the sources still held (compute waits for their
  * copies), so that all the bytes chosen to go are off the GPU at the peak.
+ * Otherwise the sources held when backward begins, the last packed, stay
+ * until backward unpacks them, which it does first: let go once their
+ * copies were done, they came back on demand (the walk below had passed
+ * them).
  * Backward asks for the next host copies, last packed first, at every
  * unpack (vramtrace_offload_reached), within the room left: copies back
  * run ahead without raising the peak.
@@ -917,8 +921,6 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t allocated,
 		e->pf_next = e->stash.n;
 		e->ceiling = allocated;
 	}
-	if (offload_reap_some(e, NULL, EVENT_NONE, 0) != 0)
-		return (-1);
 	left = offload_room(e, allocated);
 	while (e->pf_next > 0) {
 		x = &e->stash.entries[e->pf_next - 1];

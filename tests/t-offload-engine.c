@@ -439,13 +439,51 @@ test_backward_outside(void)
 	vramtrace_offload_free(e);
 }
 
+/*
+ * Without a selection, copies done: the source still held when backward
+ * begins (the last packed: forward let the others go) stays until
+ * backward unpacks it, rather than going at backward's first call and
+ * coming back on demand.
+ */
+static void
+test_backward_keeps(void)
+{
+	struct vramtrace_offload	*e;
+	struct vramtrace_offload_tensor	 t;
+	uint64_t			 id[3], n;
+	int				 i, rc;
+
+	if ((e = engine(-1, 0, 0)) == NULL) {
+		tap_ok(0, "backward keeps: engine");
+		return;
+	}
+	fake_runtime_done = 1;
+	vramtrace_offload_enter(e, -1);
+	serve(e);
+	for (i = 0; i < 3; i++) {
+		tensor(&t, i, 1 + (uint64_t)i);
+		vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
+		serve(e);
+	}
+	vramtrace_offload_reached(e, -1, COMPUTE);
+	serve(e);
+	rc = vramtrace_offload_unpack(e, id[2], COMPUTE, &n);
+	tap_eq(rc, VRAMTRACE_OFFLOAD_FROM_STASH,
+	    "no selection: a source held when backward begins stays until "
+	    "unpacked");
+	vramtrace_offload_exit(e);
+	serve(e);
+	fake_runtime_done = 0;
+	vramtrace_offload_free(e);
+}
+
 int
 main(void)
 {
 	int	waits;
 
 	fake_runtime_counted = COMPUTE;
-	tap_plan(17);
+	tap_plan(18);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so
@@ -460,5 +498,6 @@ main(void)
 	test_max_memory();
 	test_twice();
 	test_backward_outside();
+	test_backward_keeps();
 	return (tap_done());
 }
