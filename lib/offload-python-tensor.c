@@ -136,10 +136,11 @@ offload_python_of_parameter(struct offload_python_hooks *h, PyObject *t,
 	for (i = 0; i < 8 && fn != Py_None; i++) {
 		kind = offload_python_node_kind(h, fn);
 		if (kind == OFFLOAD_PYTHON_LEAF) {
+			/* Without its variable it is kept, as any other. */
 			rc = 1;
 			if (casts == 1 && last == OFFLOAD_PYTHON_CAST &&
 			    (*param = PyObject_GetAttr(fn, N.variable)) == NULL)
-				rc = -1;
+				PyErr_Clear();
 			break;
 		}
 		if (kind != OFFLOAD_PYTHON_VIEW && kind != OFFLOAD_PYTHON_CAST) {
@@ -443,8 +444,13 @@ offload_python_describe(struct offload_python_hooks *h, PyObject *t,
 		goto out;
 	d->t.flags = keep ? VRAMTRACE_OFFLOAD_TENSOR_KEEP : 0;
 	if (d->param != NULL) {
+		/* Made again whole: the view as t sees the storage. */
 		d->t.flags |= VRAMTRACE_OFFLOAD_TENSOR_RECOMPUTE;
 		d->t.bytes = (uint64_t)sbytes;
+		Py_XDECREF(d->stride);
+		Py_INCREF(ostride);
+		d->stride = ostride;
+		d->soff = off;
 	}
 	rc = 0;
 out:
