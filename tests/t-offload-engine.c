@@ -398,11 +398,26 @@ test_twice(void)
 	vramtrace_offload_free(e);
 }
 
+/* Enter a step, measuring nothing, and pack three tensors into id. */
+static void
+forward_three(struct vramtrace_offload *e, uint64_t *id)
+{
+	struct vramtrace_offload_tensor	t;
+	int				i;
+
+	vramtrace_offload_enter(e, -1);
+	serve(e);
+	for (i = 0; i < 3; i++) {
+		tensor(&t, i, 1 + (uint64_t)i);
+		vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
+		serve(e);
+	}
+}
+
 static void
 test_backward_outside(void)
 {
 	struct vramtrace_offload		*e;
-	struct vramtrace_offload_tensor		 t;
 	struct vramtrace_offload_request	 r;
 	struct vramtrace_offload_stats		 s;
 	uint64_t				 id[3], n;
@@ -412,13 +427,7 @@ test_backward_outside(void)
 		tap_ok(0, "outside: engine");
 		return;
 	}
-	vramtrace_offload_enter(e, -1);
-	serve(e);
-	for (i = 0; i < 3; i++) {
-		tensor(&t, i, 1 + (uint64_t)i);
-		vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
-		serve(e);
-	}
+	forward_three(e, id);
 	vramtrace_offload_exit(e);
 	serve(e);
 	vramtrace_offload_reached(e, -1, COMPUTE);
@@ -449,22 +458,15 @@ static void
 test_backward_keeps(void)
 {
 	struct vramtrace_offload	*e;
-	struct vramtrace_offload_tensor	 t;
 	uint64_t			 id[3], n;
-	int				 i, rc;
+	int				 rc;
 
 	if ((e = engine(-1, 0, 0)) == NULL) {
 		tap_ok(0, "backward keeps: engine");
 		return;
 	}
 	fake_runtime_done = 1;
-	vramtrace_offload_enter(e, -1);
-	serve(e);
-	for (i = 0; i < 3; i++) {
-		tensor(&t, i, 1 + (uint64_t)i);
-		vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
-		serve(e);
-	}
+	forward_three(e, id);
 	vramtrace_offload_reached(e, -1, COMPUTE);
 	serve(e);
 	rc = vramtrace_offload_unpack(e, id[2], COMPUTE, &n);
