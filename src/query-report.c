@@ -188,7 +188,8 @@ order_apply(void *base, size_t n, size_t size, struct rq_order *o)
 
 	util_sort(o, n, sizeof *o, cmp_order);
 	copy = xreallocarray(NULL, n + 1, size);
-	memcpy(copy, base, n * size);
+	if (n > 0)	/* base may be NULL for no rows */
+		memcpy(copy, base, n * size);
 	where = xreallocarray(NULL, n + 1, sizeof *where);
 	for (i = 0; i < n; i++) {
 		memcpy((char *)base + i * size, copy + o[i].old * size, size);
