@@ -170,6 +170,8 @@ int	 analysis_leaks(struct query *, const struct leak_options *,
 /* leak.c: the pure parts. */
 void	 leak_options_init(struct leak_options *);
 void	 leak_report_free(struct leak_report *);
+struct leak_stream *leak_report_stream(struct leak_report *, int32_t,
+	     uint64_t);
 const char *leak_verdict_name(enum leak_verdict);
 const char *leak_garbage_name(enum leak_garbage);
 double	 leak_slope(const int64_t *, size_t);

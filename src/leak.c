@@ -86,6 +86,31 @@ leak_report_free(struct leak_report *r)
 	free(r);
 }
 
+/*
+ * The stream (device, stream) of report r, added with r->nsteps zero live
+ * bytes if it is not there yet.  The pointer lasts until the next add.
+ */
+struct leak_stream *
+leak_report_stream(struct leak_report *r, int32_t device, uint64_t stream)
+{
+	struct leak_stream	*s;
+	size_t			 i;
+
+	for (i = 0; i < r->nstreams; i++) {
+		s = &r->streams[i];
+		if (s->device == device && s->stream == stream)
+			return (s);
+	}
+	r->streams = xreallocarray(r->streams, r->nstreams + 1,
+	    sizeof *r->streams);
+	s = &r->streams[r->nstreams++];
+	memset(s, 0, sizeof *s);
+	s->device = device;
+	s->stream = stream;
+	s->live_per_step = xcalloc(r->nsteps + 1, sizeof *s->live_per_step);
+	return (s);
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {

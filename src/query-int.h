@@ -25,13 +25,13 @@ uint64_t query_column_stream(sqlite3_stmt *, int);
 int	 query_run_layer(struct query *, int64_t);
 int	 query_site_label(struct query *, int64_t, char **, char **);
 
-/* query-leaks.c, query-usage.c, query-ranks.c: the leak analysis. */
+/* query-scan.c, query-ranks.c, query-usage.c: under query-leaks.c. */
 struct leak_options;
 struct leak_report;
-struct leak_stream *query_leak_stream(struct leak_report *, int32_t,
-	     uint64_t);
-int	 query_leak_usage(struct query *, struct leak_report *, char **);
-int	 query_leak_ranks(struct query *, const struct leak_options *,
+int	 query_scan(struct query *, const struct leak_options *,
+	     struct leak_report **, char **);
+int	 query_ranks(struct query *, const struct leak_options *,
 	     struct leak_report *, char **);
+int	 query_usage(struct query *, struct leak_report *, char **);
 
 #endif

@@ -2,9 +2,9 @@
  * query-ranks.c: the ranks of a job, each analysed alone.
  *
  * Under torchrun every rank is a process of the same run (processes.rank)
- * and its allocations and streams carry its process id; analysis_leaks
- * with a process_id reads only those (allocation_groups keeps the
- * processes apart), so each rank gets its own verdict and growth in the
+ * and its allocations and streams carry its process id; query_scan with
+ * a process_id reads only those (allocation_groups keeps the processes
+ * apart), so each rank gets its own verdict and growth in the
  * layer of the whole run, and leak_skew (leak.c) compares the fastest rank
  * with the median.  A run with fewer than two ranked processes has no
  * ranks, and its report is as it was.
@@ -85,7 +85,7 @@ ranks_load(struct query *q, struct leak_report *r, size_t n, char **cause)
  * stays 0 for fewer ranks), or -1 with *cause.
  */
 int
-query_leak_ranks(struct query *q, const struct leak_options *opts,
+query_ranks(struct query *q, const struct leak_options *opts,
     struct leak_report *r, char **cause)
 {
 	struct leak_options	 one = *opts;
@@ -105,7 +105,7 @@ query_leak_ranks(struct query *q, const struct leak_options *opts,
 	one.layer = r->layer;
 	for (i = 0; i < r->nranks; i++) {
 		one.process_id = r->ranks[i].process_id;
-		if (analysis_leaks(q, &one, &pr, cause) != 0)
+		if (query_scan(q, &one, &pr, cause) != 0)
 			return (-1);
 		rank_fill(&r->ranks[i], pr);
 		leak_report_free(pr);

@@ -40,7 +40,7 @@ usage_finish(struct leak_report *r, struct leak_stream *s, size_t k,
  * without samples), or -1 with *cause.
  */
 int
-query_leak_usage(struct query *q, struct leak_report *r, char **cause)
+query_usage(struct query *q, struct leak_report *r, char **cause)
 {
 	sqlite3_stmt		*st;
 	struct leak_stream	*s = NULL;
@@ -60,7 +60,7 @@ query_leak_usage(struct query *q, struct leak_report *r, char **cause)
 		used = sqlite3_column_int64(st, 2);
 		if (s == NULL || s->device != sqlite3_column_int(st, 0)) {
 			usage_finish(r, s, k, last);
-			s = query_leak_stream(r, sqlite3_column_int(st, 0),
+			s = leak_report_stream(r, sqlite3_column_int(st, 0),
 			    EVENT_NONE);
 			s->is_default = s->default_known = 1;
 			k = 0;

@@ -1,7 +1,7 @@
 /*
  * t-leak.c: the pure leak logic (leak.c) on made-up numbers: the
  * Theil-Sen slope and its robustness, the verdicts, the default stream,
- * and the three garbage kinds.
+ * the three garbage kinds, and how a report finds or adds a stream.
  */
 #include "config.h"
 
@@ -47,6 +47,28 @@ series(struct leak_stream *s, const int64_t *v, size_t n)
 	s->live_bytes = n > 0 ? v[n - 1] : 0;
 }
 
+/* A report's streams: one per (device, stream), each with a zero series. */
+static void
+report_stream(void)
+{
+	static const int64_t	 total[] = { 1, 2, 3 };
+	struct leak_report	*r;
+	struct leak_stream	*s;
+
+	r = report(total, 3, 1);
+	s = leak_report_stream(r, 0, 100);
+	tap_ok(s == &r->streams[0] && r->nstreams == 1,
+	    "an existing stream is found, not added");
+	s = leak_report_stream(r, 1, 100);
+	tap_ok(r->nstreams == 2 && s->device == 1 && s->stream == 100 &&
+	    s->live_per_step[0] == 0 && s->live_per_step[2] == 0,
+	    "another device's stream is added, with zero live bytes");
+	tap_ok(leak_report_stream(r, 1, 100) == &r->streams[1] &&
+	    leak_report_stream(r, 0, EVENT_NONE) == &r->streams[2],
+	    "then found; an unknown stream is one more");
+	leak_report_free(r);
+}
+
 /* The skew of ranks: the fastest against the median. */
 static void
 rank_skew(void)
@@ -85,7 +107,7 @@ main(void)
 	struct leak_report	*r;
 	struct leak_stream	*s;
 
-	tap_plan(33);
+	tap_plan(36);
 
 	tap_ok(leak_slope(line, 5) == 10, "slope of a line");
 	tap_ok(leak_slope(spike, 5) == 10, "one outlier does not move it");
@@ -186,6 +208,7 @@ main(void)
 	leak_report_free(r);
 
 	rank_skew();
+	report_stream();
 
 	tap_ok(strcmp(leak_garbage_name(LEAK_GARBAGE_GROWING), "growing") == 0
 	    && leak_garbage_name(LEAK_GARBAGE_NONE) == NULL &&

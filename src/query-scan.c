@@ -1,0 +1,483 @@
+/*
+ * query-scan.c: the numbers behind the leak verdict of a run, or of one
+ * process of it, in one pass.
+ *
+ * One read of a run's allocation groups (the allocations summed by layer,
+ * device, stream, alloc step, free step and site: the allocation_groups
+ * table the writer fills when the run finishes, or the same GROUP BY over
+ * the allocations of a run that never finished) gives everything: per
+ * (layer, device, stream) the bytes that became live and stopped being
+ * live in each step, whose running sum is the live bytes at each step end;
+ * the bytes never freed; the last step that allocated; and per site the
+ * bytes still live at the last step end that were allocated after the
+ * warm-up.  leak.c then judges the numbers.
+ *
+ * A key's deltas live in an array of nsteps + 2 slots: slot k is step k
+ * (1..nsteps), slot nsteps + 1 is after the last marker; an allocation with
+ * no step (alloc_ns unknown, before tracing began) counts from step 1.
+ */
+#include "config.h"
+
+#include "query-int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+/* One (layer, device, stream) as the scan accumulates it. */
+struct lk_key {
+	int		 layer;
+	int32_t		 device;
+	uint64_t	 stream;
+	int64_t		*delta;		/* bytes, nsteps + 2 slots */
+	int64_t		*delta_n;	/* blocks */
+	int64_t		 alloc_bytes;
+	int64_t		 last_alloc_step;
+	int64_t		 unfreed_bytes;
+	int64_t		 unfreed_blocks;
+	int64_t		 new_live_bytes;
+	int64_t		 new_live_blocks;
+};
+
+/*
+ * One (layer, site, device, stream): the bytes (and blocks) it holds that
+ * were made after the warm-up and are live at the last step, and its live
+ * bytes at the end of the warm-up and of the last step.  It is a suspect
+ * only when it holds such bytes and its live bytes grew: a site that makes
+ * the same blocks every step and frees them the next is live at every step
+ * end, but it does not grow.
+ */
+struct lk_site {
+	int		 layer;
+	int64_t		 site_id;
+	int32_t		 device;
+	uint64_t	 stream;
+	int64_t		 bytes;
+	int64_t		 blocks;
+	int64_t		 live_warmup;
+	int64_t		 live_last;
+};
+
+struct lk_scan {
+	int64_t		 nsteps;
+	int		 warmup;
+	struct lk_key	*keys;
+	size_t		 nkeys;
+	struct lk_site	*sites;
+	size_t		 nsites;
+};
+
+static uint64_t
+column_stream(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return (EVENT_NONE);
+	return ((uint64_t)sqlite3_column_int64(st, i));
+}
+
+static int32_t
+column_device(sqlite3_stmt *st, int i)
+{
+	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+		return (-1);
+	return (sqlite3_column_int(st, i));
+}
+
+static struct lk_key *
+scan_key(struct lk_scan *sc, int layer, int32_t device, uint64_t stream)
+{
+	struct lk_key	*k;
+	size_t		 i;
+
+	/* Few keys: a layer has a handful of streams per device. */
+	for (i = sc->nkeys; i > 0; i--) {
+		k = &sc->keys[i - 1];
+		if (k->layer == layer && k->device == device &&
+		    k->stream == stream)
+			return (k);
+	}
+	sc->keys = xreallocarray(sc->keys, sc->nkeys + 1, sizeof *sc->keys);
+	k = &sc->keys[sc->nkeys++];
+	memset(k, 0, sizeof *k);
+	k->layer = layer;
+	k->device = device;
+	k->stream = stream;
+	k->delta = xcalloc((size_t)sc->nsteps + 2, sizeof *k->delta);
+	k->delta_n = xcalloc((size_t)sc->nsteps + 2, sizeof *k->delta_n);
+	return (k);
+}
+
+static struct lk_site *
+scan_site(struct lk_scan *sc, const struct lk_key *k, int64_t site_id)
+{
+	struct lk_site	*s;
+
+	sc->sites = xreallocarray(sc->sites, sc->nsites + 1,
+	    sizeof *sc->sites);
+	s = &sc->sites[sc->nsites++];
+	memset(s, 0, sizeof *s);
+	s->layer = k->layer;
+	s->site_id = site_id;
+	s->device = k->device;
+	s->stream = k->stream;
+	return (s);
+}
+
+static int
+cmp_site_key(const void *a, const void *b)
+{
+	const struct lk_site	*x = a, *y = b;
+
+	if (x->layer != y->layer)
+		return (x->layer < y->layer ? -1 : 1);
+	if (x->site_id != y->site_id)
+		return (x->site_id < y->site_id ? -1 : 1);
+	if (x->device != y->device)
+		return (x->device < y->device ? -1 : 1);
+	return ((x->stream > y->stream) - (x->stream < y->stream));
+}
+
+/* Merge the rows of each (layer, site, device, stream) into one. */
+static void
+scan_merge_sites(struct lk_scan *sc)
+{
+	size_t	i, n = 0;
+
+	util_sort(sc->sites, sc->nsites, sizeof *sc->sites, cmp_site_key);
+	for (i = 0; i < sc->nsites; i++) {
+		if (n > 0 && cmp_site_key(&sc->sites[n - 1],
+		    &sc->sites[i]) == 0) {
+			sc->sites[n - 1].bytes += sc->sites[i].bytes;
+			sc->sites[n - 1].blocks += sc->sites[i].blocks;
+			sc->sites[n - 1].live_warmup +=
+			    sc->sites[i].live_warmup;
+			sc->sites[n - 1].live_last += sc->sites[i].live_last;
+		} else
+			sc->sites[n++] = sc->sites[i];
+	}
+	sc->nsites = n;
+}
+
+/* Add one group of the scan: bytes and count of allocations alike. */
+static void
+scan_group(struct lk_scan *sc, struct lk_key *k, int64_t a, int64_t f,
+    int64_t site_id, int64_t bytes, int64_t blocks)
+{
+	struct lk_site	*s = NULL;
+	int64_t		 last = sc->nsteps, w = sc->warmup;
+
+	if (a < 1)
+		a = 1;
+	if (a > last + 1)
+		a = last + 1;
+	k->delta[a] += bytes;
+	k->delta_n[a] += blocks;
+	if (f > 0) {
+		if (f > last + 1)
+			f = last + 1;
+		k->delta[f] -= bytes;
+		k->delta_n[f] -= blocks;
+	} else {
+		k->unfreed_bytes += bytes;
+		k->unfreed_blocks += blocks;
+	}
+	k->alloc_bytes += bytes;
+	if (a > k->last_alloc_step)
+		k->last_alloc_step = a;
+	if (a > w && a <= last && (f <= 0 || f > last)) {
+		k->new_live_bytes += bytes;
+		k->new_live_blocks += blocks;
+		s = scan_site(sc, k, site_id);
+		s->bytes = bytes;
+		s->blocks = blocks;
+	}
+	if (a <= last && (f <= 0 || f > last)) {
+		if (s == NULL)
+			s = scan_site(sc, k, site_id);
+		s->live_last = bytes;
+	}
+	if (w >= 1 && a <= w && (f <= 0 || f > w)) {
+		if (s == NULL)
+			s = scan_site(sc, k, site_id);
+		s->live_warmup = bytes;
+	}
+}
+
+/* Scan the groups of run_id, of process process_id only unless 0. */
+static int
+scan_run(struct query *q, int64_t run_id, int64_t process_id,
+    struct lk_scan *sc, char **cause)
+{
+	sqlite3_stmt	*st;
+	struct lk_key	*k;
+	int		 rc, complete;
+
+	complete = query_has_groups(q, run_id);
+	st = query_prepare(q, complete ? "SELECT layer, device, stream,"
+	    " alloc_step, free_step, site_id, bytes, blocks FROM"
+	    " allocation_groups WHERE run_id = ?1 AND (?2 = 0 OR"
+	    " process_id = ?2)" : "SELECT layer, device, stream, alloc_step,"
+	    " free_step, site_id, sum(bytes), count(*) FROM allocations"
+	    " WHERE run_id = ?1 AND (?2 = 0 OR process_id = ?2) GROUP BY"
+	    " layer, device, stream, alloc_step, free_step, site_id", cause);
+	if (st == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, process_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		k = scan_key(sc, sqlite3_column_int(st, 0),
+		    column_device(st, 1), column_stream(st, 2));
+		scan_group(sc, k, sqlite3_column_int64(st, 3),
+		    sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 :
+		    sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+		    sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7));
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	return (0);
+}
+
+static void
+scan_free(struct lk_scan *sc)
+{
+	size_t	i;
+
+	for (i = 0; i < sc->nkeys; i++) {
+		free(sc->keys[i].delta);
+		free(sc->keys[i].delta_n);
+	}
+	free(sc->keys);
+	free(sc->sites);
+}
+
+static int
+load_steps(struct query *q, struct leak_report *r, char **cause)
+{
+	sqlite3_stmt	*st;
+	int64_t		 n;
+	int		 rc;
+
+	n = query_int_arg(q, "SELECT count(*) FROM steps WHERE run_id = ?1",
+	    r->run_id);
+	if (n < 0)
+		return (query_fail(q, cause));
+	r->steps = xcalloc((size_t)n + 1, sizeof *r->steps);
+	st = query_prepare(q, "SELECT step, end_ns FROM steps WHERE"
+	    " run_id = ?1 ORDER BY step", cause);
+	if (st == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, r->run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW && r->nsteps < (size_t)n) {
+		r->steps[r->nsteps].step = sqlite3_column_int64(st, 0);
+		r->steps[r->nsteps].end_ns = (uint64_t)sqlite3_column_int64(st,
+		    1);
+		r->nsteps++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return (query_fail(q, cause));
+	return (0);
+}
+
+/* Live bytes and blocks at each step end from a key's deltas. */
+static void
+stream_fill(struct leak_report *r, struct leak_stream *s,
+    const struct lk_key *k)
+{
+	int64_t	bytes = 0, blocks = 0;
+	size_t	i;
+
+	for (i = 0; i < r->nsteps; i++) {
+		bytes += k->delta[i + 1];
+		blocks += k->delta_n[i + 1];
+		s->live_per_step[i] = bytes;
+		r->steps[i].live_bytes += bytes;
+	}
+	s->live_bytes = bytes;
+	s->live_blocks = blocks;
+	s->alloc_bytes = k->alloc_bytes;
+	s->last_alloc_step = k->last_alloc_step;
+	s->unfreed_bytes = k->unfreed_bytes;
+	s->unfreed_blocks = k->unfreed_blocks;
+	s->new_live_bytes = k->new_live_bytes;
+	s->new_live_blocks = k->new_live_blocks;
+}
+
+/*
+ * The streams of the analysed layer, and those holding live segments of
+ * layer 0 (which can be stranded without using the analysed layer).
+ */
+static void
+build_streams(struct leak_report *r, const struct lk_scan *sc)
+{
+	const struct lk_key	*k;
+	struct leak_stream	*s;
+	size_t			 i;
+	int64_t			 live, n;
+
+	for (i = 0; i < sc->nkeys; i++) {
+		k = &sc->keys[i];
+		if (k->layer == r->layer)
+			stream_fill(r, leak_report_stream(r, k->device,
+			    k->stream), k);
+	}
+	if (r->layer == EVENT_LAYER_SEGMENT)
+		return;
+	for (i = 0; i < sc->nkeys; i++) {
+		k = &sc->keys[i];
+		if (k->layer != EVENT_LAYER_SEGMENT)
+			continue;
+		for (live = n = 0; n < sc->nsteps; n++)
+			live += k->delta[n + 1];
+		if (live <= 0)
+			continue;
+		s = leak_report_stream(r, k->device, k->stream);
+		s->segment_bytes = live;
+		for (live = n = 0; n < sc->nsteps; n++)
+			live += k->delta_n[n + 1];
+		s->segment_blocks = live;
+	}
+}
+
+/*
+ * Streams' lifetimes and whether the data names the default stream: the
+ * CUPTI NULL stream (flags 3) of a recording, stream 0 or 2 (legacy and
+ * per-thread default) of an imported snapshot.
+ */
+static int
+load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
+    int imported, char **cause)
+{
+	sqlite3_stmt		*st;
+	struct leak_stream	*s;
+	size_t			 i;
+	int			 rc;
+	uint64_t		 stream;
+	int32_t			 device;
+
+	st = query_prepare(q, "SELECT device, stream, flags, created_ns,"
+	    " destroyed_ns FROM streams WHERE run_id = ?1 AND (?2 = 0 OR"
+	    " process_id = ?2) ORDER BY id", cause);
+	if (st == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, r->run_id);
+	sqlite3_bind_int64(st, 2, process_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		device = column_device(st, 0);
+		stream = column_stream(st, 1);
+		for (i = 0; i < r->nstreams; i++) {
+			s = &r->streams[i];
+			if (s->stream != stream || (s->device != device &&
+			    sqlite3_column_type(st, 0) != SQLITE_NULL))
+				continue;
+			if (sqlite3_column_int64(st, 2) == 3 &&
+			    sqlite3_column_type(st, 2) != SQLITE_NULL)
+				s->is_default = s->default_known = 1;
+			s->created_ns = (uint64_t)sqlite3_column_int64(st, 3);
+			s->destroyed_ns = (uint64_t)sqlite3_column_int64(st,
+			    4);
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	for (i = 0; imported && i < r->nstreams; i++) {
+		s = &r->streams[i];
+		if (s->stream == 0 || s->stream == 2)
+			s->is_default = s->default_known = 1;
+	}
+	return (0);
+}
+
+static int
+cmp_suspect(const void *a, const void *b)
+{
+	const struct lk_site	*x = a, *y = b;
+
+	return ((x->bytes < y->bytes) - (x->bytes > y->bytes));
+}
+
+static int
+build_suspects(struct query *q, struct leak_report *r, struct lk_scan *sc,
+    char **cause)
+{
+	struct lk_site		*s;
+	struct leak_suspect	*out;
+	size_t			 i;
+
+	scan_merge_sites(sc);
+	util_sort(sc->sites, sc->nsites, sizeof *sc->sites, cmp_suspect);
+	r->suspects = xcalloc(LEAK_MAX_SUSPECTS, sizeof *r->suspects);
+	for (i = 0; i < sc->nsites && r->nsuspects < LEAK_MAX_SUSPECTS; i++) {
+		s = &sc->sites[i];
+		if (s->layer != r->layer || s->bytes <= 0 ||
+		    s->live_last <= s->live_warmup)
+			continue;
+		out = &r->suspects[r->nsuspects++];
+		out->site_id = s->site_id;
+		out->bytes = s->bytes;
+		out->blocks = s->blocks;
+		out->device = s->device;
+		out->stream = s->stream;
+		if (s->site_id != 0 && query_site_label(q, s->site_id,
+		    &out->site, cause) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Analyse run opts->run_id (0: the newest) of q, or only the allocations and
+ * streams of process opts->process_id when it is not 0: everything but the
+ * ranks (query-ranks.c).  A whole run with no allocations is analysed from
+ * its usage samples (query-usage.c).  Returns 0 with *out set (the caller
+ * frees it with leak_report_free), or -1 with *cause when the run does not
+ * exist or the database cannot be read.  A run with no steps is not an
+ * error: its verdict is INCONCLUSIVE.
+ */
+int
+query_scan(struct query *q, const struct leak_options *opts,
+    struct leak_report **out, char **cause)
+{
+	struct lk_scan		 sc;
+	struct leak_report	*r;
+	char			*source = NULL;
+
+	memset(&sc, 0, sizeof sc);
+	r = xcalloc(1, sizeof *r);
+	r->run_id = opts->run_id != 0 ? opts->run_id : query_latest_run(q);
+	r->warmup = opts->warmup;
+	r->threshold = opts->threshold;
+	if (query_run_source(q, r->run_id, &source, cause) != 0)
+		goto fail;
+	if (load_steps(q, r, cause) != 0)
+		goto fail;
+	sc.nsteps = (int64_t)r->nsteps;
+	sc.warmup = r->warmup;
+	if (scan_run(q, r->run_id, opts->process_id, &sc, cause) != 0)
+		goto fail;
+	r->layer = opts->layer >= 0 ? opts->layer :
+	    query_run_layer(q, r->run_id);
+	build_streams(r, &sc);
+	if (sc.nkeys == 0 && opts->process_id == 0 &&
+	    query_usage(q, r, cause) != 0)
+		goto fail;
+	if (load_stream_info(q, r, opts->process_id,
+	    strcmp(source, "import") == 0, cause) != 0)
+		goto fail;
+	if (build_suspects(q, r, &sc, cause) != 0)
+		goto fail;
+	leak_analyse(r);
+	scan_free(&sc);
+	free(source);
+	*out = r;
+	return (0);
+
+fail:
+	scan_free(&sc);
+	free(source);
+	leak_report_free(r);
+	return (-1);
+}
