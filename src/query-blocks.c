@@ -36,12 +36,6 @@ sort_column(enum analysis_sort sort)
 	}
 }
 
-static void
-copy_text(char *dst, size_t len, const unsigned char *src)
-{
-	snprintf(dst, len, "%s", src != NULL ? (const char *)src : "");
-}
-
 /*
  * The SQL for the blocks of ?1 that match f, in f's order: `what` selects,
  * `tail` ends it.  With `head` 0, only the run's largest rows
@@ -190,8 +184,8 @@ blocks_read(struct query *q, const struct block_filter *f, int64_t run,
 	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		r = &rows[n++];
 		r->id = sqlite3_column_int64(st, 0);
-		r->device = query_column_device(st, 1);
-		r->stream = query_column_stream(st, 2);
+		r->device = query_column_int(st, 1);
+		r->stream = query_column_u64(st, 2);
 		r->layer = sqlite3_column_int(st, 3);
 		r->address = (uint64_t)sqlite3_column_int64(st, 4);
 		r->bytes = sqlite3_column_int64(st, 5);
@@ -199,7 +193,7 @@ blocks_read(struct query *q, const struct block_filter *f, int64_t run,
 		r->free_ns = (uint64_t)sqlite3_column_int64(st, 7);
 		r->alloc_step = sqlite3_column_int64(st, 8);
 		r->site_id = sqlite3_column_int64(st, 9);
-		copy_text(r->site, sizeof r->site, sqlite3_column_text(st, 10));
+		query_column_copy(st, 10, r->site, sizeof r->site);
 	}
 	if (n < max && rc != SQLITE_DONE) {
 		sqlite3_finalize(st);
@@ -281,10 +275,10 @@ analysis_site_frames(struct query *q, int64_t site_id,
 		return (-1);
 	sqlite3_bind_int64(st, 1, site_id);
 	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		copy_text(frames[n].name, sizeof frames[n].name,
-		    sqlite3_column_text(st, 0));
-		copy_text(frames[n].filename, sizeof frames[n].filename,
-		    sqlite3_column_text(st, 1));
+		query_column_copy(st, 0, frames[n].name,
+		    sizeof frames[n].name);
+		query_column_copy(st, 1, frames[n].filename,
+		    sizeof frames[n].filename);
 		frames[n].line = sqlite3_column_int64(st, 2);
 		n++;
 	}

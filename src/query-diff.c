@@ -103,8 +103,8 @@ load_side(struct query *q, struct diff_point *p, int layer, int by_id,
 			d->b = xreallocarray(d->b, alloc, sizeof *d->b);
 		}
 		b = &d->b[d->n++];
-		b->device = query_column_device(st, 0);
-		b->stream = query_column_stream(st, 1);
+		b->device = query_column_int(st, 0);
+		b->stream = query_column_u64(st, 1);
 		b->address = (uint64_t)sqlite3_column_int64(st, 2);
 		b->bytes = sqlite3_column_int64(st, 3);
 		b->site_id = sqlite3_column_int64(st, 4);
@@ -301,8 +301,8 @@ diff_from_groups(struct query *q, struct diff_report *r, char **cause)
 		g = &r->groups[r->ngroups++];
 		memset(g, 0, sizeof *g);
 		g->site_id = sqlite3_column_int64(st, 0);
-		g->device = query_column_device(st, 1);
-		g->stream = query_column_stream(st, 2);
+		g->device = query_column_int(st, 1);
+		g->stream = query_column_u64(st, 2);
 		g->new_bytes = sqlite3_column_int64(st, 3);
 		g->new_blocks = sqlite3_column_int64(st, 4);
 		g->gone_bytes = sqlite3_column_int64(st, 5);

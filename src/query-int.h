@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include "vramtrace.h"
+#include "unknown.h"
 
 struct query {
 	sqlite3	*db;
@@ -20,8 +21,10 @@ int64_t	 query_int_arg(struct query *, const char *, int64_t);
 int	 query_fail(struct query *, char **);
 int	 query_run_source(struct query *, int64_t, char **, char **);
 int	 query_has_groups(struct query *, int64_t);
-int32_t	 query_column_device(sqlite3_stmt *, int);
-uint64_t query_column_stream(sqlite3_stmt *, int);
+uint64_t query_column_u64(sqlite3_stmt *, int);
+int64_t	 query_column_int(sqlite3_stmt *, int);
+char	*query_column_text(sqlite3_stmt *, int);
+void	 query_column_copy(sqlite3_stmt *, int, char *, size_t);
 int	 query_run_layer(struct query *, int64_t);
 int	 query_site_label(struct query *, int64_t, char **, char **);
 

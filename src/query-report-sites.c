@@ -113,16 +113,14 @@ sites_read(struct query *q, const struct report *r, enum report_at at,
 		s->blk[at] = xreallocarray(s->blk[at], s->nblk[at] + 1,
 		    sizeof *s->blk[at]);
 		b = &s->blk[at][s->nblk[at]++];
-		b->lane = lane_of(r, sqlite3_column_type(st, 3) ==
-		    SQLITE_NULL ? 0 : sqlite3_column_int64(st, 3),
-		    query_column_device(st, 4));
-		b->stream = query_column_stream(st, 5);
+		b->lane = lane_of(r, sqlite3_column_int64(st, 3),
+		    query_column_int(st, 4));
+		b->stream = query_column_u64(st, 5);
 		b->address = (uint64_t)sqlite3_column_int64(st, 6);
 		b->bytes = sqlite3_column_int64(st, 7);
-		b->alloc_step = sqlite3_column_type(st, 8) == SQLITE_NULL ?
-		    UNKNOWN_INT : sqlite3_column_int64(st, 8);
-		b->alloc_ns = sqlite3_column_type(st, 9) == SQLITE_NULL ?
-		    UNKNOWN_U64 : (uint64_t)sqlite3_column_int64(st, 9) - t0;
+		b->alloc_step = query_column_int(st, 8);
+		if ((b->alloc_ns = query_column_u64(st, 9)) != UNKNOWN_U64)
+			b->alloc_ns -= t0;
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)

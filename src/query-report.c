@@ -42,7 +42,6 @@ report_steps(struct query *q, struct report *r, char **cause)
 {
 	sqlite3_stmt		*st;
 	struct report_step	*s;
-	const unsigned char	*name;
 	uint64_t		 end;
 	int			 rc;
 
@@ -55,14 +54,13 @@ report_steps(struct query *q, struct report *r, char **cause)
 		    sizeof *r->steps);
 		s = &r->steps[r->nsteps++];
 		s->step = sqlite3_column_int64(st, 0);
-		s->start_ns = query_column_stream(st, 1);
+		s->start_ns = query_column_u64(st, 1);
 		if (s->start_ns != UNKNOWN_U64)
 			s->start_ns = s->start_ns > r->t0_ns ? s->start_ns -
 			    r->t0_ns : 0;
 		end = (uint64_t)sqlite3_column_int64(st, 2);
 		s->end_ns = end > r->t0_ns ? end - r->t0_ns : 0;
-		name = sqlite3_column_text(st, 3);
-		s->name = name != NULL ? xstrdup((const char *)name) : NULL;
+		s->name = query_column_text(st, 3);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -294,7 +292,7 @@ report_bounds(struct query *q, struct report *r, char **cause)
 		found = sqlite3_column_int(st, 0) == 1;
 		r->first_id = sqlite3_column_int64(st, 1);
 		r->last_id = sqlite3_column_int64(st, 2);
-		r->t0_ns = query_column_stream(st, 3);
+		r->t0_ns = query_column_u64(st, 3);
 		r->span_ns = r->t0_ns == UNKNOWN_U64 ? 0 :
 		    (uint64_t)sqlite3_column_int64(st, 4) - r->t0_ns;
 	}

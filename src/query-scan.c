@@ -68,22 +68,6 @@ struct lk_scan {
 	size_t		 nsites;
 };
 
-static uint64_t
-column_stream(sqlite3_stmt *st, int i)
-{
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return (EVENT_NONE);
-	return ((uint64_t)sqlite3_column_int64(st, i));
-}
-
-static int32_t
-column_device(sqlite3_stmt *st, int i)
-{
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return (-1);
-	return (sqlite3_column_int(st, i));
-}
-
 static struct lk_key *
 scan_key(struct lk_scan *sc, int layer, int32_t device, uint64_t stream)
 {
@@ -227,9 +211,9 @@ scan_run(struct query *q, int64_t run_id, int64_t process_id,
 	sqlite3_bind_int64(st, 2, process_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		k = scan_key(sc, sqlite3_column_int(st, 0),
-		    column_device(st, 1), column_stream(st, 2));
+		    query_column_int(st, 1), query_column_u64(st, 2));
+		/* An unknown step is 0: before the first, or never freed. */
 		scan_group(sc, k, sqlite3_column_int64(st, 3),
-		    sqlite3_column_type(st, 4) == SQLITE_NULL ? 0 :
 		    sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
 		    sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7));
 	}
@@ -365,15 +349,14 @@ load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
 	sqlite3_bind_int64(st, 1, r->run_id);
 	sqlite3_bind_int64(st, 2, process_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		device = column_device(st, 0);
-		stream = column_stream(st, 1);
+		device = query_column_int(st, 0);
+		stream = query_column_u64(st, 1);
 		for (i = 0; i < r->nstreams; i++) {
 			s = &r->streams[i];
 			if (s->stream != stream || (s->device != device &&
 			    sqlite3_column_type(st, 0) != SQLITE_NULL))
 				continue;
-			if (sqlite3_column_int64(st, 2) == 3 &&
-			    sqlite3_column_type(st, 2) != SQLITE_NULL)
+			if (query_column_int(st, 2) == 3)
 				s->is_default = s->default_known = 1;
 			s->created_ns = (uint64_t)sqlite3_column_int64(st, 3);
 			s->destroyed_ns = (uint64_t)sqlite3_column_int64(st,

@@ -40,14 +40,6 @@ row_add(struct stats *s, int32_t device, uint64_t stream)
 	return (w);
 }
 
-static int64_t
-column_count(sqlite3_stmt *st, int i)
-{
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return (UNKNOWN_INT);
-	return (sqlite3_column_int64(st, i));
-}
-
 /* The state in snapshot `snap`'s segments and blocks. */
 static int
 stats_snapshot(struct query *q, struct stats *s, int64_t snap, char **cause)
@@ -71,12 +63,12 @@ stats_snapshot(struct query *q, struct stats *s, int64_t snap, char **cause)
 	sqlite3_bind_int64(st, 1, snap);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		w = row_add(s, sqlite3_column_int(st, 0),
-		    query_column_stream(st, 1));
+		    query_column_u64(st, 1));
 		w->reserved = sqlite3_column_int64(st, 2);
 		w->segments = sqlite3_column_int64(st, 3);
-		w->allocated = column_count(st, 4);
+		w->allocated = query_column_int(st, 4);
 		w->blocks = sqlite3_column_int64(st, 5);
-		w->requested = column_count(st, 6);
+		w->requested = query_column_int(st, 6);
 		w->free = sqlite3_column_int64(st, 7);
 		w->free_blocks = sqlite3_column_int64(st, 8);
 		w->largest_free = sqlite3_column_int64(st, 9);
@@ -91,11 +83,8 @@ stats_snapshot(struct query *q, struct stats *s, int64_t snap, char **cause)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		s->settings = xreallocarray(s->settings, s->nsettings + 1,
 		    sizeof *s->settings);
-		s->settings[s->nsettings].key = xstrdup((const char *)
-		    sqlite3_column_text(st, 0));
-		s->settings[s->nsettings++].value =
-		    sqlite3_column_type(st, 1) == SQLITE_NULL ? NULL :
-		    xstrdup((const char *)sqlite3_column_text(st, 1));
+		s->settings[s->nsettings].key = query_column_text(st, 0);
+		s->settings[s->nsettings++].value = query_column_text(st, 1);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -127,7 +116,7 @@ stats_live(struct query *q, struct stats *s, char **cause)
 	sqlite3_bind_int(st, 2, inner);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		device = sqlite3_column_int(st, 0);
-		stream = query_column_stream(st, 1);
+		stream = query_column_u64(st, 1);
 		layer = sqlite3_column_int(st, 2);
 		if (w == NULL || w->device != device || w->stream != stream)
 			w = row_add(s, device, stream);
@@ -138,7 +127,7 @@ stats_live(struct query *q, struct stats *s, char **cause)
 		if (layer == inner && inner != EVENT_LAYER_SEGMENT) {
 			w->allocated = sqlite3_column_int64(st, 3);
 			w->blocks = sqlite3_column_int64(st, 4);
-			w->requested = column_count(st, 5);
+			w->requested = query_column_int(st, 5);
 		}
 	}
 	sqlite3_finalize(st);

@@ -52,14 +52,6 @@ static const char *const timeline_sql[QUERY_ITEM_MAX] = {
 	    " run_id = ?1 AND time_ns IS NOT NULL ORDER BY time_ns",
 };
 
-static uint64_t
-column_opt(sqlite3_stmt *st, int i)
-{
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return (EVENT_NONE);
-	return ((uint64_t)sqlite3_column_int64(st, i));
-}
-
 /*
  * Call fn once per item of kind `kind` of run run_id (0: the newest), in
  * the order the kind defines (changes: by track, then time).  Fields the
@@ -82,27 +74,20 @@ query_timeline(struct query *q, int64_t run_id, enum query_item_kind kind,
 	sqlite3_bind_int64(st, 1, run_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		it.kind = kind;
-		it.process_id = (int64_t)column_opt(st, 0);
-		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
-			it.process_id = 0;
-		it.device = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 :
-		    sqlite3_column_int(st, 1);
-		it.stream = column_opt(st, 2);
-		it.layer = sqlite3_column_type(st, 3) == SQLITE_NULL ? -1 :
-		    sqlite3_column_int(st, 3);
-		it.start_ns = column_opt(st, 4);
-		it.end_ns = column_opt(st, 5);
+		it.process_id = sqlite3_column_int64(st, 0);
+		it.device = query_column_int(st, 1);
+		it.stream = query_column_u64(st, 2);
+		it.layer = query_column_int(st, 3);
+		it.start_ns = query_column_u64(st, 4);
+		it.end_ns = query_column_u64(st, 5);
 		it.bytes = sqlite3_column_int64(st, 6);
-		it.number = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 :
-		    sqlite3_column_int64(st, 7);
+		it.number = query_column_int(st, 7);
 		it.name = (const char *)sqlite3_column_text(st, 8);
 		fn(arg, &it);
 	}
 	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE) {
-		xasprintf(cause, "%s: %s", q->path, sqlite3_errmsg(q->db));
-		return (-1);
-	}
+	if (rc != SQLITE_DONE)
+		return (query_fail(q, cause));
 	return (0);
 }
 
@@ -146,12 +131,12 @@ query_timeline_bounds(struct query *q, int64_t run_id,
 	}
 	if (rc == SQLITE_ROW) {
 		b->run_id = run_id;
-		b->first_ns = column_opt(st, 1);
-		b->last_ns = column_opt(st, 2);
+		b->first_ns = query_column_u64(st, 1);
+		b->last_ns = query_column_u64(st, 2);
 		b->changes = sqlite3_column_int64(st, 3);
 		b->tracks = sqlite3_column_int64(st, 4);
 	} else
-		xasprintf(cause, "%s: %s", q->path, sqlite3_errmsg(q->db));
+		query_fail(q, cause);
 	sqlite3_finalize(st);
 	return (rc == SQLITE_ROW ? 0 : -1);
 }

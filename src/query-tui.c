@@ -19,28 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-query_tui_error(struct query *q, char **cause)
-{
-	if (cause != NULL)
-		xasprintf(cause, "%s: %s", q->path, sqlite3_errmsg(q->db));
-	return (-1);
-}
-
-static void
-query_tui_text(sqlite3_stmt *st, int col, char *buf, size_t len)
-{
-	const unsigned char	*s = sqlite3_column_text(st, col);
-
-	snprintf(buf, len, "%s", s != NULL ? (const char *)s : "");
-}
-
-static uint64_t
-query_tui_u64(sqlite3_stmt *st, int col)
-{
-	return ((uint64_t)sqlite3_column_int64(st, col));
-}
-
 /* The count a one-integer query gives for run, or 0. */
 static int64_t
 query_tui_count(struct query *q, const char *sql, int64_t run)
@@ -116,18 +94,18 @@ query_tui_run(struct query *q, int64_t run, struct tui_run *r, char **cause)
 	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE)
-			return (query_tui_error(q, cause));
+			return (query_fail(q, cause));
 		xasprintf(cause, "%s: no run %lld", q->path, (long long)run);
 		return (-1);
 	}
 	r->run_id = sqlite3_column_int64(st, 0);
-	query_tui_text(st, 1, r->source, sizeof r->source);
-	query_tui_text(st, 2, r->input, sizeof r->input);
-	query_tui_text(st, 3, r->command, sizeof r->command);
-	query_tui_text(st, 4, r->host, sizeof r->host);
-	query_tui_text(st, 5, r->step_source, sizeof r->step_source);
-	r->start_ns = query_tui_u64(st, 6);
-	r->end_ns = query_tui_u64(st, 7);
+	query_column_copy(st, 1, r->source, sizeof r->source);
+	query_column_copy(st, 2, r->input, sizeof r->input);
+	query_column_copy(st, 3, r->command, sizeof r->command);
+	query_column_copy(st, 4, r->host, sizeof r->host);
+	query_column_copy(st, 5, r->step_source, sizeof r->step_source);
+	r->start_ns = (uint64_t)sqlite3_column_int64(st, 6);
+	r->end_ns = (uint64_t)sqlite3_column_int64(st, 7);
 	r->complete = sqlite3_column_int(st, 8);
 	sqlite3_finalize(st);
 
@@ -197,7 +175,7 @@ query_tui_offload(struct query *q, int64_t run,
 		r->exit_syncs = sqlite3_column_int64(st, 13);
 	}
 	if (rc != SQLITE_DONE) {
-		query_tui_error(q, cause);
+		query_fail(q, cause);
 		sqlite3_finalize(st);
 		free(rows);
 		return (-1);
@@ -286,7 +264,7 @@ query_tui_diff_summary(struct query *q, int64_t run, int64_t a, int64_t b,
 		out->removed_bytes = sqlite3_column_int64(st, 3);
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		query_tui_error(q, cause);
+		query_fail(q, cause);
 		sqlite3_finalize(st);
 		return (-1);
 	}
@@ -321,20 +299,18 @@ query_tui_diff(struct query *q, int64_t run, int64_t a, int64_t b,
 	while (n < max && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		rows[n].id = sqlite3_column_int64(st, 0);
 		rows[n].added = sqlite3_column_int(st, 1);
-		rows[n].device = sqlite3_column_type(st, 2) == SQLITE_NULL ?
-		    -1 : sqlite3_column_int(st, 2);
-		rows[n].stream = sqlite3_column_type(st, 3) == SQLITE_NULL ?
-		    EVENT_NONE : query_tui_u64(st, 3);
+		rows[n].device = query_column_int(st, 2);
+		rows[n].stream = query_column_u64(st, 3);
 		rows[n].layer = sqlite3_column_int(st, 4);
 		rows[n].bytes = sqlite3_column_int64(st, 5);
 		rows[n].alloc_step = sqlite3_column_int64(st, 6);
 		rows[n].free_step = sqlite3_column_int64(st, 7);
 		rows[n].site_id = sqlite3_column_int64(st, 8);
-		query_tui_text(st, 9, rows[n].site, sizeof rows[n].site);
+		query_column_copy(st, 9, rows[n].site, sizeof rows[n].site);
 		n++;
 	}
 	if (n < max && rc != SQLITE_DONE) {
-		query_tui_error(q, cause);
+		query_fail(q, cause);
 		sqlite3_finalize(st);
 		return (-1);
 	}

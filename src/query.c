@@ -123,31 +123,16 @@ query_prepare(struct query *q, const char *sql, char **cause)
 	sqlite3_stmt	*st;
 
 	if (sqlite3_prepare_v2(q->db, sql, -1, &st, NULL) != SQLITE_OK) {
-		if (cause != NULL)
-			xasprintf(cause, "%s: %s", q->path,
-			    sqlite3_errmsg(q->db));
+		query_fail(q, cause);
 		return (NULL);
 	}
 	return (st);
 }
 
-/* Run a query that returns one integer; NULL or an error give -1. */
-int64_t
-query_int(struct query *q, const char *sql)
-{
-	sqlite3_stmt	*st;
-	int64_t		 v = -1;
-
-	if ((st = query_prepare(q, sql, NULL)) == NULL)
-		return (-1);
-	if (sqlite3_step(st) == SQLITE_ROW &&
-	    sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return (v);
-}
-
-/* query_int with ?1 bound to arg; NULL or an error give -1. */
+/*
+ * Run a query that returns one integer, with ?1 bound to arg if it has a
+ * ?1.  NULL, no row or an error give -1.
+ */
 int64_t
 query_int_arg(struct query *q, const char *sql, int64_t arg)
 {
@@ -156,12 +141,19 @@ query_int_arg(struct query *q, const char *sql, int64_t arg)
 
 	if ((st = query_prepare(q, sql, NULL)) == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, arg);
-	if (sqlite3_step(st) == SQLITE_ROW &&
-	    sqlite3_column_type(st, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(st, 0);
+	if (sqlite3_bind_parameter_count(st) > 0)
+		sqlite3_bind_int64(st, 1, arg);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = query_column_int(st, 0);
 	sqlite3_finalize(st);
 	return (v);
+}
+
+/* query_int_arg of a query without parameters. */
+int64_t
+query_int(struct query *q, const char *sql)
+{
+	return (query_int_arg(q, sql, 0));
 }
 
 /* Set *cause to "PATH: SQLite's last message" and return -1. */
@@ -188,7 +180,7 @@ query_run_source(struct query *q, int64_t run_id, char **source,
 	sqlite3_bind_int64(st, 1, run_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
-		*source = xstrdup((const char *)sqlite3_column_text(st, 0));
+		*source = query_column_text(st, 0);
 	sqlite3_finalize(st);
 	if (rc == SQLITE_ROW)
 		return (0);
@@ -218,29 +210,55 @@ query_site_label(struct query *q, int64_t site_id, char **label,
 	sqlite3_bind_int64(st, 1, site_id);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
-		*label = xstrdup((const char *)sqlite3_column_text(st, 0));
+		*label = query_column_text(st, 0);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return (query_fail(q, cause));
 	return (0);
 }
 
-/* Column i of st as a device: -1 when NULL. */
-int32_t
-query_column_device(sqlite3_stmt *st, int i)
+/*
+ * The column helpers of query*.c, one per type, each spelling a NULL the
+ * way unknown.h says.
+ */
+
+/* Column i of st as an id, stream, address or time: UNKNOWN_U64 if NULL. */
+uint64_t
+query_column_u64(sqlite3_stmt *st, int i)
 {
 	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return (-1);
-	return (sqlite3_column_int(st, i));
+		return (UNKNOWN_U64);
+	return ((uint64_t)sqlite3_column_int64(st, i));
 }
 
-/* Column i of st as a stream: EVENT_NONE when NULL. */
-uint64_t
-query_column_stream(sqlite3_stmt *st, int i)
+/*
+ * Column i of st as an integer that is never negative when known (a count,
+ * a step, a pid, a device, a layer): UNKNOWN_INT if NULL.
+ */
+int64_t
+query_column_int(sqlite3_stmt *st, int i)
 {
 	if (sqlite3_column_type(st, i) == SQLITE_NULL)
-		return (EVENT_NONE);
-	return ((uint64_t)sqlite3_column_int64(st, i));
+		return (UNKNOWN_INT);
+	return (sqlite3_column_int64(st, i));
+}
+
+/* Column i of st as a string the caller frees: NULL if NULL. */
+char *
+query_column_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char	*v = sqlite3_column_text(st, i);
+
+	return (v != NULL ? xstrdup((const char *)v) : NULL);
+}
+
+/* Copy column i of st into buf of len bytes, cut to fit: "" if NULL. */
+void
+query_column_copy(sqlite3_stmt *st, int i, char *buf, size_t len)
+{
+	const unsigned char	*v = sqlite3_column_text(st, i);
+
+	snprintf(buf, len, "%s", v != NULL ? (const char *)v : "");
 }
 
 /*
@@ -303,14 +321,6 @@ query_has_import(struct query *q, const char *path)
 	return (found);
 }
 
-static char *
-column_strdup(sqlite3_stmt *st, int i)
-{
-	const unsigned char	*v = sqlite3_column_text(st, i);
-
-	return (v != NULL ? xstrdup((const char *)v) : NULL);
-}
-
 /* The columns of a run that run_read takes, after its counts. */
 #define RUN_COLUMNS "id, source, input, command, host, git_commit," \
 	" allocator, step_source, start_ns, end_ns, complete"
@@ -320,13 +330,13 @@ static void
 run_read(sqlite3_stmt *st, int i, struct query_run *r)
 {
 	r->id = sqlite3_column_int64(st, i);
-	r->source = column_strdup(st, i + 1);
-	r->input = column_strdup(st, i + 2);
-	r->command = column_strdup(st, i + 3);
-	r->host = column_strdup(st, i + 4);
-	r->git_commit = column_strdup(st, i + 5);
-	r->allocator = column_strdup(st, i + 6);
-	r->step_source = column_strdup(st, i + 7);
+	r->source = query_column_text(st, i + 1);
+	r->input = query_column_text(st, i + 2);
+	r->command = query_column_text(st, i + 3);
+	r->host = query_column_text(st, i + 4);
+	r->git_commit = query_column_text(st, i + 5);
+	r->allocator = query_column_text(st, i + 6);
+	r->step_source = query_column_text(st, i + 7);
 	r->start_ns = (uint64_t)sqlite3_column_int64(st, i + 8);
 	r->end_ns = (uint64_t)sqlite3_column_int64(st, i + 9);
 	r->complete = sqlite3_column_int(st, i + 10);
@@ -513,10 +523,8 @@ query_sql(struct query *q, const char *sql, query_row_fn row, void *arg,
 	int		*types;
 	int		 n, i, rc;
 
-	if (sqlite3_prepare_v2(q->db, sql, -1, &st, &tail) != SQLITE_OK) {
-		xasprintf(cause, "%s: %s", q->path, sqlite3_errmsg(q->db));
-		return (-1);
-	}
+	if (sqlite3_prepare_v2(q->db, sql, -1, &st, &tail) != SQLITE_OK)
+		return (query_fail(q, cause));
 	if (st == NULL) {
 		xasprintf(cause, "%s: empty query", q->path);
 		return (-1);
@@ -563,7 +571,7 @@ query_sql(struct query *q, const char *sql, query_row_fn row, void *arg,
 	free(values);
 	free(types);
 	if (rc != SQLITE_DONE) {
-		xasprintf(cause, "%s: %s", q->path, sqlite3_errmsg(q->db));
+		query_fail(q, cause);
 		sqlite3_finalize(st);
 		return (-1);
 	}
