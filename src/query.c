@@ -33,8 +33,7 @@ query_open(const char *path, char **cause)
 {
 	struct query	*q;
 	struct stat	 sb;
-	sqlite3_stmt	*st = NULL;
-	int		 rc;
+	char		*why;
 
 	q = xcalloc(1, sizeof *q);
 	q->path = xstrdup(path);
@@ -52,45 +51,15 @@ query_open(const char *path, char **cause)
 		goto fail;
 	}
 	sqlite3_busy_timeout(q->db, 2000);
-	rc = sqlite3_prepare_v2(q->db, "SELECT value FROM meta WHERE key ="
-	    " 'schema_version'", -1, &st, NULL);
-	if (rc == SQLITE_NOTADB) {
-		query_error(q, cause, "not a vramtrace database (not an "
-		    "SQLite file)");
-		goto fail;
-	}
-	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
-		query_error(q, cause, "database is locked by another program");
-		goto fail;
-	}
-	if (rc != SQLITE_OK) {
-		query_error(q, cause, "not a vramtrace database (no meta "
-		    "table)");
-		goto fail;
-	}
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
-		query_error(q, cause, "database is locked by another program");
-		goto fail;
-	}
-	q->schema_version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-	sqlite3_finalize(st);
-	st = NULL;
-	if (q->schema_version < 1) {
-		query_error(q, cause, "not a vramtrace database (no schema "
-		    "version)");
-		goto fail;
-	}
-	if (q->schema_version > STORE_SCHEMA_VERSION) {
-		xasprintf(cause, "%s: schema version %d is newer than this "
-		    "vramtrace understands (%d)", path, q->schema_version,
-		    STORE_SCHEMA_VERSION);
+	if (store_schema_check(q->db, "main", &q->schema_version,
+	    &why) != 0) {
+		query_error(q, cause, why);
+		free(why);
 		goto fail;
 	}
 	return (q);
 
 fail:
-	sqlite3_finalize(st);
 	query_close(q);
 	return (NULL);
 }

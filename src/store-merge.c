@@ -348,24 +348,21 @@ merge_rest(struct store *s, const int64_t *off, char **cause)
 static int
 merge_check(struct store *s, const char *path, char **cause)
 {
-	sqlite3_stmt	*st;
-	int		 version = -1;
+	char	*why = NULL;
+	int	 version;
 
-	if (sqlite3_prepare_v2(s->db, "SELECT value FROM src.meta WHERE"
-	    " key = 'schema_version'", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	if (version == STORE_SCHEMA_VERSION)
+	if (store_schema_check(s->db, "src", &version, &why) == 0 &&
+	    version == STORE_SCHEMA_VERSION)
 		return (0);
 	if (cause != NULL) {
-		if (version < 1)
-			xasprintf(cause, "%s: not a vramtrace database", path);
+		if (why != NULL)
+			xasprintf(cause, "%s: %s", path, why);
 		else
 			xasprintf(cause, "%s: schema version %d, this vramtrace"
 			    " merges version %d", path, version,
 			    STORE_SCHEMA_VERSION);
 	}
+	free(why);
 	return (-1);
 }
 

@@ -19,6 +19,9 @@
 
 #include "store-int.h"
 
+#include <sqlite3.h>
+#include <stdlib.h>
+
 /*
  * The largest rows of each run, and its first rows in other orders
  * (store-top.c), written when it finishes; files made before the tables
@@ -397,3 +400,45 @@ const char *store_schema_index_sql =
 "CREATE INDEX IF NOT EXISTS streams_run ON streams(run_id, device, stream);\n"
 "PRAGMA analysis_limit = 1000;\n"
 "ANALYZE;\n";
+
+/*
+ * Check that database `schema` of db ("main", or the name another file was
+ * attached as) is a vramtrace database of a version this vramtrace reads:
+ * 0 with *version set, or -1 with *why (no path in it; the caller frees it)
+ * when it is not an SQLite file, is locked, has no meta table or schema
+ * version, or is of a newer version.  The one check of the store, the
+ * query layer and merge.
+ */
+int
+store_schema_check(struct sqlite3 *db, const char *schema, int *version,
+    char **why)
+{
+	sqlite3_stmt	*st;
+	char		*sql;
+	int		 rc, step = SQLITE_DONE;
+
+	*why = NULL;
+	*version = -1;
+	xasprintf(&sql, "SELECT value FROM \"%s\".meta WHERE key ="
+	    " 'schema_version'", schema);
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	free(sql);
+	if (rc == SQLITE_OK) {
+		if ((step = sqlite3_step(st)) == SQLITE_ROW)
+			*version = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	if (rc == SQLITE_NOTADB)
+		*why = xstrdup("not a vramtrace database (not an SQLite file)");
+	else if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED ||
+	    step == SQLITE_BUSY || step == SQLITE_LOCKED)
+		*why = xstrdup("database is locked by another program");
+	else if (rc != SQLITE_OK)
+		*why = xstrdup("not a vramtrace database (no meta table)");
+	else if (*version < 1)
+		*why = xstrdup("not a vramtrace database (no schema version)");
+	else if (*version > STORE_SCHEMA_VERSION)
+		xasprintf(why, "schema version %d is newer than this vramtrace"
+		    " understands (%d)", *version, STORE_SCHEMA_VERSION);
+	return (*why != NULL ? -1 : 0);
+}

@@ -34,32 +34,14 @@
 static int
 store_check_schema(struct store *s, char **cause)
 {
-	sqlite3_stmt	*st;
-	int		 rc, version;
+	char	*why;
+	int	 version;
 
-	rc = sqlite3_prepare_v2(s->db,
-	    "SELECT value FROM meta WHERE key = 'schema_version'", -1, &st,
-	    NULL);
-	if (rc == SQLITE_NOTADB)
-		return (store_sql_error(s, cause, "not a vramtrace database "
-		    "(not an SQLite file)"));
-	if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
-		return (store_sql_error(s, cause, "database is locked by "
-		    "another program"));
-	if (rc != SQLITE_OK)
-		return (store_sql_error(s, cause, "not a vramtrace database "
-		    "(no meta table)"));
-	rc = sqlite3_step(st);
-	version = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
-	sqlite3_finalize(st);
-	if (version < 1)
-		return (store_sql_error(s, cause, "not a vramtrace database "
-		    "(no schema version)"));
-	if (version > STORE_SCHEMA_VERSION)
-		return (store_sql_error(s, cause, "schema version %d is newer "
-		    "than this vramtrace understands (%d)", version,
-		    STORE_SCHEMA_VERSION));
-	return (0);
+	if (store_schema_check(s->db, "main", &version, &why) == 0)
+		return (0);
+	store_sql_error(s, cause, "%s", why);
+	free(why);
+	return (-1);
 }
 
 /*

@@ -194,6 +194,8 @@ int	 store_merge_finish(struct store *, char **);
 
 /* store-schema.c */
 #define STORE_SCHEMA_VERSION 1
+struct sqlite3;
+int	 store_schema_check(struct sqlite3 *, const char *, int *, char **);
 
 /* collector.c */
 struct collector;

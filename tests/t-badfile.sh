@@ -3,7 +3,7 @@
 # line and exit 1, and are left untouched; a spool file that is torn or
 # corrupt leaves no database behind.
 . "${srcdir:-.}/tests/lib.sh"
-plan 10
+plan 12
 
 printf 'just some text, certainly not a database; long enough for a header\n%.0s' 1 2 3 >"$TMP/text.db"
 cp "$TMP/text.db" "$TMP/text.orig"
@@ -24,6 +24,10 @@ cp "$TMP/new.db" "$TMP/new.orig"
 run "$VRAMTRACE" info "$TMP/new.db"
 expect 1 'schema version 99 is newer than this vramtrace understands' "a newer schema"
 cmp -s "$TMP/new.db" "$TMP/new.orig"; ok $? "...and is left untouched"
+run "$VRAMTRACE" merge "$TMP/other.db" -o "$TMP/m1.db"
+expect 1 'other.db: not a vramtrace database \(no meta table\)' "merge checks the schema as every reader does"
+run "$VRAMTRACE" merge "$TMP/new.db" -o "$TMP/m2.db"
+expect 1 'new.db: schema version 99 is newer than this vramtrace understands' "...a newer schema, too"
 
 "$VRAMTRACE" replay "$TMP/s.vtr" -o "$TMP/locked.db" >/dev/null 2>&1
 "${PYTHON3:-python3}" - "$TMP/locked.db" "$VRAMTRACE" >"$TMP/lock.out" 2>&1 <<'PY'
