@@ -67,7 +67,7 @@ history_load(struct query *q, const struct leak_options *opts,
 	struct leak_options	one = *opts;
 	size_t			i;
 
-	if (query_runs(q, &h->runs, &h->n, cause) != 0)
+	if (query_run_list(q, &h->runs, &h->n, cause) != 0)
 		return (-1);
 	h->reports = xcalloc(h->n + 1, sizeof *h->reports);
 	for (i = 0; i < h->n; i++) {

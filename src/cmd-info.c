@@ -33,7 +33,7 @@ const struct cmd_entry cmd_info_entry = {
 };
 
 static void
-print_json(int64_t run_id, const struct query_info *in)
+print_json(int64_t run_id, int version, const struct query_counts *in)
 {
 	printf("{\"run\": ");
 	json_int_or_null(stdout, run_id, run_id != 0);
@@ -46,7 +46,7 @@ print_json(int64_t run_id, const struct query_info *in)
 	    ", \"snapshots\": %" PRId64 ", \"segments\": %" PRId64
 	    ", \"blocks\": %" PRId64 ", \"trace_entries\": %" PRId64
 	    ", \"dropped_records\": %" PRId64 "}\n",
-	    in->schema_version, in->runs, in->incomplete_runs, in->processes,
+	    version, in->runs, in->incomplete_runs, in->processes,
 	    in->devices, in->streams, in->steps, in->allocations, in->memcpys,
 	    in->offload_events, in->marks, in->sites, in->snapshots,
 	    in->segments, in->blocks, in->trace_entries,
@@ -54,10 +54,10 @@ print_json(int64_t run_id, const struct query_info *in)
 }
 
 static void
-print_text(const char *path, int64_t run_id, const struct query_info *in)
+print_text(const char *path, int64_t run_id, int version,
+    const struct query_counts *in)
 {
-	printf("%s: vramtrace database, schema version %d\n", path,
-	    in->schema_version);
+	printf("%s: vramtrace database, schema version %d\n", path, version);
 	if (run_id != 0)
 		printf("  counts of run   %" PRId64 "\n", run_id);
 	printf("  runs            %" PRId64, in->runs);
@@ -83,7 +83,7 @@ print_text(const char *path, int64_t run_id, const struct query_info *in)
 static int
 cmd_info_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	struct query_info	 info;
+	struct query_counts	 info;
 	struct query		*q;
 	const char		*path = args->argv[0];
 	char			*cause = NULL;
@@ -93,17 +93,17 @@ cmd_info_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	run_id = (int64_t)cmd_args_number(args, 'r', 0);
 	if ((q = input_open(path, &cause)) == NULL)
 		return (cmd_fail(cause));
-	if (query_info(q, run_id, &info, &cause) == 0 && run_id != 0 &&
-	    info.runs == 0)
+	if (query_run_counts(q, run_id, QUERY_COUNT_ALL, &info, &cause) == 0 &&
+	    run_id != 0 && info.runs == 0)
 		xasprintf(&cause, "%s: no run %" PRId64, path, run_id);
 	if (cause != NULL) {
 		query_close(q);
 		return (cmd_fail(cause));
 	}
 	if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
-		print_json(run_id, &info);
+		print_json(run_id, query_schema_version(q), &info);
 	else
-		print_text(path, run_id, &info);
+		print_text(path, run_id, query_schema_version(q), &info);
 	query_close(q);
 	return (EXIT_OK);
 }

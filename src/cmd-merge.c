@@ -38,7 +38,7 @@ const struct cmd_entry cmd_merge_entry = {
 static int
 cmd_merge_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
-	struct query_info	 info;
+	struct query_counts	 info;
 	struct store		*s;
 	struct query		*q;
 	const char		*output = cmd_args_text(args, 'o', NULL);
@@ -65,7 +65,8 @@ cmd_merge_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		goto fail;
 	if ((q = query_open(output, &cause)) == NULL)
 		goto fail;
-	if (query_info(q, 0, &info, &cause) != 0) {
+	if (query_run_counts(q, 0, QUERY_COUNT_RUNS | QUERY_COUNT_PROCESSES |
+	    QUERY_COUNT_ALLOCATIONS, &info, &cause) != 0) {
 		query_close(q);
 		goto fail;
 	}

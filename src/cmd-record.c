@@ -407,11 +407,13 @@ static void
 record_report(const char *path, int64_t run, const char *command)
 {
 	struct query		*q;
-	struct query_info	 qi;
+	struct query_counts	 qi;
 	char			*cause = NULL;
 
 	if ((q = query_open(path, &cause)) == NULL ||
-	    query_info(q, run, &qi, &cause) != 0) {
+	    query_run_counts(q, run, QUERY_COUNT_PROCESSES |
+	    QUERY_COUNT_ALLOCATIONS | QUERY_COUNT_STEPS | QUERY_COUNT_SITES,
+	    &qi, &cause) != 0) {
 		log_warn("%s", cause != NULL ? cause : path);
 		free(cause);
 		query_close(q);

@@ -49,8 +49,9 @@ print_text(const struct query_run *run, const struct leak_report *r)
 	printf("host       %s, lasted %s\n", fmt_text(run->host),
 	    fmt_duration(run->start_ns, run->end_ns, b, sizeof b));
 	printf("devices    %" PRId64 ", %" PRId64 " processes, %" PRId64
-	    " allocations, allocator %s\n", run->devices, run->processes,
-	    run->allocations, fmt_text(run->allocator));
+	    " allocations, allocator %s\n", run->counts.devices,
+	    run->counts.processes, run->counts.allocations,
+	    fmt_text(run->allocator));
 	printf("steps      %zu (from %s), warm-up %d\n", r->nsteps,
 	    fmt_text(run->step_source), r->warmup);
 	printf("peak       %s live at a step end, layer %s\n",
@@ -90,8 +91,8 @@ print_json(const struct query_run *run, const struct leak_report *r)
 	printf(", \"devices\": %" PRId64 ", \"processes\": %" PRId64
 	    ", \"allocations\": %" PRId64 ", \"total_steps\": %zu, "
 	    "\"layer\": \"%s\", \"peak_bytes\": %" PRId64 ", \"verdict\": "
-	    "\"%s\", \"reason\": ", run->devices, run->processes,
-	    run->allocations, r->nsteps,
+	    "\"%s\", \"reason\": ", run->counts.devices, run->counts.processes,
+	    run->counts.allocations, r->nsteps,
 	    event_layer_name((unsigned int)r->layer), r->peak_bytes,
 	    leak_verdict_name(r->verdict));
 	json_string(stdout, r->reason);
@@ -135,7 +136,9 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	(void)self;
 	cmd_args_leak(args, &opts);
 	if ((q = input_open(args->argv[0], &cause)) == NULL ||
-	    query_run(q, opts.run_id, &run, &cause) != 0 ||
+	    query_run(q, opts.run_id, QUERY_COUNT_PROCESSES |
+	    QUERY_COUNT_DEVICES | QUERY_COUNT_ALLOCATIONS, &run,
+	    &cause) != 0 ||
 	    analysis_leaks(q, &opts, &r, &cause) != 0) {
 		query_run_free(&run);
 		query_close(q);

@@ -328,13 +328,15 @@ diff_from_groups(struct query *q, struct diff_report *r, char **cause)
 static int
 check_point(struct query *q, struct diff_point *p, char **cause)
 {
-	char	*source = NULL;
+	struct query_run	run;
+	int			rc;
 
 	if (p->run_id == 0)
 		p->run_id = query_latest_run(q);
-	if (query_run_source(q, p->run_id, &source, cause) != 0)
+	rc = query_run(q, p->run_id, 0, &run, cause);
+	query_run_free(&run);
+	if (rc != 0)
 		return (-1);
-	free(source);
 	if (p->step != 0 && !step_exists(q, p)) {
 		xasprintf(cause, "no step %lld in run %lld", (long long)p->step,
 		    (long long)p->run_id);

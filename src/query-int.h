@@ -19,7 +19,6 @@ sqlite3_stmt *query_prepare(struct query *, const char *, char **);
 int64_t	 query_int(struct query *, const char *);
 int64_t	 query_int_arg(struct query *, const char *, int64_t);
 int	 query_fail(struct query *, char **);
-int	 query_run_source(struct query *, int64_t, char **, char **);
 int	 query_has_groups(struct query *, int64_t);
 uint64_t query_column_u64(sqlite3_stmt *, int);
 int64_t	 query_column_int(sqlite3_stmt *, int);

@@ -426,15 +426,20 @@ query_scan(struct query *q, const struct leak_options *opts,
 {
 	struct lk_scan		 sc;
 	struct leak_report	*r;
-	char			*source = NULL;
+	struct query_run	 run;
+	int			 imported;
 
 	memset(&sc, 0, sizeof sc);
 	r = xcalloc(1, sizeof *r);
 	r->run_id = opts->run_id != 0 ? opts->run_id : query_latest_run(q);
 	r->warmup = opts->warmup;
 	r->threshold = opts->threshold;
-	if (query_run_source(q, r->run_id, &source, cause) != 0)
+	if (query_run(q, r->run_id, 0, &run, cause) != 0) {
+		query_run_free(&run);
 		goto fail;
+	}
+	imported = run.source != NULL && strcmp(run.source, "import") == 0;
+	query_run_free(&run);
 	if (load_steps(q, r, cause) != 0)
 		goto fail;
 	sc.nsteps = (int64_t)r->nsteps;
@@ -447,20 +452,17 @@ query_scan(struct query *q, const struct leak_options *opts,
 	if (sc.nkeys == 0 && opts->process_id == 0 &&
 	    query_usage(q, r, cause) != 0)
 		goto fail;
-	if (load_stream_info(q, r, opts->process_id,
-	    strcmp(source, "import") == 0, cause) != 0)
+	if (load_stream_info(q, r, opts->process_id, imported, cause) != 0)
 		goto fail;
 	if (build_suspects(q, r, &sc, cause) != 0)
 		goto fail;
 	leak_analyse(r);
 	scan_free(&sc);
-	free(source);
 	*out = r;
 	return (0);
 
 fail:
 	scan_free(&sc);
-	free(source);
 	leak_report_free(r);
 	return (-1);
 }

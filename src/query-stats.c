@@ -203,8 +203,10 @@ query_stats(struct query *q, int64_t run_id, struct stats **out,
 	int		 rc;
 
 	*out = NULL;
-	if (query_run(q, run_id, &run, cause) != 0)
+	if (query_run(q, run_id, 0, &run, cause) != 0) {
+		query_run_free(&run);
 		return (-1);
+	}
 	s = xcalloc(1, sizeof *s);
 	s->run_id = run.id;
 	s->allocator = run.allocator != NULL ? xstrdup(run.allocator) : NULL;

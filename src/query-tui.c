@@ -2,9 +2,8 @@
  * query-tui.c: the questions only the terminal UI asks (see query-tui.h).
  *
  * Every question here must stay cheap on a run of ten million
- * allocations: the run header reads only the small tables, the poll reads
- * max() of integer primary keys, the offload table groups by the
- * offload_run index, and the diff reads the ranges of the
+ * allocations: the offload table groups by the offload_run index, and the
+ * diff reads the ranges of the
  * allocations_run_step and allocations_crossing indexes between the two
  * steps.  A block is live at
  * the end of step s when it was allocated in a step <= s (an unknown
@@ -18,111 +17,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The count a one-integer query gives for run, or 0. */
-static int64_t
-query_tui_count(struct query *q, const char *sql, int64_t run)
-{
-	sqlite3_stmt	*st;
-	int64_t		 v = 0;
-
-	if ((st = query_prepare(q, sql, NULL)) == NULL)
-		return (0);
-	sqlite3_bind_int64(st, 1, run);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return (v);
-}
-
-static void
-query_tui_devices(struct query *q, struct tui_run *r)
-{
-	sqlite3_stmt	*st;
-	char		 size[32], one[96];
-	size_t		 used = 0;
-	int		 n;
-
-	r->devices[0] = '\0';
-	st = query_prepare(q, "SELECT device, name, total_bytes FROM devices"
-	    " WHERE run_id = ?1 UNION SELECT DISTINCT device, NULL, NULL"
-	    " FROM streams WHERE run_id = ?1 AND device >= 0 AND device NOT"
-	    " IN (SELECT device FROM devices WHERE run_id = ?1)"
-	    " ORDER BY 1", NULL);
-	if (st == NULL)
-		return;
-	sqlite3_bind_int64(st, 1, r->run_id);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		r->ndevices++;
-		n = snprintf(one, sizeof one, "%s%d", used > 0 ? ", " : "",
-		    sqlite3_column_int(st, 0));
-		if (sqlite3_column_type(st, 1) != SQLITE_NULL)
-			n += snprintf(one + n, sizeof one - (size_t)n, " %s",
-			    sqlite3_column_text(st, 1));
-		if (sqlite3_column_type(st, 2) != SQLITE_NULL)
-			snprintf(one + n, sizeof one - (size_t)n, " (%s)",
-			    fmt_bytes(sqlite3_column_int64(st, 2),
-			    size, sizeof size));
-		if (used + strlen(one) < sizeof r->devices) {
-			memcpy(r->devices + used, one, strlen(one) + 1);
-			used += strlen(one);
-		}
-	}
-	sqlite3_finalize(st);
-}
-
-/*
- * Fill *r with what run `run` is (0: the newest run).  Reads only the
- * small tables, so it is fast on any database.  0, or -1 with *cause when
- * there is no such run or the database cannot be read.
- */
-int
-query_tui_run(struct query *q, int64_t run, struct tui_run *r, char **cause)
-{
-	sqlite3_stmt	*st;
-	int		 rc;
-
-	memset(r, 0, sizeof *r);
-	if (run == 0)
-		run = query_latest_run(q);
-	st = query_prepare(q, "SELECT id, source, input, command, host,"
-	    " step_source, start_ns, end_ns, complete FROM runs WHERE id = ?",
-	    cause);
-	if (st == NULL)
-		return (-1);
-	sqlite3_bind_int64(st, 1, run);
-	if ((rc = sqlite3_step(st)) != SQLITE_ROW) {
-		sqlite3_finalize(st);
-		if (rc != SQLITE_DONE)
-			return (query_fail(q, cause));
-		xasprintf(cause, "%s: no run %lld", q->path, (long long)run);
-		return (-1);
-	}
-	r->run_id = sqlite3_column_int64(st, 0);
-	query_column_copy(st, 1, r->source, sizeof r->source);
-	query_column_copy(st, 2, r->input, sizeof r->input);
-	query_column_copy(st, 3, r->command, sizeof r->command);
-	query_column_copy(st, 4, r->host, sizeof r->host);
-	query_column_copy(st, 5, r->step_source, sizeof r->step_source);
-	r->start_ns = (uint64_t)sqlite3_column_int64(st, 6);
-	r->end_ns = (uint64_t)sqlite3_column_int64(st, 7);
-	r->complete = sqlite3_column_int(st, 8);
-	sqlite3_finalize(st);
-
-	r->runs = query_int(q, "SELECT count(*) FROM runs");
-	r->processes = query_tui_count(q, "SELECT count(*) FROM processes"
-	    " WHERE run_id = ?", run);
-	r->streams = query_tui_count(q, "SELECT count(*) FROM (SELECT"
-	    " DISTINCT device, stream FROM streams WHERE run_id = ?)", run);
-	r->steps = query_tui_count(q, "SELECT count(*) FROM steps"
-	    " WHERE run_id = ?", run);
-	r->offload_events = query_tui_count(q, "SELECT count(*) FROM"
-	    " offload_events WHERE run_id = ?", run);
-	r->dropped_records = query_tui_count(q, "SELECT coalesce(sum(count),"
-	    " 0) FROM dropped_records WHERE run_id = ?", run);
-	query_tui_devices(q, r);
-	return (0);
-}
 
 /*
  * The offload engine's decisions per step of run `run`, in step order:
@@ -184,25 +78,6 @@ query_tui_offload(struct query *q, int64_t run,
 	*out = rows;
 	*n = nrows;
 	return (0);
-}
-
-/*
- * Fill *p with the fingerprint of run `run` (0: the newest, which may
- * change while a recording runs).  Reads only maxima of keys, so it can
- * run twice a second.  0, or -1 when the database cannot be read.
- */
-int
-query_tui_poll(struct query *q, int64_t run, struct tui_poll *p)
-{
-	memset(p, 0, sizeof *p);
-	p->run_id = run != 0 ? run : query_latest_run(q);
-	p->max_step = query_tui_count(q, "SELECT coalesce(max(step), 0)"
-	    " FROM steps WHERE run_id = ?", p->run_id);
-	p->max_allocation = query_int(q, "SELECT coalesce(max(id), 0)"
-	    " FROM allocations");
-	p->max_offload = query_int(q, "SELECT coalesce(max(id), 0)"
-	    " FROM offload_events");
-	return (p->max_allocation < 0 || p->max_offload < 0 ? -1 : 0);
 }
 
 /*

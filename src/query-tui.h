@@ -1,11 +1,9 @@
 /*
  * query-tui.h: the questions that only the terminal UI asks, answered by
- * query-tui.c: what a run is (the overview's header), the offload engine's
- * decisions per step, a cheap fingerprint for following a database that is
- * still being written, and the blocks that differ between two steps.
+ * query-tui.c: the offload engine's decisions per step, and the blocks that
+ * differ between two steps.
  *
- * Like analysis.h: unknown is not zero.  Times of 0 are unknown; an empty
- * string is unknown.
+ * Like analysis.h: unknown is not zero; an empty string is unknown.
  */
 #ifndef QUERY_TUI_H
 #define QUERY_TUI_H
@@ -14,27 +12,6 @@
 #include <stdint.h>
 
 struct query;
-
-/* What a run is: the overview's header.  Cheap: no allocation is read. */
-struct tui_run {
-	int64_t		 run_id;
-	int64_t		 runs;		/* in the database */
-	char		 source[16];	/* record, import, replay, attach */
-	char		 input[256];
-	char		 command[256];
-	char		 host[64];
-	char		 step_source[32];
-	char		 devices[160];	/* "0 NVIDIA H200 (139.8 GiB), 1 ..." */
-	uint64_t	 start_ns;
-	uint64_t	 end_ns;
-	int		 complete;
-	int64_t		 processes;
-	int64_t		 ndevices;
-	int64_t		 streams;
-	int64_t		 steps;
-	int64_t		 offload_events;
-	int64_t		 dropped_records;
-};
 
 /* The offload engine's decisions in one step. */
 struct tui_offload_step {
@@ -52,14 +29,6 @@ struct tui_offload_step {
 	int64_t		 fallbacks;
 	int64_t		 fallback_bytes;
 	int64_t		 exit_syncs;
-};
-
-/* A fingerprint of what a run holds; it changes when rows arrive. */
-struct tui_poll {
-	int64_t		 run_id;
-	int64_t		 max_step;
-	int64_t		 max_allocation;
-	int64_t		 max_offload;
 };
 
 /* One block that is live at one step of a diff and not at the other. */
@@ -84,10 +53,8 @@ struct tui_diff_summary {
 };
 
 /* query-tui.c */
-int	 query_tui_run(struct query *, int64_t, struct tui_run *, char **);
 int	 query_tui_offload(struct query *, int64_t,
 	     struct tui_offload_step **, size_t *, char **);
-int	 query_tui_poll(struct query *, int64_t, struct tui_poll *);
 int	 query_tui_diff_summary(struct query *, int64_t, int64_t, int64_t,
 	     int, struct tui_diff_summary *, char **);
 int	 query_tui_diff(struct query *, int64_t, int64_t, int64_t, int,

@@ -133,35 +133,6 @@ query_fail(struct query *q, char **cause)
 }
 
 /*
- * Set *source to run run_id's source ("record", "import", ...; the caller
- * frees it).  0, or -1 with *cause "PATH: no run N" when there is none.
- */
-int
-query_run_source(struct query *q, int64_t run_id, char **source,
-    char **cause)
-{
-	sqlite3_stmt	*st;
-	int		 rc;
-
-	if ((st = query_prepare(q, "SELECT source FROM runs WHERE id = ?1",
-	    cause)) == NULL)
-		return (-1);
-	sqlite3_bind_int64(st, 1, run_id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*source = query_column_text(st, 0);
-	sqlite3_finalize(st);
-	if (rc == SQLITE_ROW)
-		return (0);
-	if (rc != SQLITE_DONE)
-		return (query_fail(q, cause));
-	if (run_id == 0)
-		return (query_error(q, cause, "holds no run"));
-	xasprintf(cause, "%s: no run %lld", q->path, (long long)run_id);
-	return (-1);
-}
-
-/*
  * Set *label to the label of site site_id (the caller frees it), or to NULL
  * when there is no such site.  0, or -1 with *cause.
  */
@@ -274,6 +245,13 @@ query_latest_run(struct query *q)
 	return (v < 0 ? 0 : v);
 }
 
+/* The schema version of the database. */
+int
+query_schema_version(struct query *q)
+{
+	return (q->schema_version);
+}
+
 /* Does the database hold a complete import of the file at path? */
 int
 query_has_import(struct query *q, const char *path)
@@ -288,192 +266,6 @@ query_has_import(struct query *q, const char *path)
 	found = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	return (found);
-}
-
-/* The columns of a run that run_read takes, after its counts. */
-#define RUN_COLUMNS "id, source, input, command, host, git_commit," \
-	" allocator, step_source, start_ns, end_ns, complete"
-
-/* Fill *r from a row whose columns from i on are RUN_COLUMNS. */
-static void
-run_read(sqlite3_stmt *st, int i, struct query_run *r)
-{
-	r->id = sqlite3_column_int64(st, i);
-	r->source = query_column_text(st, i + 1);
-	r->input = query_column_text(st, i + 2);
-	r->command = query_column_text(st, i + 3);
-	r->host = query_column_text(st, i + 4);
-	r->git_commit = query_column_text(st, i + 5);
-	r->allocator = query_column_text(st, i + 6);
-	r->step_source = query_column_text(st, i + 7);
-	r->start_ns = (uint64_t)sqlite3_column_int64(st, i + 8);
-	r->end_ns = (uint64_t)sqlite3_column_int64(st, i + 9);
-	r->complete = sqlite3_column_int(st, i + 10);
-}
-
-/*
- * Fill *r with run run_id (0: the newest): what it was and its counts.
- * Free the strings with query_run_free.  0, or -1 with *cause when there is
- * no such run.
- */
-int
-query_run(struct query *q, int64_t run_id, struct query_run *r, char **cause)
-{
-	sqlite3_stmt	*st;
-	int		 rc;
-
-	memset(r, 0, sizeof *r);
-	r->id = run_id != 0 ? run_id : query_latest_run(q);
-	if ((st = query_prepare(q, "SELECT"
-	    " (SELECT count(*) FROM processes WHERE run_id = ?1),"
-	    " (SELECT count(DISTINCT device) FROM allocations WHERE"
-	    " run_id = ?1 AND device >= 0),"
-	    " (SELECT count(*) FROM allocations WHERE run_id = ?1), "
-	    RUN_COLUMNS " FROM runs WHERE id = ?1", cause)) == NULL)
-		return (-1);
-	sqlite3_bind_int64(st, 1, r->id);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		r->processes = sqlite3_column_int64(st, 0);
-		r->devices = sqlite3_column_int64(st, 1);
-		r->allocations = sqlite3_column_int64(st, 2);
-		run_read(st, 3, r);
-	}
-	sqlite3_finalize(st);
-	if (rc == SQLITE_ROW)
-		return (0);
-	if (rc != SQLITE_DONE)
-		return (query_fail(q, cause));
-	xasprintf(cause, "%s: no run %lld", q->path, (long long)r->id);
-	return (-1);
-}
-
-/* Free the strings of *r. */
-void
-query_run_free(struct query_run *r)
-{
-	free(r->source);
-	free(r->input);
-	free(r->command);
-	free(r->host);
-	free(r->git_commit);
-	free(r->allocator);
-	free(r->step_source);
-}
-
-/*
- * Fill *out with every run, oldest first (by start time, then id; unknown
- * start times first), without their counts (-1), and *n with how many.
- * The caller frees each with query_run_free and the array with free.  0,
- * or -1 with *cause and nothing to free.
- */
-int
-query_runs(struct query *q, struct query_run **out, size_t *n, char **cause)
-{
-	sqlite3_stmt	*st;
-	struct query_run *r;
-	int		 rc;
-
-	*out = NULL;
-	*n = 0;
-	if ((st = query_prepare(q, "SELECT " RUN_COLUMNS " FROM runs ORDER"
-	    " BY start_ns, id", cause)) == NULL)
-		return (-1);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*out = xreallocarray(*out, *n + 1, sizeof **out);
-		r = &(*out)[(*n)++];
-		run_read(st, 0, r);
-		r->processes = r->devices = r->allocations = -1;
-	}
-	sqlite3_finalize(st);
-	if (rc == SQLITE_DONE)
-		return (0);
-	while (*n > 0)
-		query_run_free(&(*out)[--(*n)]);
-	free(*out);
-	*out = NULL;
-	return (query_fail(q, cause));
-}
-
-/*
- * The SQL condition that column c is run ?1, or any run when ?1 is 0, in a
- * form that lets an index on c serve both.
- */
-#define RUN_IS(c) " " c " BETWEEN ?1 AND coalesce(nullif(?1, 0)," \
-	" 9223372036854775807)"
-
-/*
- * Fill *info with the counts of run run_id, or of the whole database when
- * run_id is 0: a run's sites are those its allocations, segments and
- * blocks point to.  0, or -1 with *cause.
- */
-int
-query_info(struct query *q, int64_t run_id, struct query_info *info,
-    char **cause)
-{
-	static const struct {
-		size_t		 off;
-		const char	*sql;
-	} counts[] = {
-		{ offsetof(struct query_info, runs),
-		  "SELECT count(*) FROM runs WHERE" RUN_IS("id") },
-		{ offsetof(struct query_info, incomplete_runs),
-		  "SELECT count(*) FROM runs WHERE complete = 0 AND"
-		  RUN_IS("id") },
-		{ offsetof(struct query_info, processes),
-		  "SELECT count(*) FROM processes WHERE" RUN_IS("run_id") },
-		{ offsetof(struct query_info, devices),
-		  "SELECT count(DISTINCT device) FROM (SELECT device FROM"
-		  " devices WHERE" RUN_IS("run_id") " UNION ALL SELECT device"
-		  " FROM allocations WHERE device >= 0 AND" RUN_IS("run_id")
-		  " UNION ALL SELECT device FROM segments WHERE snapshot_id"
-		  " IN (SELECT id FROM snapshots WHERE" RUN_IS("run_id") "))" },
-		{ offsetof(struct query_info, streams),
-		  "SELECT count(*) FROM (SELECT DISTINCT run_id, device,"
-		  " stream FROM streams WHERE" RUN_IS("run_id") ")" },
-		{ offsetof(struct query_info, steps),
-		  "SELECT count(*) FROM steps WHERE" RUN_IS("run_id") },
-		{ offsetof(struct query_info, allocations),
-		  "SELECT count(*) FROM allocations WHERE" RUN_IS("run_id") },
-		{ offsetof(struct query_info, memcpys),
-		  "SELECT count(*) FROM memcpys WHERE" RUN_IS("run_id") },
-		{ offsetof(struct query_info, offload_events),
-		  "SELECT count(*) FROM offload_events WHERE"
-		  RUN_IS("run_id") },
-		{ offsetof(struct query_info, marks),
-		  "SELECT count(*) FROM marks WHERE" RUN_IS("run_id") },
-		{ offsetof(struct query_info, sites),
-		  "SELECT count(*) FROM sites WHERE ?1 = 0 OR id IN (SELECT"
-		  " site_id FROM allocations WHERE run_id = ?1 UNION SELECT"
-		  " site_id FROM segments WHERE snapshot_id IN (SELECT id FROM"
-		  " snapshots WHERE run_id = ?1) UNION SELECT site_id FROM"
-		  " blocks WHERE snapshot_id IN (SELECT id FROM snapshots WHERE"
-		  " run_id = ?1))" },
-		{ offsetof(struct query_info, snapshots),
-		  "SELECT count(*) FROM snapshots WHERE" RUN_IS("run_id") },
-		{ offsetof(struct query_info, segments),
-		  "SELECT count(*) FROM segments WHERE snapshot_id IN (SELECT"
-		  " id FROM snapshots WHERE" RUN_IS("run_id") ")" },
-		{ offsetof(struct query_info, blocks),
-		  "SELECT count(*) FROM blocks WHERE snapshot_id IN (SELECT"
-		  " id FROM snapshots WHERE" RUN_IS("run_id") ")" },
-		{ offsetof(struct query_info, trace_entries),
-		  "SELECT coalesce(sum(trace_entries), 0) FROM snapshots WHERE"
-		  RUN_IS("run_id") },
-		{ offsetof(struct query_info, dropped_records),
-		  "SELECT coalesce(sum(count), 0) FROM dropped_records WHERE"
-		  RUN_IS("run_id") },
-	};
-	size_t	i;
-	int64_t	v;
-
-	memset(info, 0, sizeof *info);
-	info->schema_version = q->schema_version;
-	for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-		if ((v = query_int_arg(q, counts[i].sql, run_id)) < 0)
-			return (query_error(q, cause, "cannot count rows"));
-		*(int64_t *)((char *)info + counts[i].off) = v;
-	}
-	return (0);
 }
 
 /*

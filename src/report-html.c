@@ -45,9 +45,10 @@ write_run(FILE *f, const struct query_run *run)
 		{ "allocator", offsetof(struct query_run, allocator) },
 		{ "step_source", offsetof(struct query_run, step_source) },
 	}, counts[] = {
-		{ "processes", offsetof(struct query_run, processes) },
-		{ "devices", offsetof(struct query_run, devices) },
-		{ "allocations", offsetof(struct query_run, allocations) },
+		{ "processes", offsetof(struct query_run, counts.processes) },
+		{ "devices", offsetof(struct query_run, counts.devices) },
+		{ "allocations", offsetof(struct query_run,
+		    counts.allocations) },
 	};
 	size_t	i;
 
@@ -64,8 +65,9 @@ write_run(FILE *f, const struct query_run *run)
 	}
 	fprintf(f, ",\"complete\":%s,\"duration_ns\":", run->complete ?
 	    "true" : "false");
-	report_html_json_u64(f, run->start_ns != 0 && run->end_ns >=
-	    run->start_ns ? run->end_ns - run->start_ns : UNKNOWN_U64);
+	report_html_json_u64(f, run->start_ns != UNKNOWN_U64 && run->end_ns !=
+	    UNKNOWN_U64 && run->end_ns >= run->start_ns ? run->end_ns -
+	    run->start_ns : UNKNOWN_U64);
 	fputs("}", f);
 }
 

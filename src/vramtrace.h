@@ -13,6 +13,7 @@
 
 #include "event.h"
 #include "lib.h"
+#include "unknown.h"
 
 #ifdef __GNUC__
 #define noreturn_fn __attribute__((noreturn))
@@ -206,9 +207,22 @@ void	 collector_free(struct collector *);
 
 /* query.c */
 struct query;
-struct query_info {
-	int		schema_version;
-	int64_t		runs;
+#define QUERY_NULL	0
+#define QUERY_NUMBER	1
+#define QUERY_TEXT	2
+typedef void (*query_row_fn)(void *, int, const char **, const int *, int);
+struct query	*query_open(const char *, char **);
+void	 query_close(struct query *);
+void	*query_db(struct query *);
+int	 query_schema_version(struct query *);
+int64_t	 query_latest_run(struct query *);
+int	 query_has_import(struct query *, const char *);
+int	 query_sql(struct query *, const char *, query_row_fn, void *,
+	     char **);
+
+/* query-run.c */
+struct query_counts {
+	int64_t		runs;		/* each UNKNOWN_INT when not counted */
 	int64_t		incomplete_runs;
 	int64_t		processes;
 	int64_t		devices;
@@ -225,9 +239,28 @@ struct query_info {
 	int64_t		trace_entries;
 	int64_t		dropped_records;
 };
-#define QUERY_NULL	0
-#define QUERY_NUMBER	1
-#define QUERY_TEXT	2
+#define QUERY_COUNT_RUNS		0x0001
+#define QUERY_COUNT_INCOMPLETE_RUNS	0x0002
+#define QUERY_COUNT_PROCESSES		0x0004
+#define QUERY_COUNT_DEVICES		0x0008
+#define QUERY_COUNT_STREAMS		0x0010
+#define QUERY_COUNT_STEPS		0x0020
+#define QUERY_COUNT_ALLOCATIONS		0x0040
+#define QUERY_COUNT_MEMCPYS		0x0080
+#define QUERY_COUNT_OFFLOAD_EVENTS	0x0100
+#define QUERY_COUNT_MARKS		0x0200
+#define QUERY_COUNT_SITES		0x0400
+#define QUERY_COUNT_SNAPSHOTS		0x0800
+#define QUERY_COUNT_SEGMENTS		0x1000
+#define QUERY_COUNT_BLOCKS		0x2000
+#define QUERY_COUNT_TRACE_ENTRIES	0x4000
+#define QUERY_COUNT_DROPPED_RECORDS	0x8000
+#define QUERY_COUNT_ALL			0xffff
+struct query_device {
+	int32_t		device;
+	char		*name;		/* NULL: unknown */
+	int64_t		total_bytes;	/* UNKNOWN_INT */
+};
 struct query_run {
 	int64_t		id;
 	char		*source;	/* the strings: NULL when unknown */
@@ -237,25 +270,27 @@ struct query_run {
 	char		*git_commit;
 	char		*allocator;
 	char		*step_source;
-	uint64_t	start_ns;	/* 0: unknown */
-	uint64_t	end_ns;		/* 0: unknown or not finished */
+	uint64_t	start_ns;	/* UNKNOWN_U64: unknown */
+	uint64_t	end_ns;		/* UNKNOWN_U64: unknown or not finished */
 	int		complete;
-	int64_t		processes;	/* the counts: -1 when not counted */
-	int64_t		devices;
-	int64_t		allocations;
+	struct query_device *devices;	/* by number */
+	size_t		ndevices;
+	struct query_counts counts;	/* those asked for */
 };
-typedef void (*query_row_fn)(void *, int, const char **, const int *, int);
-struct query	*query_open(const char *, char **);
-void	 query_close(struct query *);
-void	*query_db(struct query *);
-int64_t	 query_latest_run(struct query *);
-int	 query_info(struct query *, int64_t, struct query_info *, char **);
-int	 query_run(struct query *, int64_t, struct query_run *, char **);
-void	 query_run_free(struct query_run *);
-int	 query_runs(struct query *, struct query_run **, size_t *, char **);
-int	 query_has_import(struct query *, const char *);
-int	 query_sql(struct query *, const char *, query_row_fn, void *,
+struct query_poll {
+	int64_t		run_id;
+	int64_t		max_step;
+	int64_t		max_allocation;
+	int64_t		max_offload;
+};
+int	 query_run_counts(struct query *, int64_t, unsigned int,
+	     struct query_counts *, char **);
+int	 query_run(struct query *, int64_t, unsigned int, struct query_run *,
 	     char **);
+void	 query_run_free(struct query_run *);
+int	 query_run_list(struct query *, struct query_run **, size_t *,
+	     char **);
+int	 query_run_poll(struct query *, int64_t, struct query_poll *);
 
 /* query-timeline.c */
 enum query_item_kind {

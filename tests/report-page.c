@@ -51,7 +51,8 @@ main(int argc, char **argv)
 	opts.run_id = argc >= 4 ? strtoll(argv[3], NULL, 10) : 0;
 	window = argc >= 5 ? strtoull(argv[4], NULL, 10) : 0;
 	if ((q = input_open(argv[1], &cause)) == NULL ||
-	    query_run(q, opts.run_id, &run, &cause) != 0 ||
+	    query_run(q, opts.run_id, QUERY_COUNT_PROCESSES |
+	    QUERY_COUNT_DEVICES | QUERY_COUNT_ALLOCATIONS, &run, &cause) != 0 ||
 	    analysis_leaks(q, &opts, &lr, &cause) != 0 ||
 	    query_report(q, run.id, lr->layer, window, &r, &cause) != 0 ||
 	    query_report_sites(q, r, &cause) != 0)

@@ -3,7 +3,7 @@
 # growing usage for one pid on device 1, a constant one on device 0, and
 # 1 GiB for another pid: the same dlopen and NVML calls as on a GPU.
 . "${srcdir:-.}/tests/lib.sh"
-plan 12
+plan 13
 FAKE="${top_builddir:-.}/tests/libfake-nvml.so"
 q() { "$VRAMTRACE" sql "$1" "$2" --format csv | tail -n +2; }
 
@@ -46,6 +46,15 @@ grep -q '^attach saw total usage per device only; streams and blocks are not vis
     grep -Eq '^ +0 +100\.0 MiB +\+0 B +CLEAN$' "$TMP/out" &&
     grep -Eq '^ +1 .* LEAK$' "$TMP/out" && grep -q 'mostly on device 1' "$TMP/out"
 ok $? "leaks as text: says what attach cannot see, a verdict per device"
+# One description of a run: info, report and the TUI name the devices
+# that were sampled, though no stream or allocation names them.
+"$VRAMTRACE" info "$TMP/a.db" --format json >"$TMP/info.json" &&
+    "$VRAMTRACE" report "$TMP/a.db" --format json >"$TMP/report.json" &&
+    "$VRAMTRACE" tui --dump overview "$TMP/a.db" >"$TMP/tui.txt" &&
+    jq_py "$TMP/info.json" 'd["devices"] == 2' &&
+    jq_py "$TMP/report.json" 'd["devices"] == 2' &&
+    grep -Eq '^ +Devices +2: 0, 1$' "$TMP/tui.txt"
+ok $? "info, report and the TUI: the 2 sampled devices"
 
 sleep 30 &
 pid=$!

@@ -1,7 +1,7 @@
 /*
  * tui-data.c: what the UI knows about the database, and keeping it fresh.
  *
- * The run header (query_tui_run) is cheap and read at once, so the first
+ * The run header (query_run) is cheap and read at once, so the first
  * frame never waits for the analysis.  The leak report reads every
  * allocation, so on the screen it is computed by a worker thread on its
  * own connection (SQLite connections are not shared between threads);
@@ -20,6 +20,11 @@
 #include <string.h>
 
 #define TUI_POLL_NS	500000000ULL
+
+/* The counts of the run header: those of the small tables, cheap. */
+#define TUI_DATA_COUNTS (QUERY_COUNT_PROCESSES | QUERY_COUNT_DEVICES | \
+	QUERY_COUNT_STREAMS | QUERY_COUNT_STEPS | QUERY_COUNT_OFFLOAD_EVENTS | \
+	QUERY_COUNT_DROPPED_RECORDS)
 
 struct tui_worker {
 	pthread_t		 thread;
@@ -40,6 +45,24 @@ tui_data_leaks(struct query *q, int64_t run, struct leak_report **out,
 	leak_options_init(&o);
 	o.run_id = run;
 	return (analysis_leaks(q, &o, out, cause));
+}
+
+/* Read run `run` (0: the newest) into t->run and t->runs.  0, or -1. */
+static int
+tui_data_run(struct tui *t, int64_t run, char **cause)
+{
+	struct query_run	r;
+	struct query_counts	c;
+
+	if (query_run(t->q, run, TUI_DATA_COUNTS, &r, cause) != 0 ||
+	    query_run_counts(t->q, 0, QUERY_COUNT_RUNS, &c, cause) != 0) {
+		query_run_free(&r);
+		return (-1);
+	}
+	query_run_free(&t->run);
+	t->run = r;
+	t->runs = c.runs;
+	return (0);
 }
 
 static void *
@@ -77,9 +100,9 @@ tui_data_open(struct tui *t, const char *path, int64_t run, int live,
 	t->live = live;
 	if ((t->q = input_open(path, cause)) == NULL)
 		return (-1);
-	if (query_tui_run(t->q, run, &t->run, cause) != 0)
+	if (tui_data_run(t, run, cause) != 0)
 		return (-1);
-	query_tui_poll(t->q, t->run.run_id, &t->poll);
+	query_run_poll(t->q, t->run.id, &t->poll);
 	t->polled_ns = lib_now_ns();
 	return (0);
 }
@@ -109,6 +132,7 @@ tui_data_close(struct tui *t)
 		tui_data_join(t);
 	leak_report_free(t->report);
 	free(t->report_error);
+	query_run_free(&t->run);
 	query_close(t->q);
 	free(t->path);
 }
@@ -128,7 +152,7 @@ tui_data_analyse(struct tui *t, int wait)
 	if (t->worker != NULL)
 		return;
 	if (wait) {
-		tui_data_leaks(t->q, t->run.run_id, &r, &cause);
+		tui_data_leaks(t->q, t->run.id, &r, &cause);
 		leak_report_free(t->report);
 		free(t->report_error);
 		t->report = r;
@@ -138,7 +162,7 @@ tui_data_analyse(struct tui *t, int wait)
 	}
 	w = xcalloc(1, sizeof *w);
 	w->path = xstrdup(t->path);
-	w->run_id = t->run.run_id;
+	w->run_id = t->run.id;
 	pthread_mutex_init(&w->lock, NULL);
 	if (pthread_create(&w->thread, NULL, tui_data_work, w) != 0) {
 		pthread_mutex_destroy(&w->lock);
@@ -160,23 +184,21 @@ tui_data_busy(struct tui *t)
 static int
 tui_data_poll(struct tui *t)
 {
-	struct tui_poll	 p;
-	struct tui_run	 run;
-	char		*cause = NULL;
+	struct query_poll	 p;
+	char			*cause = NULL;
 
 	t->polled_ns = lib_now_ns();
 	if (t->worker != NULL)
 		return (0);	/* look again once this analysis is in */
-	if (query_tui_poll(t->q, t->want_run, &p) != 0 ||
+	if (query_run_poll(t->q, t->want_run, &p) != 0 ||
 	    memcmp(&p, &t->poll, sizeof p) == 0)
 		return (0);
-	if (query_tui_run(t->q, p.run_id, &run, &cause) != 0) {
+	if (tui_data_run(t, p.run_id, &cause) != 0) {
 		snprintf(t->message, sizeof t->message, "%s", cause);
 		free(cause);
 		return (0);
 	}
 	t->poll = p;
-	t->run = run;
 	t->generation++;
 	tui_data_analyse(t, 0);
 	return (1);

@@ -51,7 +51,7 @@ tui_view_blocks_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
 {
 	struct tui_view_blocks	*v = arg;
 
-	v->filter.run_id = t->run.run_id;
+	v->filter.run_id = t->run.id;
 	v->filter.search = v->search[0] != '\0' ? v->search : NULL;
 	if (v->quick == -2)
 		v->quick = analysis_blocks_quick(t->q, &v->filter);

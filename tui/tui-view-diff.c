@@ -50,7 +50,7 @@ tui_view_diff_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
 {
 	struct tui_view_diff	*v = arg;
 
-	return (query_tui_diff(t->q, t->run.run_id, v->a, v->b, v->layer,
+	return (query_tui_diff(t->q, t->run.id, v->a, v->b, v->layer,
 	    offset, rows, max, cause));
 }
 
@@ -83,7 +83,7 @@ tui_view_diff_sites(struct tui *t, struct tui_view_diff *v)
 	tui_list_reset(&v->sites);
 	if (!v->by_site)
 		return;
-	a.run_id = b.run_id = t->run.run_id;
+	a.run_id = b.run_id = t->run.id;
 	a.step = v->a;
 	b.step = v->b;
 	if (analysis_diff(t->q, &a, t->q, &b, v->layer, &v->report,
@@ -101,7 +101,7 @@ tui_view_diff_reset(struct tui *t, struct tui_view_diff *v)
 	v->layer = t->report != NULL ? t->report->layer : -1;
 	tui_list_reset(&v->list);
 	tui_view_diff_sites(t, v);
-	v->have_sum = query_tui_diff_summary(t->q, t->run.run_id, v->a, v->b,
+	v->have_sum = query_tui_diff_summary(t->q, t->run.id, v->a, v->b,
 	    v->layer, &v->sum, &cause) == 0;
 	if (!v->have_sum) {
 		snprintf(t->message, sizeof t->message, "%s", cause);
@@ -114,8 +114,8 @@ tui_view_diff_reload(struct tui *t, void *state)
 {
 	struct tui_view_diff	*v = state;
 
-	if (v->b == 0 || v->b > t->run.steps) {
-		v->b = t->run.steps;
+	if (v->b == 0 || v->b > t->run.counts.steps) {
+		v->b = t->run.counts.steps;
 		v->a = v->b > 1 ? v->b - 1 : 1;
 	}
 	tui_view_diff_reset(t, v);
@@ -153,10 +153,10 @@ tui_view_diff_steps(struct tui *t, void *arg, const char *text)
 	long long		 a, b;
 
 	if (sscanf(text, "%lld %lld", &a, &b) != 2 || a < 1 || b < 1 ||
-	    a > t->run.steps || b > t->run.steps) {
+	    a > t->run.counts.steps || b > t->run.counts.steps) {
 		snprintf(t->message, sizeof t->message, "steps: want two "
 		    "steps from 1 to %lld, not \"%s\"",
-		    (long long)t->run.steps, text);
+		    (long long)t->run.counts.steps, text);
 		return;
 	}
 	v->a = a;
@@ -179,7 +179,7 @@ tui_view_diff_key(struct tui *t, void *state, int key)
 		step = key == 'a' || key == 'A' ? &v->a : &v->b;
 		if (key == 'a' || key == 'b')
 			*step = *step > 1 ? *step - 1 : 1;
-		else if (*step < t->run.steps)
+		else if (*step < t->run.counts.steps)
 			(*step)++;
 		tui_view_diff_reset(t, v);
 		return (1);
@@ -279,7 +279,7 @@ tui_view_diff_draw(struct tui *t, void *state, struct tui_canvas *c, int y,
 	struct tui_view_diff	*v = state;
 	char			 a[32], b[32];
 
-	if (t->run.steps < 1) {
+	if (t->run.counts.steps < 1) {
 		tui_canvas_put(c, y + 1, 1, -1, TUI_A_NORMAL,
 		    "no steps: nothing to compare");
 		return;

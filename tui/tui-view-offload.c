@@ -58,7 +58,7 @@ tui_view_offload_reload(struct tui *t, void *state)
 	size_t			 i;
 
 	free(v->steps);
-	if (query_tui_offload(t->q, t->run.run_id, &v->steps, &v->n,
+	if (query_tui_offload(t->q, t->run.id, &v->steps, &v->n,
 	    &cause) != 0) {
 		snprintf(t->message, sizeof t->message, "%s", cause);
 		free(cause);

@@ -9,6 +9,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const tui_view_overview_help[] = {
 	"The run, its processes and devices, the verdict with the growth per",
@@ -24,37 +25,68 @@ tui_view_overview_label(struct tui_canvas *c, int y, const char *label)
 	return (13);
 }
 
+/* The devices as "0 NVIDIA H200 (139.8 GiB), 1 ...", as many as fit. */
+static const char *
+tui_view_overview_devices(const struct query_run *r, char *buf, size_t len)
+{
+	const struct query_device	*d;
+	char				 size[FMT_LEN], one[96];
+	size_t				 i, used = 0;
+	int				 n;
+
+	buf[0] = '\0';
+	for (i = 0; i < r->ndevices; i++) {
+		d = &r->devices[i];
+		n = snprintf(one, sizeof one, "%s%d", used > 0 ? ", " : "",
+		    d->device);
+		if (d->name != NULL)
+			n += snprintf(one + n, sizeof one - (size_t)n, " %s",
+			    d->name);
+		if (d->total_bytes >= 0)
+			snprintf(one + n, sizeof one - (size_t)n, " (%s)",
+			    fmt_bytes(d->total_bytes, size, sizeof size));
+		if (used + strlen(one) < len) {
+			memcpy(buf + used, one, strlen(one) + 1);
+			used += strlen(one);
+		}
+	}
+	return (buf);
+}
+
 static int
 tui_view_overview_run(struct tui *t, struct tui_canvas *c, int y)
 {
-	const struct tui_run	*r = &t->run;
-	char			 when[FMT_LEN], dur[FMT_LEN];
+	const struct query_run	*r = &t->run;
+	char			 when[FMT_LEN], dur[FMT_LEN], devices[160];
 	int			 x;
 
 	x = tui_view_overview_label(c, y, "Run");
 	x = tui_canvas_printf(c, y, x, -1, TUI_A_NORMAL, "%" PRId64 " of %"
-	    PRId64 ", %s, ", r->run_id, r->runs, r->source);
+	    PRId64 ", %s, ", r->id, t->runs, fmt_text(r->source));
 	tui_canvas_put(c, y++, x, -1, r->complete ? TUI_A_NORMAL : TUI_A_WARN,
 	    r->complete ? "complete" : "not finished (still recording?)");
 	x = tui_view_overview_label(c, y, "Command");
-	tui_canvas_put(c, y++, x, -1, TUI_A_NORMAL, fmt_text(r->command[0] !=
-	    '\0' ? r->command : r->input));
+	tui_canvas_put(c, y++, x, -1, TUI_A_NORMAL, fmt_text(r->command !=
+	    NULL ? r->command : r->input));
 	x = tui_view_overview_label(c, y, "Started");
 	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%s UTC  on %s  lasted"
 	    " %s", fmt_date(r->start_ns, when, sizeof when), fmt_text(r->host),
 	    fmt_duration(r->start_ns, r->end_ns, dur, sizeof dur));
 	x = tui_view_overview_label(c, y, "Processes");
 	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%" PRId64
-	    "   streams %" PRId64 "   steps %" PRId64 " (%s)", r->processes,
-	    r->streams, r->steps, fmt_text(r->step_source));
+	    "   streams %" PRId64 "   steps %" PRId64 " (%s)",
+	    r->counts.processes, r->counts.streams, r->counts.steps,
+	    fmt_text(r->step_source));
 	x = tui_view_overview_label(c, y, "Devices");
-	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%" PRId64 "%s%s",
-	    r->ndevices, r->devices[0] != '\0' ? ": " : "", r->devices);
+	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%zu%s%s",
+	    r->ndevices, r->ndevices > 0 ? ": " : "",
+	    tui_view_overview_devices(r, devices, sizeof devices));
 	x = tui_view_overview_label(c, y, "Dropped");
-	tui_canvas_printf(c, y++, x, -1, r->dropped_records > 0 ?
+	tui_canvas_printf(c, y++, x, -1, r->counts.dropped_records > 0 ?
 	    TUI_A_WARN : TUI_A_NORMAL, "%" PRId64 " records%s   offload "
-	    "events %" PRId64, r->dropped_records, r->dropped_records > 0 ?
-	    " (the counts below miss them)" : "", r->offload_events);
+	    "events %" PRId64, r->counts.dropped_records,
+	    r->counts.dropped_records > 0 ? " (the counts below miss them)" :
+	    "", r->counts.offload_events);
 	return (y);
 }
 

@@ -124,11 +124,12 @@ struct tui {
 	struct query	*q;
 	int64_t		 want_run;	/* --run; 0: the newest */
 	int		 live;		/* --live: follow a growing database */
-	struct tui_run	 run;
+	struct query_run run;		/* its counts: tui-data.c */
+	int64_t		 runs;		/* in the database */
 	struct leak_report *report;	/* NULL while the analysis runs */
 	char		*report_error;	/* why there is no report */
 	struct tui_worker *worker;	/* the analysis being computed */
-	struct tui_poll	 poll;
+	struct query_poll poll;
 	uint64_t	 polled_ns;
 	uint64_t	 generation;	/* bumped when the data changed */
 
