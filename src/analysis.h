@@ -290,12 +290,31 @@ struct diff_group {
 struct diff_report {
 	struct diff_point a, b;		/* resolved: run ids are set */
 	int		 layer;
-	int64_t		 a_bytes;	/* live at A */
-	int64_t		 b_bytes;	/* live at B */
+	int64_t		 a_bytes;	/* live at A; -1: not read */
+	int64_t		 b_bytes;	/* live at B; -1: not read */
 	int64_t		 new_bytes, new_blocks;
 	int64_t		 gone_bytes, gone_blocks;
 	struct diff_group *groups;	/* by net bytes, largest first */
 	size_t		 ngroups;
+};
+
+/* What analysis_diff() reads besides the totals. */
+#define QUERY_DIFF_GROUPS	0x1	/* the groups, with their labels */
+#define QUERY_DIFF_LIVE		0x2	/* a_bytes and b_bytes */
+#define QUERY_DIFF_ALL		0x3
+
+/* One block live at one step of a run and not at another. */
+struct diff_block {
+	int64_t		 id;
+	int		 is_new;	/* 1: live at B only; 0: at A only */
+	int32_t		 device;
+	uint64_t	 stream;	/* EVENT_NONE: unknown */
+	int		 layer;
+	int64_t		 bytes;
+	int64_t		 alloc_step;	/* 0: unknown */
+	int64_t		 free_step;	/* 0: not freed */
+	int64_t		 site_id;
+	char		 site[160];
 };
 
 /*
@@ -305,8 +324,10 @@ struct diff_report {
  * when a run or step does not exist.
  */
 int	 analysis_diff(struct query *, const struct diff_point *,
-	     struct query *, const struct diff_point *, int,
+	     struct query *, const struct diff_point *, int, unsigned int,
 	     struct diff_report **, char **);
+int	 analysis_diff_blocks(struct query *, int64_t, int64_t, int64_t, int,
+	     int64_t, struct diff_block *, int, char **);
 void	 diff_report_free(struct diff_report *);
 
 /*

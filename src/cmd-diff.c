@@ -178,7 +178,8 @@ cmd_diff_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	parse_arg(args->argv[1], &b);
 	if ((qa = input_open(a.path, &cause)) == NULL ||
 	    (qb = input_open(b.path, &cause)) == NULL ||
-	    analysis_diff(qa, &a.p, qb, &b.p, layer, &r, &cause) != 0) {
+	    analysis_diff(qa, &a.p, qb, &b.p, layer, QUERY_DIFF_ALL, &r,
+	    &cause) != 0) {
 		log_warn("%s", cause);
 		free(cause);
 		goto out;

@@ -4,7 +4,7 @@
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=19
+NTESTS=21
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -77,6 +77,16 @@ ok $? "diff: a moves step A"
 keys g
 wait_for '^ +60\.0 MiB +3 .*offload\.py:88 stash'
 ok $? "diff: g groups by site"
+# A after B: what step 4 held and step 1 did not is gone, in the list of
+# blocks as in the sites (one diff for both).
+keys g p BSpace BSpace BSpace 4 Space 1 Enter
+wait_for 'step 4 -> step 1' &&
+    grep -q '+1 blocks +1.0 MiB appeared, -4 blocks -61.0 MiB went away' \
+    "$TMP/screen" && wait_for '^- +20\.0 MiB .*offload\.py:88 stash'
+ok $? "diff: step A after step B, by block"
+keys g
+wait_for '^ +0 B +0 +60\.0 MiB +3 .*offload\.py:88 stash'
+ok $? "diff: step A after step B, by site"
 keys '?'
 wait_for 'keys in every view'; ok $? "?: help"
 keys q q

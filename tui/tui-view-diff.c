@@ -4,14 +4,13 @@
  * blocks went away; the largest first, paged from the database.  A and B
  * start at the last two steps (what the last step left behind, and a
  * narrow range of the allocations index); a/A and b/B move them, p types
- * them.
- * The layer is the one the analysis chose (all until it is known), so
- * that segments and the blocks inside them are not counted twice.
+ * them.  The layer is the one the run is analysed in, as in the leak
+ * report, so that segments and the blocks inside them are not counted
+ * twice.
  *
- * g switches to the sites: analysis_diff() sums what is new and gone per
- * allocation site and stream, the same blocks as the list counts.  A
- * finished run answers from its few allocation groups; an unfinished one
- * reads every block live at either step, so it runs only when asked for.
+ * The numbers are those of vramtrace diff: analysis_diff() gives the
+ * totals, and with g the sums per allocation site and stream;
+ * analysis_diff_blocks() pages through the same blocks.
  */
 #include "config.h"
 
@@ -24,13 +23,10 @@
 struct tui_view_diff {
 	struct tui_list		 list;		/* blocks */
 	struct tui_list		 sites;		/* diff_group rows of report */
-	struct diff_report	*report;	/* by_site only */
-	int			 by_site;
+	struct diff_report	*report;	/* NULL: the diff failed */
+	int			 by_site;	/* report has its groups */
 	int64_t			 a;
 	int64_t			 b;
-	int			 layer;
-	struct tui_diff_summary	 sum;
-	int			 have_sum;
 	int			 visible;
 };
 
@@ -50,8 +46,9 @@ tui_view_diff_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
 {
 	struct tui_view_diff	*v = arg;
 
-	return (query_tui_diff(t->q, t->run.id, v->a, v->b, v->layer,
-	    offset, rows, max, cause));
+	return (analysis_diff_blocks(t->q, t->run.id, v->a, v->b,
+	    v->report != NULL ? v->report->layer : -1, offset, rows, max,
+	    cause));
 }
 
 static int
@@ -73,37 +70,20 @@ tui_view_diff_fetch_site(struct tui *t, void *arg, int64_t offset,
 }
 
 static void
-tui_view_diff_sites(struct tui *t, struct tui_view_diff *v)
+tui_view_diff_reset(struct tui *t, struct tui_view_diff *v)
 {
 	struct diff_point	 a, b;
 	char			*cause = NULL;
 
 	diff_report_free(v->report);
 	v->report = NULL;
+	tui_list_reset(&v->list);
 	tui_list_reset(&v->sites);
-	if (!v->by_site)
-		return;
 	a.run_id = b.run_id = t->run.id;
 	a.step = v->a;
 	b.step = v->b;
-	if (analysis_diff(t->q, &a, t->q, &b, v->layer, &v->report,
-	    &cause) != 0) {
-		snprintf(t->message, sizeof t->message, "%s", cause);
-		free(cause);
-	}
-}
-
-static void
-tui_view_diff_reset(struct tui *t, struct tui_view_diff *v)
-{
-	char	*cause = NULL;
-
-	v->layer = t->report != NULL ? t->report->layer : -1;
-	tui_list_reset(&v->list);
-	tui_view_diff_sites(t, v);
-	v->have_sum = query_tui_diff_summary(t->q, t->run.id, v->a, v->b,
-	    v->layer, &v->sum, &cause) == 0;
-	if (!v->have_sum) {
+	if (analysis_diff(t->q, &a, t->q, &b, -1, v->by_site ?
+	    QUERY_DIFF_GROUPS : 0, &v->report, &cause) != 0) {
 		snprintf(t->message, sizeof t->message, "%s", cause);
 		free(cause);
 	}
@@ -127,7 +107,7 @@ tui_view_diff_create(struct tui *t)
 	struct tui_view_diff	*v;
 
 	v = xcalloc(1, sizeof *v);
-	tui_list_init(&v->list, sizeof(struct tui_diff_row),
+	tui_list_init(&v->list, sizeof(struct diff_block),
 	    tui_view_diff_fetch, v);
 	tui_list_init(&v->sites, sizeof(struct diff_group),
 	    tui_view_diff_fetch_site, v);
@@ -190,7 +170,7 @@ tui_view_diff_key(struct tui *t, void *state, int key)
 		return (1);
 	case 'g':
 		v->by_site = !v->by_site;
-		tui_view_diff_sites(t, v);
+		tui_view_diff_reset(t, v);
 		return (1);
 	}
 	return (tui_list_key(t, v->by_site ? &v->sites : &v->list, key,
@@ -198,7 +178,7 @@ tui_view_diff_key(struct tui *t, void *state, int key)
 }
 
 static void
-tui_view_diff_row(const struct tui_diff_row *d, struct tui_canvas *c, int y)
+tui_view_diff_row(const struct diff_block *d, struct tui_canvas *c, int y)
 {
 	char	size[32], id[32], freed[24];
 
@@ -206,8 +186,8 @@ tui_view_diff_row(const struct tui_diff_row *d, struct tui_canvas *c, int y)
 		snprintf(freed, sizeof freed, "%" PRId64, d->free_step);
 	else
 		snprintf(freed, sizeof freed, "live");
-	tui_canvas_put(c, y, 0, 1, d->added ? TUI_A_BAD : TUI_A_GOOD,
-	    d->added ? "+" : "-");
+	tui_canvas_put(c, y, 0, 1, d->is_new ? TUI_A_BAD : TUI_A_GOOD,
+	    d->is_new ? "+" : "-");
 	tui_canvas_printf(c, y, 2, -1, TUI_A_NORMAL, "%10s %5" PRId64 " %5s"
 	    " %-14s %3d %-7s %s", fmt_bytes(d->bytes, size,
 	    sizeof size), d->alloc_step, freed, fmt_stream(d->stream,
@@ -219,7 +199,7 @@ static void
 tui_view_diff_draw_blocks(struct tui *t, struct tui_view_diff *v,
     struct tui_canvas *c, int y, int h)
 {
-	const struct tui_diff_row	*d;
+	const struct diff_block		*d;
 	int				 k;
 
 	tui_canvas_printf(c, y, 0, -1, TUI_A_HEADER, "  %10s %5s %5s %-14s"
@@ -277,6 +257,7 @@ tui_view_diff_draw(struct tui *t, void *state, struct tui_canvas *c, int y,
     int h)
 {
 	struct tui_view_diff	*v = state;
+	const struct diff_report *r = v->report;
 	char			 a[32], b[32];
 
 	if (t->run.counts.steps < 1) {
@@ -284,17 +265,16 @@ tui_view_diff_draw(struct tui *t, void *state, struct tui_canvas *c, int y,
 		    "no steps: nothing to compare");
 		return;
 	}
-	if (t->report != NULL && v->layer != t->report->layer)
-		tui_view_diff_reset(t, v);
 	tui_canvas_printf(c, y, 1, -1, TUI_A_BOLD, "step %lld -> step %lld"
 	    " (layer %s, by %s)", (long long)v->a, (long long)v->b,
-	    tui_format_layer(v->layer), v->by_site ? "site" : "block");
-	if (v->have_sum)
+	    tui_format_layer(r != NULL ? r->layer : -1), v->by_site ? "site" :
+	    "block");
+	if (r != NULL)
 		tui_canvas_printf(c, y + 1, 1, -1, TUI_A_NORMAL, "+%" PRId64
 		    " blocks +%s appeared, -%" PRId64 " blocks -%s went away",
-		    v->sum.added_blocks, fmt_bytes(v->sum.added_bytes,
-		    a, sizeof a), v->sum.removed_blocks,
-		    fmt_bytes(v->sum.removed_bytes, b, sizeof b));
+		    r->new_blocks, fmt_bytes(r->new_bytes, a,
+		    sizeof a), r->gone_blocks, fmt_bytes(r->gone_bytes,
+		    b, sizeof b));
 	if (v->by_site)
 		tui_view_diff_draw_sites(t, v, c, y + 2, h - 2);
 	else
