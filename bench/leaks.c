@@ -8,7 +8,7 @@
  * record` does): the allocations spread over 100 steps on four streams
  * (stream 7 is the NULL stream), each freed soon after it was made, except
  * one in a thousand on side stream 13 that is never freed (a leak), and
- * then times the analysis (query_open and analysis_leaks, what `vramtrace
+ * then times the analysis (query_open and query_leaks, what `vramtrace
  * leaks` does before printing).
  */
 #include "config.h"
@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis.h"
+#include "query.h"
 
 #define STEPS	100
 
@@ -115,7 +115,7 @@ main(int argc, char **argv)
 	}
 	t0 = lib_now_ns();
 	if ((q = query_open(path, &cause)) == NULL ||
-	    analysis_leaks(q, &opts, &r, &cause) != 0)
+	    query_leaks(q, &opts, &r, &cause) != 0)
 		fatal("%s", cause);
 	t1 = lib_now_ns();
 	printf("verdict %s, %+.0f bytes per step, %zu steps, %zu streams\n",

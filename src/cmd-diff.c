@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "query.h"
 #include "cmd.h"
 
 static int	cmd_diff_exec(const struct cmd_entry *,
@@ -178,7 +178,7 @@ cmd_diff_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	parse_arg(args->argv[1], &b);
 	if ((qa = input_open(a.path, &cause)) == NULL ||
 	    (qb = input_open(b.path, &cause)) == NULL ||
-	    analysis_diff(qa, &a.p, qb, &b.p, layer, QUERY_DIFF_ALL, &r,
+	    query_diff(qa, &a.p, qb, &b.p, layer, QUERY_DIFF_ALL, &r,
 	    &cause) != 0) {
 		log_warn("%s", cause);
 		free(cause);
@@ -191,7 +191,7 @@ cmd_diff_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	rc = EXIT_OK;
 
 out:
-	diff_report_free(r);
+	query_diff_free(r);
 	query_close(qa);
 	query_close(qb);
 	free(a.path);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "query.h"
 
 static int	cmd_export_exec(const struct cmd_entry *,
 		    const struct cmd_args *);

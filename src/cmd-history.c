@@ -10,7 +10,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "query.h"
 #include "cmd.h"
 
 static int	cmd_history_exec(const struct cmd_entry *,
@@ -72,7 +72,7 @@ history_load(struct query *q, const struct leak_options *opts,
 	h->reports = xcalloc(h->n + 1, sizeof *h->reports);
 	for (i = 0; i < h->n; i++) {
 		one.run_id = h->runs[i].id;
-		if (analysis_leaks(q, &one, &h->reports[i], cause) != 0)
+		if (query_leaks(q, &one, &h->reports[i], cause) != 0)
 			return (-1);
 	}
 	leak_trend(h->reports, h->n, opts->threshold, &h->trend);

@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "query.h"
 #include "cmd.h"
 
 static int	cmd_info_exec(const struct cmd_entry *,

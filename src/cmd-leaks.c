@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "query.h"
 #include "cmd.h"
 
 static int	cmd_leaks_exec(const struct cmd_entry *,
@@ -226,7 +226,7 @@ cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	cmd_args_leak(args, &opts);
 	format = cmd_args_number(args, 'f', FORMAT_TEXT);
 	if ((q = input_open(args->argv[0], &cause)) == NULL ||
-	    analysis_leaks(q, &opts, &r, &cause) != 0) {
+	    query_leaks(q, &opts, &r, &cause) != 0) {
 		query_close(q);
 		return (cmd_fail(cause));
 	}

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "cmd.h"
+#include "query.h"
 
 static int	cmd_merge_exec(const struct cmd_entry *,
 		    const struct cmd_args *);

@@ -40,6 +40,7 @@
 
 #include "vramtrace.h"
 #include "cmd.h"
+#include "query.h"
 
 /* Events PyTorch keeps in its allocation history (native allocator). */
 #define RECORD_TORCH_HISTORY	"1000000"

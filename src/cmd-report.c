@@ -10,7 +10,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "query.h"
 #include "cmd.h"
 
 static int	cmd_report_exec(const struct cmd_entry *,
@@ -139,7 +139,7 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	    query_run(q, opts.run_id, QUERY_COUNT_PROCESSES |
 	    QUERY_COUNT_DEVICES | QUERY_COUNT_ALLOCATIONS, &run,
 	    &cause) != 0 ||
-	    analysis_leaks(q, &opts, &r, &cause) != 0) {
+	    query_leaks(q, &opts, &r, &cause) != 0) {
 		query_run_free(&run);
 		query_close(q);
 		return (cmd_fail(cause));

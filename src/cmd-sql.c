@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "query.h"
 
 static int	cmd_sql_exec(const struct cmd_entry *,
 		    const struct cmd_args *);

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "cmd.h"
-#include "query-stats.h"
+#include "query.h"
 
 static int	cmd_stats_exec(const struct cmd_entry *,
 		    const struct cmd_args *);

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "query.h"
 #include "cmd.h"
 
 /* The column --help and the usage line wrap before. */

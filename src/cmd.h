@@ -79,7 +79,7 @@ struct cmd_entry {
 /*
  * The options every analysis command spells the same way; help is the
  * command's own sentence.  The defaults are the analysis's
- * (LEAK_DEFAULT_WARMUP, LEAK_DEFAULT_THRESHOLD in analysis.h).
+ * (LEAK_DEFAULT_WARMUP, LEAK_DEFAULT_THRESHOLD in leak.h).
  */
 #define CMD_OPTION_WARMUP(h) { .name = "warmup", .letter = 'w', \
 	.kind = CMD_NUMBER, .value = "N", .max = 1000000, .help = h }

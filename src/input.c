@@ -11,7 +11,7 @@
  */
 #include "config.h"
 
-#include "import.h"
+#include "query.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +20,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "import.h"
 
 static char	*input_tmp;
 

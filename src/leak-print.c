@@ -12,7 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "leak.h"
 #include "cmd.h"
 #include "unknown.h"
 

@@ -79,7 +79,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "leak.h"
 
 #define LEAK_SHAPE_MIN_STEPS	3	/* steps after the baseline */
 #define LEAK_SHAPE_MAX_WINDOWS	1000

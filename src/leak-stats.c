@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "leak.h"
 
 #define LEAK_STATS_EXACT	8	/* points tested by enumeration */
 #define LEAK_STATS_Z		2.3263478740408408	/* one-sided 99% */

@@ -16,7 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "leak.h"
 
 /* The name of a trend direction, as history prints it. */
 const char *

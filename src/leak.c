@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "leak.h"
 
 /* Fill *o with the defaults: the newest run, all of it, layer chosen. */
 void

@@ -17,10 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analysis.h"
-
 static const char *
-sort_column(enum analysis_sort sort)
+sort_column(enum block_sort sort)
 {
 	switch (sort) {
 	case SORT_AGE:
@@ -209,11 +207,11 @@ blocks_read(struct query *q, const struct block_filter *f, int64_t run,
  * number of rows filled (0 past the end), or -1 with *cause.  Site labels
  * longer than the row's buffer are cut.  Every block by size, age or
  * stream comes from the run's first rows in that order while they have a
- * full page; past them every row is read (analysis_blocks_quick says
+ * full page; past them every row is read (query_blocks_quick says
  * where).
  */
 int
-analysis_blocks(struct query *q, const struct block_filter *f,
+query_blocks(struct query *q, const struct block_filter *f,
     int64_t offset, struct block_row *rows, int max, char **cause)
 {
 	int64_t	run = f->run_id != 0 ? f->run_id : query_latest_run(q);
@@ -230,13 +228,13 @@ analysis_blocks(struct query *q, const struct block_filter *f,
 }
 
 /*
- * How many blocks matching f analysis_blocks() reads from the run's
+ * How many blocks matching f query_blocks() reads from the run's
  * first rows in f's order without going through every row: -1 when there
  * is no such bound (by step, live blocks, a run whose rows are all kept,
  * or none kept).  0 when there are none, or on errors.
  */
 int64_t
-analysis_blocks_quick(struct query *q, const struct block_filter *f)
+query_blocks_quick(struct query *q, const struct block_filter *f)
 {
 	sqlite3_stmt	*st;
 	char		*sql;
@@ -262,7 +260,7 @@ analysis_blocks_quick(struct query *q, const struct block_filter *f)
  * Returns their number (0 for an unknown site), or -1 with *cause.
  */
 int
-analysis_site_frames(struct query *q, int64_t site_id,
+query_blocks_frames(struct query *q, int64_t site_id,
     struct frame_row *frames, int max, char **cause)
 {
 	sqlite3_stmt	*st;

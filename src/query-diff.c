@@ -39,8 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-
 struct dblk {
 	int64_t		 id;		/* 0 when pairing by address */
 	int32_t		 device;
@@ -505,7 +503,7 @@ check_point(struct query *q, struct diff_point *p, char **cause)
 
 /* Free a diff report; NULL is fine. */
 void
-diff_report_free(struct diff_report *r)
+query_diff_free(struct diff_report *r)
 {
 	size_t	i;
 
@@ -523,11 +521,11 @@ diff_report_free(struct diff_report *r)
  * per site and stream with their labels (QUERY_DIFF_GROUPS; else none) and
  * for the bytes live at A and B (QUERY_DIFF_LIVE; else UNKNOWN_INT); the
  * totals of what is new and gone are always there.  Returns 0 with *out
- * set (the caller frees it with diff_report_free), or -1 with *cause when
+ * set (the caller frees it with query_diff_free), or -1 with *cause when
  * a run or a step does not exist or a database cannot be read.
  */
 int
-analysis_diff(struct query *qa, const struct diff_point *a,
+query_diff(struct query *qa, const struct diff_point *a,
     struct query *qb, const struct diff_point *b, int layer,
     unsigned int what, struct diff_report **out, char **cause)
 {
@@ -542,7 +540,7 @@ analysis_diff(struct query *qa, const struct diff_point *a,
 	r->layer = layer >= 0 ? layer : query_run_layer(qb, r->b.run_id);
 	if (check_point(qa, &r->a, cause) != 0 ||
 	    check_point(qb, &r->b, cause) != 0) {
-		diff_report_free(r);
+		query_diff_free(r);
 		return (-1);
 	}
 	one_run = r->a.run_id == r->b.run_id && same_file(qa, qb);
@@ -554,7 +552,7 @@ analysis_diff(struct query *qa, const struct diff_point *a,
 	else
 		rc = diff_from_sides(qa, qb, r, one_run, what, cause);
 	if (rc != 0) {
-		diff_report_free(r);
+		query_diff_free(r);
 		return (-1);
 	}
 	if (~what & QUERY_DIFF_LIVE)
@@ -567,13 +565,13 @@ analysis_diff(struct query *qa, const struct diff_point *a,
  * Fill rows[0..max) with the blocks of run run_id that are live at the end
  * of step a and not of step b (gone) or the other way round (new), in
  * `layer` (-1: the one the run is analysed in), largest first, after
- * skipping `offset` of them: the blocks analysis_diff() counts for the two
+ * skipping `offset` of them: the blocks query_diff() counts for the two
  * steps.  Both steps are 1 or more.  Returns the number of rows (0 past
  * the end), or -1 with *cause.  Site labels longer than a row's buffer are
  * cut.
  */
 int
-analysis_diff_blocks(struct query *q, int64_t run_id, int64_t a, int64_t b,
+query_diff_blocks(struct query *q, int64_t run_id, int64_t a, int64_t b,
     int layer, int64_t offset, struct diff_block *rows, int max, char **cause)
 {
 	sqlite3_stmt	*st;

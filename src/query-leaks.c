@@ -17,8 +17,6 @@
 
 #include "query-int.h"
 
-#include "analysis.h"
-
 /*
  * Analyse run opts->run_id (0: the newest) of q, or only the allocations and
  * streams of process opts->process_id when it is not 0.  A whole run with
@@ -29,7 +27,7 @@
  * run with no steps is not an error: its verdict is INCONCLUSIVE.
  */
 int
-analysis_leaks(struct query *q, const struct leak_options *opts,
+query_leaks(struct query *q, const struct leak_options *opts,
     struct leak_report **out, char **cause)
 {
 	struct leak_report	*r;

@@ -15,8 +15,6 @@
 
 #include <stdlib.h>
 
-#include "analysis.h"
-
 static int
 cmp_device(const void *a, const void *b)
 {

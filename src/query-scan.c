@@ -23,8 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-
 /* One (layer, device, stream) as the scan accumulates it. */
 struct lk_key {
 	int		 layer;

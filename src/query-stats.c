@@ -1,6 +1,6 @@
 /*
  * query-stats.c: the allocator's state at the end of a run, per device and
- * stream (query-stats.h).
+ * stream (query.h).
  *
  * A snapshot holds the caching allocator's own state: its segments (the
  * reserved memory, with the allocated and requested bytes PyTorch counts)
@@ -16,7 +16,6 @@
 #include "config.h"
 
 #include "query-int.h"
-#include "query-stats.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -14,8 +14,6 @@
 
 #include "query-int.h"
 
-#include "analysis.h"
-
 /* Give the steps from k on the last value, and add s to the totals. */
 static void
 usage_finish(struct leak_report *r, struct leak_stream *s, size_t k,

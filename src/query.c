@@ -75,13 +75,6 @@ query_close(struct query *q)
 	free(q);
 }
 
-/* The connection (a sqlite3 *), for query-*.c only. */
-void *
-query_db(struct query *q)
-{
-	return (q->db);
-}
-
 /*
  * Prepare a statement or set *cause.  For query-*.c: returns NULL with
  * "PATH: what: SQLite's message".

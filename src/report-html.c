@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "query.h"
 #include "unknown.h"
 
 /* The page's data contract: bump it with any change of meaning. */

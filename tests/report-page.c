@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "analysis.h"
+#include "query.h"
 
 static double
 now(void)
@@ -53,7 +53,7 @@ main(int argc, char **argv)
 	if ((q = input_open(argv[1], &cause)) == NULL ||
 	    query_run(q, opts.run_id, QUERY_COUNT_PROCESSES |
 	    QUERY_COUNT_DEVICES | QUERY_COUNT_ALLOCATIONS, &run, &cause) != 0 ||
-	    analysis_leaks(q, &opts, &lr, &cause) != 0 ||
+	    query_leaks(q, &opts, &lr, &cause) != 0 ||
 	    query_report(q, run.id, lr->layer, window, &r, &cause) != 0 ||
 	    query_report_sites(q, r, &cause) != 0)
 		fatal("%s", cause);

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "analysis.h"
+#include "leak.h"
 
 int
 main(int argc, char **argv)

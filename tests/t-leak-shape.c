@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "vramtrace.h"
-#include "analysis.h"
+#include "leak.h"
 #include "tap.h"
 
 #define KiB		1024LL

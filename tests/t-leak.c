@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "vramtrace.h"
-#include "analysis.h"
+#include "leak.h"
 #include "tap.h"
 
 #define MiB	(1024 * 1024)

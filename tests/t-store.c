@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "vramtrace.h"
-#include "analysis.h"
+#include "query.h"
 #include "tap.h"
 
 #define T(n)	(1000000000ULL * 1700000000ULL + (uint64_t)(n) * 1000)
@@ -129,11 +129,11 @@ write_big(const char *path)
 
 /*
  * Page every block of the big run in `sort` order from offset `at` through
- * analysis_blocks (with a stream filter when stream is not 0) and compare
+ * query_blocks (with a stream filter when stream is not 0) and compare
  * each row with the order SQLite gives over all rows.
  */
 static int
-big_page_ok(struct query *q, sqlite3 *db, enum analysis_sort sort,
+big_page_ok(struct query *q, sqlite3 *db, enum block_sort sort,
     int desc, uint64_t stream, int64_t at)
 {
 	static const char *const columns[] = {
@@ -152,7 +152,7 @@ big_page_ok(struct query *q, sqlite3 *db, enum analysis_sort sort,
 	f.descending = desc;
 	f.has_stream = stream != 0;
 	f.stream = stream;
-	if ((n = analysis_blocks(q, &f, at, rows, 40, &cause)) != 40) {
+	if ((n = query_blocks(q, &f, at, rows, 40, &cause)) != 40) {
 		printf("# %d rows: %s\n", n, cause != NULL ? cause : "");
 		return (0);
 	}
@@ -171,7 +171,7 @@ big_page_ok(struct query *q, sqlite3 *db, enum analysis_sort sort,
 
 /* Are the pages of the big run at 0, k - 40 and k - 20 right? */
 static int
-big_pages_ok(struct query *q, sqlite3 *db, enum analysis_sort sort,
+big_pages_ok(struct query *q, sqlite3 *db, enum block_sort sort,
     int desc, uint64_t stream, int64_t k)
 {
 	return (big_page_ok(q, db, sort, desc, stream, 0) &&
@@ -183,7 +183,7 @@ static void
 check_big(void)
 {
 	static const struct {
-		enum analysis_sort	 sort;
+		enum block_sort	 sort;
 		int			 desc;
 		const char		*name;
 	} orders[] = {
@@ -217,7 +217,7 @@ check_big(void)
 	f.layer = -1;
 	f.sort = SORT_SIZE;
 	f.descending = 1;
-	tap_eq(analysis_blocks_quick(q, &f), 10000, "all blocks by size:"
+	tap_eq(query_blocks_quick(q, &f), 10000, "all blocks by size:"
 	    " 10000 read quickly");
 	tap_ok(big_page_ok(q, db, SORT_SIZE, 1, 0, 0) &&
 	    big_page_ok(q, db, SORT_SIZE, 1, 0, 9960),
@@ -227,7 +227,7 @@ check_big(void)
 	for (i = 0; i < sizeof orders / sizeof orders[0]; i++) {
 		f.sort = orders[i].sort;
 		f.descending = orders[i].desc;
-		tap_eq(analysis_blocks_quick(q, &f), 10000, "all blocks by %s:"
+		tap_eq(query_blocks_quick(q, &f), 10000, "all blocks by %s:"
 		    " 10000 read quickly", orders[i].name);
 		tap_ok(big_pages_ok(q, db, orders[i].sort, orders[i].desc, 0,
 		    10000), "by %s, in SQLite's order, and past them",
@@ -237,12 +237,12 @@ check_big(void)
 	f.descending = 1;
 	f.has_stream = 1;
 	f.stream = 8;
-	tap_eq(analysis_blocks_quick(q, &f), -1, "on stream 8: all kept");
+	tap_eq(query_blocks_quick(q, &f), -1, "on stream 8: all kept");
 	tap_ok(big_page_ok(q, db, SORT_SIZE, 1, 8, 4980),
 	    "and its last page is right");
 	f.has_stream = 0;
 	f.live_only = 1;
-	tap_eq(analysis_blocks_quick(q, &f), -1, "live blocks: no bound");
+	tap_eq(query_blocks_quick(q, &f), -1, "live blocks: no bound");
 	query_close(q);
 	sqlite3_close(db);
 
@@ -261,7 +261,7 @@ check_big(void)
 	    " streams");
 	f.live_only = 0;
 	f.has_stream = 1;
-	tap_eq(analysis_blocks_quick(q, &f), 100, "on stream 8: 100 read"
+	tap_eq(query_blocks_quick(q, &f), 100, "on stream 8: 100 read"
 	    " quickly");
 	tap_ok(big_pages_ok(q, db, SORT_SIZE, 1, 8, 100), "pages of stream 8"
 	    " by size come in SQLite's order, and past them");
@@ -269,7 +269,7 @@ check_big(void)
 	for (i = 0; i < sizeof orders / sizeof orders[0]; i++) {
 		f.sort = orders[i].sort;
 		f.descending = orders[i].desc;
-		tap_ok(analysis_blocks_quick(q, &f) == 100 &&
+		tap_ok(query_blocks_quick(q, &f) == 100 &&
 		    big_pages_ok(q, db, orders[i].sort, orders[i].desc, 0, 100),
 		    "100 kept by %s: in SQLite's order, and past them",
 		    orders[i].name);

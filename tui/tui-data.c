@@ -44,7 +44,7 @@ tui_data_leaks(struct query *q, int64_t run, struct leak_report **out,
 
 	leak_options_init(&o);
 	o.run_id = run;
-	return (analysis_leaks(q, &o, out, cause));
+	return (query_leaks(q, &o, out, cause));
 }
 
 /* Read run `run` (0: the newest) into t->run and t->runs.  0, or -1. */

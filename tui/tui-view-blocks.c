@@ -1,6 +1,6 @@
 /*
  * tui-view-blocks.c: view 4, the blocks (allocations) of the run, paged
- * from the database through analysis_blocks(): sorted by size, age, step,
+ * from the database through query_blocks(): sorted by size, age, step,
  * stream or site; filtered by live or all, layer, stream, step range and
  * a site substring.  Enter opens the selected block's stack in a pane
  * below the list, which follows the cursor until Enter or Esc closes it.
@@ -20,7 +20,7 @@ struct tui_view_blocks {
 	struct block_filter filter;
 	char		 search[128];
 	int		 visible;
-	int64_t		 quick;		/* analysis_blocks_quick; -2: ask */
+	int64_t		 quick;		/* query_blocks_quick; -2: ask */
 	int		 stack;		/* the stack pane is open */
 	int64_t		 stack_site;	/* the site whose frames we have */
 	struct frame_row frames[BLOCKS_FRAMES];
@@ -54,7 +54,7 @@ tui_view_blocks_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
 	v->filter.run_id = t->run.id;
 	v->filter.search = v->search[0] != '\0' ? v->search : NULL;
 	if (v->quick == -2)
-		v->quick = analysis_blocks_quick(t->q, &v->filter);
+		v->quick = query_blocks_quick(t->q, &v->filter);
 	if (v->quick == 0)
 		snprintf(t->message, sizeof t->message, "no kept blocks serve"
 		    " this order and filter: reading every block of the run");
@@ -62,7 +62,7 @@ tui_view_blocks_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
 		snprintf(t->message, sizeof t->message, "past the first %lld"
 		    " blocks that match in this order: reading every block of"
 		    " the run", (long long)v->quick);
-	return (analysis_blocks(t->q, &v->filter, offset, rows, max, cause));
+	return (query_blocks(t->q, &v->filter, offset, rows, max, cause));
 }
 
 static void *
@@ -186,7 +186,7 @@ tui_view_blocks_key(struct tui *t, void *state, int key)
 		return (1);
 	case 's':
 	case 'S':
-		v->filter.sort = (enum analysis_sort)(((int)v->filter.sort +
+		v->filter.sort = (enum block_sort)(((int)v->filter.sort +
 		    (key == 's' ? 1 : 4)) % 5);
 		v->filter.descending = v->filter.sort == SORT_SIZE;
 		break;
@@ -283,7 +283,7 @@ tui_view_blocks_stack(struct tui *t, struct tui_view_blocks *v,
 		return;
 	}
 	if (b->site_id != v->stack_site) {
-		v->nframes = analysis_site_frames(t->q, b->site_id, v->frames,
+		v->nframes = query_blocks_frames(t->q, b->site_id, v->frames,
 		    BLOCKS_FRAMES, &cause);
 		if (v->nframes < 0) {
 			snprintf(t->message, sizeof t->message, "%s", cause);

@@ -8,9 +8,9 @@
  * report, so that segments and the blocks inside them are not counted
  * twice.
  *
- * The numbers are those of vramtrace diff: analysis_diff() gives the
+ * The numbers are those of vramtrace diff: query_diff() gives the
  * totals, and with g the sums per allocation site and stream;
- * analysis_diff_blocks() pages through the same blocks.
+ * query_diff_blocks() pages through the same blocks.
  */
 #include "config.h"
 
@@ -46,7 +46,7 @@ tui_view_diff_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
 {
 	struct tui_view_diff	*v = arg;
 
-	return (analysis_diff_blocks(t->q, t->run.id, v->a, v->b,
+	return (query_diff_blocks(t->q, t->run.id, v->a, v->b,
 	    v->report != NULL ? v->report->layer : -1, offset, rows, max,
 	    cause));
 }
@@ -75,14 +75,14 @@ tui_view_diff_reset(struct tui *t, struct tui_view_diff *v)
 	struct diff_point	 a, b;
 	char			*cause = NULL;
 
-	diff_report_free(v->report);
+	query_diff_free(v->report);
 	v->report = NULL;
 	tui_list_reset(&v->list);
 	tui_list_reset(&v->sites);
 	a.run_id = b.run_id = t->run.id;
 	a.step = v->a;
 	b.step = v->b;
-	if (analysis_diff(t->q, &a, t->q, &b, -1, v->by_site ?
+	if (query_diff(t->q, &a, t->q, &b, -1, v->by_site ?
 	    QUERY_DIFF_GROUPS : 0, &v->report, &cause) != 0) {
 		snprintf(t->message, sizeof t->message, "%s", cause);
 		free(cause);
@@ -122,7 +122,7 @@ tui_view_diff_destroy(void *state)
 
 	tui_list_free(&v->list);
 	tui_list_free(&v->sites);
-	diff_report_free(v->report);
+	query_diff_free(v->report);
 	free(v);
 }
 

@@ -16,9 +16,9 @@
 
 struct tui_view_offload {
 	struct tui_list		 list;
-	struct tui_offload_step	*steps;
+	struct query_offload_step	*steps;
 	size_t			 n;
-	struct tui_offload_step	 total;
+	struct query_offload_step	 total;
 	int			 visible;
 };
 
@@ -37,7 +37,7 @@ tui_view_offload_fetch(struct tui *t, void *arg, int64_t offset, void *rows,
     int max, char **cause)
 {
 	struct tui_view_offload	*v = arg;
-	struct tui_offload_step	*out = rows;
+	struct query_offload_step	*out = rows;
 	int			 k = 0;
 
 	(void)t;
@@ -53,12 +53,12 @@ static void
 tui_view_offload_reload(struct tui *t, void *state)
 {
 	struct tui_view_offload	*v = state;
-	struct tui_offload_step	*s, *sum = &v->total;
+	struct query_offload_step	*s, *sum = &v->total;
 	char			*cause = NULL;
 	size_t			 i;
 
 	free(v->steps);
-	if (query_tui_offload(t->q, t->run.id, &v->steps, &v->n,
+	if (query_offload(t->q, t->run.id, &v->steps, &v->n,
 	    &cause) != 0) {
 		snprintf(t->message, sizeof t->message, "%s", cause);
 		free(cause);
@@ -87,7 +87,7 @@ tui_view_offload_create(struct tui *t)
 	struct tui_view_offload	*v;
 
 	v = xcalloc(1, sizeof *v);
-	tui_list_init(&v->list, sizeof(struct tui_offload_step),
+	tui_list_init(&v->list, sizeof(struct query_offload_step),
 	    tui_view_offload_fetch, v);
 	tui_view_offload_reload(t, v);
 	return (v);
@@ -112,7 +112,7 @@ tui_view_offload_key(struct tui *t, void *state, int key)
 }
 
 static void
-tui_view_offload_row(const struct tui_offload_step *s, struct tui_canvas *c,
+tui_view_offload_row(const struct query_offload_step *s, struct tui_canvas *c,
     int y, int wide)
 {
 	char	off[32], stash[32];
@@ -137,7 +137,7 @@ tui_view_offload_draw(struct tui *t, void *state, struct tui_canvas *c,
     int y, int h)
 {
 	struct tui_view_offload		*v = state;
-	const struct tui_offload_step	*s;
+	const struct query_offload_step	*s;
 	char				 a[32], b[32];
 	int				 k, wide = c->w >= 100;
 

@@ -3,8 +3,8 @@
  * file.  Views draw into a canvas (a grid of cells), never into curses:
  * tui-screen.c paints a canvas on the terminal and tui.c's --dump prints
  * one as text, so the screen and the scripts see the same rendering.
- * Nothing under tui/ holds SQL; the data comes from analysis.h and
- * query-tui.h.
+ * Nothing under tui/ holds SQL; the data comes from the query layer
+ * (query.h).
  */
 #ifndef TUI_H
 #define TUI_H
@@ -14,8 +14,7 @@
 #include <stdio.h>
 
 #include "vramtrace.h"
-#include "analysis.h"
-#include "query-tui.h"
+#include "query.h"
 
 /* Keys: a character is its code point; the others are these. */
 enum {

@@ -1,13 +1,12 @@
 /*
- * query-tui.c: the questions only the terminal UI asks (see query-tui.h).
- *
- * Every question here must stay cheap on a run of ten million
- * allocations: the offload table groups by the offload_run index.
+ * query-offload.c: what the offload engine decided in each step of a run,
+ * counted per kind of decision (pack, offload, stash, reap, ...).  It must
+ * stay cheap on a run of ten million allocations: it groups by the
+ * offload_run index.
  */
 #include "config.h"
 
 #include "query-int.h"
-#include "query-tui.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +18,10 @@
  * they count as step 1, as allocations do.  0, or -1 with *cause.
  */
 int
-query_tui_offload(struct query *q, int64_t run,
-    struct tui_offload_step **out, size_t *n, char **cause)
+query_offload(struct query *q, int64_t run,
+    struct query_offload_step **out, size_t *n, char **cause)
 {
-	struct tui_offload_step	*rows = NULL, *r;
+	struct query_offload_step	*rows = NULL, *r;
 	sqlite3_stmt		*st;
 	size_t			 nrows = 0;
 	int			 rc;

@@ -1,23 +1,20 @@
 /*
- * analysis.h: the answers people ask for, computed from a database through
- * the query layer: per-step live bytes, the leak rate and verdict, garbage
- * streams, leak suspects, block lists and differences.  The leaks, diff
- * and report commands and the TUI all read through these functions; none
- * of them holds SQL.
+ * leak.h: the pure part of the leak analysis, listed under a line per file:
+ * a leak report (what the query layer measured of a run, per step, stream
+ * and site) and the judgement of it: the verdict, the garbage streams, the
+ * ranks' skew and the trend over runs.  Nothing here reads a database or
+ * draws: query-leaks.c fills a report, these functions judge it, so that
+ * tests/t-leak.c checks them with made-up numbers.
  *
- * The pure parts (robust slope, classification) are in leak.c and use
- * neither SQLite nor curses; query-*.c fetch the numbers.
- *
- * Unknown is not zero: a stream of EVENT_NONE is unknown; times of 0 are
- * unknown; a NULL string is unknown.
+ * Unknown values are spelled as unknown.h says.
  */
-#ifndef ANALYSIS_H
-#define ANALYSIS_H
+#ifndef LEAK_H
+#define LEAK_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-struct query;
+#include "unknown.h"
 
 enum leak_verdict {
 	LEAK_INCONCLUSIVE = 0,
@@ -28,10 +25,11 @@ enum leak_verdict {
 enum leak_garbage {
 	LEAK_GARBAGE_NONE = 0,
 	LEAK_GARBAGE_DESTROYED,		/* blocks live on a destroyed stream */
-	LEAK_GARBAGE_GROWING,		/* a side stream whose live bytes grow */
-	LEAK_GARBAGE_STRANDED		/* cached, unused, on an idle stream */
+	LEAK_GARBAGE_GROWING,		/* a side stream growing */
+	LEAK_GARBAGE_STRANDED		/* cached, unused, idle stream */
 };
 
+/* What to analyse, and how (leak_options_init gives the defaults). */
 struct leak_options {
 	int64_t		 run_id;	/* 0: the newest run */
 	int		 warmup;	/* steps left out at the start */
@@ -60,7 +58,7 @@ struct leak_stream {
 	int64_t		 garbage_bytes;
 	int64_t		 garbage_blocks;
 
-	/* Added for the classification (leak.c); filled by the query. */
+	/* For the classification (leak.c), filled by the query. */
 	int		 default_known;	/* is_default came from the data */
 	int64_t		 alloc_bytes;	/* allocated over the whole run */
 	int64_t		 last_alloc_step; /* 0: never allocated */
@@ -86,7 +84,7 @@ struct leak_step {
 	int64_t		 step;
 	uint64_t	 end_ns;
 	int64_t		 live_bytes;	/* total, in the analysed layer */
-	int64_t		 delta_bytes;	/* from the step before; 0 for the first */
+	int64_t		 delta_bytes;	/* from the step before; 0: first */
 };
 
 /*
@@ -134,7 +132,7 @@ struct leak_report {
 	struct leak_suspect *suspects;
 	size_t		 nsuspects;
 
-	/* Added: for the verdict line and reports. */
+	/* For the verdict line and reports. */
 	int		 top_stream;	/* index of the fastest grower; -1 */
 	int64_t		 first_live;	/* live bytes at the warm-up's end */
 
@@ -160,14 +158,7 @@ struct leak_report {
 /* The most suspects a report keeps. */
 #define LEAK_MAX_SUSPECTS	20
 
-/*
- * Analyse a run.  Returns 0 with *out set (free with leak_report_free),
- * or -1 with *cause.
- */
-int	 analysis_leaks(struct query *, const struct leak_options *,
-	     struct leak_report **, char **);
-
-/* leak.c: the pure parts. */
+/* leak.c */
 void	 leak_options_init(struct leak_options *);
 void	 leak_report_free(struct leak_report *);
 struct leak_stream *leak_report_stream(struct leak_report *, int32_t,
@@ -179,9 +170,10 @@ double	 leak_grew_fraction(const int64_t *, size_t);
 void	 leak_analyse(struct leak_report *);
 void	 leak_skew(const struct leak_rank *, size_t, struct leak_skew *);
 
+/* leak-trend.c */
 /*
- * The trend of the leak rate over runs (leak-trend.c): from the growth per
- * step of the last LEAK_TREND_RUNS runs with a verdict (CLEAN or LEAK).
+ * The trend of the leak rate over runs: from the growth per step of the
+ * last LEAK_TREND_RUNS runs with a verdict (CLEAN or LEAK).
  */
 enum leak_direction {
 	LEAK_TREND_UNKNOWN = 0,		/* fewer than two such runs */
@@ -203,132 +195,6 @@ void	 leak_trend(struct leak_report *const *, size_t, uint64_t,
 const char *leak_direction_name(enum leak_direction);
 int	 leak_worse(const struct leak_report *, const struct leak_report *,
 	     uint64_t);
-
-/* Blocks (allocations) for browsing, paged. */
-enum analysis_sort {
-	SORT_SIZE = 0,
-	SORT_AGE,
-	SORT_STEP,
-	SORT_STREAM,
-	SORT_SITE
-};
-
-struct block_filter {
-	int64_t		 run_id;	/* 0: the newest */
-	int		 live_only;	/* only what is live at the end */
-	int		 layer;		/* -1: all */
-	int		 has_stream;
-	uint64_t	 stream;
-	int64_t		 step_min;	/* 0: no bound */
-	int64_t		 step_max;	/* 0: no bound */
-	const char	*search;	/* substring of the site label; NULL */
-	enum analysis_sort sort;
-	int		 descending;
-};
-
-struct block_row {
-	int64_t		 id;
-	int32_t		 device;
-	uint64_t	 stream;
-	int		 layer;
-	uint64_t	 address;
-	int64_t		 bytes;
-	uint64_t	 alloc_ns;	/* 0: unknown */
-	uint64_t	 free_ns;	/* 0: live */
-	int64_t		 alloc_step;	/* 0: unknown */
-	int64_t		 site_id;
-	char		 site[160];
-};
-
-/*
- * Fill rows[0..max) with the blocks that match, skipping `offset` first.
- * Returns the number of rows, or -1 with *cause.
- */
-int	 analysis_blocks(struct query *, const struct block_filter *,
-	     int64_t, struct block_row *, int, char **);
-
-/*
- * How many of the first blocks matching the filter analysis_blocks() reads
- * quickly, from the run's largest rows: -1 when it has no such bound; past
- * it, a page reads every row of the run.
- */
-int64_t	 analysis_blocks_quick(struct query *, const struct block_filter *);
-
-/* One frame of a site's stack, innermost first. */
-struct frame_row {
-	char		 name[128];
-	char		 filename[256];
-	int64_t		 line;
-};
-int	 analysis_site_frames(struct query *, int64_t, struct frame_row *,
-	     int, char **);
-
-/*
- * Differences between two points: a step end of a run, or the end of a run
- * (a snapshot's state).  Within one run of one file a block is its row: one
- * freed and made again at the same address is gone and new.  Between runs
- * or files blocks are matched by device, layer, address and size.  Two step
- * ends of one complete run are read from its allocation groups.
- */
-struct diff_point {
-	int64_t		 run_id;	/* 0: the newest */
-	int64_t		 step;		/* 0: the end of the run */
-};
-
-/* The blocks of one site on one stream that differ. */
-struct diff_group {
-	int64_t		 site_id;	/* of B for new blocks, A for gone */
-	char		*site;		/* label; NULL: no stack */
-	int32_t		 device;
-	uint64_t	 stream;	/* EVENT_NONE: unknown */
-	int64_t		 new_bytes;	/* live at B, not at A */
-	int64_t		 new_blocks;
-	int64_t		 gone_bytes;	/* live at A, not at B */
-	int64_t		 gone_blocks;
-};
-
-struct diff_report {
-	struct diff_point a, b;		/* resolved: run ids are set */
-	int		 layer;
-	int64_t		 a_bytes;	/* live at A; -1: not read */
-	int64_t		 b_bytes;	/* live at B; -1: not read */
-	int64_t		 new_bytes, new_blocks;
-	int64_t		 gone_bytes, gone_blocks;
-	struct diff_group *groups;	/* by net bytes, largest first */
-	size_t		 ngroups;
-};
-
-/* What analysis_diff() reads besides the totals. */
-#define QUERY_DIFF_GROUPS	0x1	/* the groups, with their labels */
-#define QUERY_DIFF_LIVE		0x2	/* a_bytes and b_bytes */
-#define QUERY_DIFF_ALL		0x3
-
-/* One block live at one step of a run and not at another. */
-struct diff_block {
-	int64_t		 id;
-	int		 is_new;	/* 1: live at B only; 0: at A only */
-	int32_t		 device;
-	uint64_t	 stream;	/* EVENT_NONE: unknown */
-	int		 layer;
-	int64_t		 bytes;
-	int64_t		 alloc_step;	/* 0: unknown */
-	int64_t		 free_step;	/* 0: not freed */
-	int64_t		 site_id;
-	char		 site[160];
-};
-
-/*
- * Compare point a of qa with point b of qb (qa and qb may be the same
- * handle) in layer `layer` (-1: block, else pool, else segment, as B has).
- * Returns 0 with *out set (free with diff_report_free), or -1 with *cause
- * when a run or step does not exist.
- */
-int	 analysis_diff(struct query *, const struct diff_point *,
-	     struct query *, const struct diff_point *, int, unsigned int,
-	     struct diff_report **, char **);
-int	 analysis_diff_blocks(struct query *, int64_t, int64_t, int64_t, int,
-	     int64_t, struct diff_block *, int, char **);
-void	 diff_report_free(struct diff_report *);
 
 /*
  * leak-shape.c: the shape of live bytes over the steps and the verdict it
