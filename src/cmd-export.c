@@ -76,12 +76,15 @@ struct export {
 	uint64_t		 last_ns;
 };
 
-/* Start the next event object: the separator and the common keys. */
+/*
+ * Start the next event object: the separator and the common keys.  The
+ * trace's pid is the process's id, 0 for what belongs to none.
+ */
 static void
 event_begin(struct export *x, const char *ph, int64_t pid, size_t tid)
 {
 	fprintf(x->f, "%s\n{\"ph\": \"%s\", \"pid\": %" PRId64 ", \"tid\": "
-	    "%zu", x->first ? "" : ",", ph, pid, tid);
+	    "%zu", x->first ? "" : ",", ph, pid >= 0 ? pid : 0, tid);
 	x->first = 0;
 }
 

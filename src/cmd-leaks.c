@@ -173,9 +173,11 @@ print_json(const struct leak_report *r)
 		x = &r->suspects[i];
 		printf("%s\n  {\"site\": ", i ? "," : "");
 		json_string(stdout, x->site);
-		printf(", \"site_id\": %" PRId64 ", \"bytes\": %" PRId64
-		    ", \"blocks\": %" PRId64 ", \"device\": %d, \"stream\": ",
-		    x->site_id, x->bytes, x->blocks, (int)x->device);
+		printf(", \"site_id\": ");
+		json_int_or_null(stdout, x->site_id, x->site_id >= 0);
+		printf(", \"bytes\": %" PRId64 ", \"blocks\": %" PRId64
+		    ", \"device\": %d, \"stream\": ", x->bytes, x->blocks,
+		    (int)x->device);
 		json_stream(stdout, x->stream);
 		printf("}");
 	}

@@ -107,6 +107,7 @@ leak_report_stream(struct leak_report *r, int32_t device, uint64_t stream)
 	memset(s, 0, sizeof *s);
 	s->device = device;
 	s->stream = stream;
+	s->created_ns = s->destroyed_ns = UNKNOWN_U64;
 	s->live_per_step = xcalloc(r->nsteps + 1, sizeof *s->live_per_step);
 	return (s);
 }
@@ -236,7 +237,7 @@ leak_classify(const struct leak_report *r, struct leak_stream *s,
 
 	s->garbage = LEAK_GARBAGE_NONE;
 	s->garbage_bytes = s->garbage_blocks = 0;
-	if (s->destroyed_ns != 0 && s->unfreed_bytes > 0) {
+	if (s->destroyed_ns != UNKNOWN_U64 && s->unfreed_bytes > 0) {
 		s->garbage = LEAK_GARBAGE_DESTROYED;
 		s->garbage_bytes = s->unfreed_bytes;
 		s->garbage_blocks = s->unfreed_blocks;

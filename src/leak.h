@@ -44,10 +44,10 @@ struct leak_options {
 /* One stream's story. */
 struct leak_stream {
 	int32_t		 device;
-	uint64_t	 stream;	/* as recorded; EVENT_NONE: unknown */
+	uint64_t	 stream;	/* as recorded; UNKNOWN_U64 */
 	int		 is_default;	/* the default or main compute stream */
-	uint64_t	 created_ns;	/* 0: unknown */
-	uint64_t	 destroyed_ns;	/* 0: not destroyed, or unknown */
+	uint64_t	 created_ns;	/* UNKNOWN_U64 */
+	uint64_t	 destroyed_ns;	/* UNKNOWN_U64: not destroyed */
 	int64_t		 live_bytes;	/* at the end of the last step */
 	int64_t		 live_blocks;
 	double		 growth_bytes_per_step;
@@ -72,7 +72,7 @@ struct leak_stream {
 
 /* An allocation site holding live bytes allocated in the growing steps. */
 struct leak_suspect {
-	int64_t		 site_id;	/* 0: no stack */
+	int64_t		 site_id;	/* UNKNOWN_INT: no stack */
 	char		*site;		/* label, "file:line function" */
 	int64_t		 bytes;
 	int64_t		 blocks;
@@ -95,7 +95,7 @@ struct leak_rank {
 	int64_t		 process_id;
 	int64_t		 rank;
 	int64_t		 local_rank;	/* -1: unknown */
-	int64_t		 pid;		/* 0: unknown */
+	int64_t		 pid;		/* -1: unknown */
 	char		*host;		/* NULL: unknown */
 	int32_t		*devices;	/* the devices it allocated on */
 	size_t		 ndevices;

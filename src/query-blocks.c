@@ -187,10 +187,10 @@ blocks_read(struct query *q, const struct block_filter *f, int64_t run,
 		r->layer = sqlite3_column_int(st, 3);
 		r->address = (uint64_t)sqlite3_column_int64(st, 4);
 		r->bytes = sqlite3_column_int64(st, 5);
-		r->alloc_ns = (uint64_t)sqlite3_column_int64(st, 6);
-		r->free_ns = (uint64_t)sqlite3_column_int64(st, 7);
-		r->alloc_step = sqlite3_column_int64(st, 8);
-		r->site_id = sqlite3_column_int64(st, 9);
+		r->alloc_ns = query_column_u64(st, 6);
+		r->free_ns = query_column_u64(st, 7);
+		r->alloc_step = query_column_int(st, 8);
+		r->site_id = query_column_int(st, 9);
 		query_column_copy(st, 10, r->site, sizeof r->site);
 	}
 	if (n < max && rc != SQLITE_DONE) {

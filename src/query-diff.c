@@ -124,7 +124,7 @@ load_side(struct query *q, struct diff_point *p, int layer, int by_id,
 		b->stream = query_column_u64(st, 1);
 		b->address = (uint64_t)sqlite3_column_int64(st, 2);
 		b->bytes = sqlite3_column_int64(st, 3);
-		b->site_id = sqlite3_column_int64(st, 4);
+		b->site_id = query_column_int(st, 4);
 		b->id = by_id ? sqlite3_column_int64(st, 5) : 0;
 	}
 	sqlite3_finalize(st);
@@ -155,7 +155,7 @@ add_groups(struct query *q, struct diff_report *r, struct dblk *v, size_t n,
 			g->site_id = v[i].site_id;
 			g->device = v[i].device;
 			g->stream = v[i].stream;
-			if (g->site_id != 0 && query_site_label(q, g->site_id,
+			if (g->site_id >= 0 && query_site_label(q, g->site_id,
 			    &g->site, cause) != 0)
 				return (-1);
 		}
@@ -346,14 +346,14 @@ groups_read(struct query *q, struct diff_report *r, sqlite3_stmt *st,
 		    sizeof *r->groups);
 		g = &r->groups[r->ngroups++];
 		memset(g, 0, sizeof *g);
-		g->site_id = sqlite3_column_int64(st, 0);
+		g->site_id = query_column_int(st, 0);
 		g->device = query_column_int(st, 1);
 		g->stream = query_column_u64(st, 2);
 		g->new_bytes = sqlite3_column_int64(st, 3);
 		g->new_blocks = sqlite3_column_int64(st, 4);
 		g->gone_bytes = sqlite3_column_int64(st, 5);
 		g->gone_blocks = sqlite3_column_int64(st, 6);
-		if (g->site_id != 0 && query_site_label(q, g->site_id,
+		if (g->site_id >= 0 && query_site_label(q, g->site_id,
 		    &g->site, cause) != 0) {
 			sqlite3_finalize(st);
 			return (-1);
@@ -594,9 +594,9 @@ query_diff_blocks(struct query *q, int64_t run_id, int64_t a, int64_t b,
 		rows[n].stream = query_column_u64(st, 3);
 		rows[n].layer = sqlite3_column_int(st, 4);
 		rows[n].bytes = sqlite3_column_int64(st, 5);
-		rows[n].alloc_step = sqlite3_column_int64(st, 6);
-		rows[n].free_step = sqlite3_column_int64(st, 7);
-		rows[n].site_id = sqlite3_column_int64(st, 8);
+		rows[n].alloc_step = query_column_int(st, 6);
+		rows[n].free_step = query_column_int(st, 7);
+		rows[n].site_id = query_column_int(st, 8);
 		query_column_copy(st, 9, rows[n].site, sizeof rows[n].site);
 		n++;
 	}

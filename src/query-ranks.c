@@ -66,7 +66,7 @@ ranks_load(struct query *q, struct leak_report *r, size_t n, char **cause)
 		k->process_id = sqlite3_column_int64(st, 0);
 		k->rank = sqlite3_column_int64(st, 1);
 		k->local_rank = query_column_int(st, 2);
-		k->pid = sqlite3_column_int64(st, 3);
+		k->pid = query_column_int(st, 3);
 		if ((host = sqlite3_column_text(st, 4)) != NULL)
 			k->host = xstrdup((const char *)host);
 	}

@@ -212,7 +212,7 @@ scan_run(struct query *q, int64_t run_id, int64_t process_id,
 		    query_column_int(st, 1), query_column_u64(st, 2));
 		/* An unknown step is 0: before the first, or never freed. */
 		scan_group(sc, k, sqlite3_column_int64(st, 3),
-		    sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+		    sqlite3_column_int64(st, 4), query_column_int(st, 5),
 		    sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7));
 	}
 	sqlite3_finalize(st);
@@ -356,9 +356,8 @@ load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
 				continue;
 			if (query_column_int(st, 2) == 3)
 				s->is_default = s->default_known = 1;
-			s->created_ns = (uint64_t)sqlite3_column_int64(st, 3);
-			s->destroyed_ns = (uint64_t)sqlite3_column_int64(st,
-			    4);
+			s->created_ns = query_column_u64(st, 3);
+			s->destroyed_ns = query_column_u64(st, 4);
 		}
 	}
 	sqlite3_finalize(st);
@@ -402,7 +401,7 @@ build_suspects(struct query *q, struct leak_report *r, struct lk_scan *sc,
 		out->blocks = s->blocks;
 		out->device = s->device;
 		out->stream = s->stream;
-		if (s->site_id != 0 && query_site_label(q, s->site_id,
+		if (s->site_id >= 0 && query_site_label(q, s->site_id,
 		    &out->site, cause) != 0)
 			return (-1);
 	}

@@ -55,8 +55,8 @@ static const char *const timeline_sql[QUERY_ITEM_MAX] = {
 /*
  * Call fn once per item of kind `kind` of run run_id (0: the newest), in
  * the order the kind defines (changes: by track, then time).  Fields the
- * database does not know are EVENT_NONE (unsigned), -1 (device, layer,
- * number) or NULL (name); item->name is valid during the call only.
+ * database does not know are spelled as unknown.h says (UNKNOWN_U64,
+ * UNKNOWN_INT, NULL); item->name is valid during the call only.
  * Returns 0, or -1 with *cause.
  */
 int
@@ -74,7 +74,7 @@ query_timeline(struct query *q, int64_t run_id, enum query_item_kind kind,
 	sqlite3_bind_int64(st, 1, run_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		it.kind = kind;
-		it.process_id = sqlite3_column_int64(st, 0);
+		it.process_id = query_column_int(st, 0);
 		it.device = query_column_int(st, 1);
 		it.stream = query_column_u64(st, 2);
 		it.layer = query_column_int(st, 3);
@@ -93,7 +93,7 @@ query_timeline(struct query *q, int64_t run_id, enum query_item_kind kind,
 
 /*
  * Fill *b for run run_id (0: the newest): its first and last instants over
- * allocations, frees, copies, steps and offload events (EVENT_NONE when it
+ * allocations, frees, copies, steps and offload events (UNKNOWN_U64 when it
  * holds no timed item), the number of live-byte changes (QUERY_ITEM_CHANGE
  * items) and of their tracks.  0, or -1 with *cause on error or when there
  * is no such run.

@@ -145,11 +145,11 @@ struct block_row {
 	int		 layer;
 	uint64_t	 address;
 	int64_t		 bytes;
-	uint64_t	 alloc_ns;	/* 0: unknown */
-	uint64_t	 free_ns;	/* 0: live */
-	int64_t		 alloc_step;	/* 0: unknown */
-	int64_t		 site_id;
-	char		 site[160];
+	uint64_t	 alloc_ns;	/* UNKNOWN_U64 */
+	uint64_t	 free_ns;	/* UNKNOWN_U64: live, or unknown */
+	int64_t		 alloc_step;	/* UNKNOWN_INT */
+	int64_t		 site_id;	/* UNKNOWN_INT: no stack */
+	char		 site[160];	/* "": no stack */
 };
 
 /* One frame of a site's stack, innermost first. */
@@ -175,10 +175,11 @@ struct diff_point {
 
 /* The blocks of one site on one stream that differ. */
 struct diff_group {
-	int64_t		 site_id;	/* of B for new blocks, A for gone */
+	int64_t		 site_id;	/* of B for new blocks, A for gone;
+					   UNKNOWN_INT: no stack */
 	char		*site;		/* label; NULL: no stack */
 	int32_t		 device;
-	uint64_t	 stream;	/* EVENT_NONE: unknown */
+	uint64_t	 stream;	/* UNKNOWN_U64 */
 	int64_t		 new_bytes;	/* live at B, not at A */
 	int64_t		 new_blocks;
 	int64_t		 gone_bytes;	/* live at A, not at B */
@@ -206,13 +207,13 @@ struct diff_block {
 	int64_t		 id;
 	int		 is_new;	/* 1: live at B only; 0: at A only */
 	int32_t		 device;
-	uint64_t	 stream;	/* EVENT_NONE: unknown */
+	uint64_t	 stream;	/* UNKNOWN_U64 */
 	int		 layer;
 	int64_t		 bytes;
-	int64_t		 alloc_step;	/* 0: unknown */
-	int64_t		 free_step;	/* 0: not freed */
-	int64_t		 site_id;
-	char		 site[160];
+	int64_t		 alloc_step;	/* UNKNOWN_INT */
+	int64_t		 free_step;	/* UNKNOWN_INT: not freed */
+	int64_t		 site_id;	/* UNKNOWN_INT: no stack */
+	char		 site[160];	/* "": no stack */
 };
 
 int	 query_diff(struct query *, const struct diff_point *,
@@ -298,12 +299,12 @@ enum query_item_kind {
 };
 struct query_item {
 	enum query_item_kind kind;
-	int64_t		 process_id;	/* processes.id; 0: none */
+	int64_t		 process_id;	/* processes.id; UNKNOWN_INT: none */
 	int32_t		 device;	/* -1: unknown or host */
-	uint64_t	 stream;	/* EVENT_NONE: unknown */
+	uint64_t	 stream;	/* UNKNOWN_U64 */
 	int		 layer;		/* -1: not an allocation */
-	uint64_t	 start_ns;	/* EVENT_NONE: unknown */
-	uint64_t	 end_ns;	/* EVENT_NONE: unknown */
+	uint64_t	 start_ns;	/* UNKNOWN_U64 */
+	uint64_t	 end_ns;	/* UNKNOWN_U64 */
 	int64_t		 bytes;
 	int64_t		 number;	/* -1: unknown */
 	const char	*name;		/* NULL: none */
@@ -313,7 +314,7 @@ int	 query_timeline(struct query *, int64_t, enum query_item_kind,
 	     query_item_fn, void *, char **);
 struct query_bounds {
 	int64_t		 run_id;
-	uint64_t	 first_ns;	/* EVENT_NONE: no timed item */
+	uint64_t	 first_ns;	/* UNKNOWN_U64: no timed item */
 	uint64_t	 last_ns;
 	int64_t		 changes;	/* QUERY_ITEM_CHANGE items */
 	int64_t		 tracks;	/* (process, device, stream, layer) */

@@ -35,6 +35,8 @@ report(const int64_t *total, size_t n, size_t nstreams)
 	r->streams = xcalloc(nstreams, sizeof *r->streams);
 	for (i = 0; i < nstreams; i++) {
 		r->streams[i].stream = 100 + i;
+		r->streams[i].created_ns = UNKNOWN_U64;
+		r->streams[i].destroyed_ns = UNKNOWN_U64;
 		r->streams[i].live_per_step = xcalloc(n + 1, sizeof(int64_t));
 	}
 	return (r);

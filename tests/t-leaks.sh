@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 29
+plan 31
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
@@ -60,6 +60,22 @@ jq_py "$TMP/leak.json" 'd["suspects"][0]["site"] == "offload.py:42 stash" and d[
 ok $? "top suspect: the stash site, 5 blocks of 10 MiB on stream 13"
 jq_py "$TMP/leak.json" 'not [s for s in d["suspects"] if s["site"] == "train.py:20 grad"]'
 ok $? "a site live at every step end that does not grow is no suspect"
+# Unknown is not zero: a suspect with no stack has no site id, as a
+# stream that was never destroyed has no destroyed_ns.
+{
+	echo 'stream-create 1000 stream=7 device=0 flags=3'
+	for k in 1 2 3 4 5; do
+		echo "alloc $((1000 * k + 500)) address=$((0x100000 * k)) bytes=10485760 stream=7"
+		echo "step-end $((1000 * k + 1000))"
+	done
+} >"$TMP/nostack.txt"
+spool nostack
+"$VRAMTRACE" leaks "$TMP/nostack.db" --format json >"$TMP/nostack.json"
+jq_py "$TMP/nostack.json" '(d["verdict"], d["suspects"][0]["site"], d["suspects"][0]["site_id"]) == ("LEAK", None, None)' &&
+    jq_py "$TMP/leak.json" 'd["suspects"][0]["site_id"] > 0'
+ok $? "a suspect without a stack: site and site_id null; with one: its id"
+jq_py "$TMP/leak.json" 'sorted((s["stream"], s["destroyed_ns"] is None) for s in d["streams"]) == [(7, True), (13, True), (21, False), (30, True)]'
+ok $? "destroyed_ns: a time for the destroyed stream, null for the others"
 run "$VRAMTRACE" leaks "$TMP/leak.db"
 grep -q '^verdict: LEAK, +10.0 MiB per step, 100% of 5 steps grew, mostly on stream 13' "$TMP/out"
 ok $? "text: the verdict line names growth and stream"

@@ -255,12 +255,12 @@ static void
 tui_view_blocks_row(struct tui *t, const struct block_row *b,
     struct tui_canvas *c, int y)
 {
-	char	size[32], id[32], at[32];
+	char	size[32], id[32], at[32], step[FMT_LEN];
 
-	tui_canvas_printf(c, y, 0, -1, TUI_A_NORMAL, "%10s %5" PRId64 " %-14s"
-	    " %3d %-7s %10s %s", fmt_bytes(b->bytes, size,
-	    sizeof size), b->alloc_step, fmt_stream(b->stream, id,
-	    sizeof id), b->device, tui_format_layer(b->layer),
+	tui_canvas_printf(c, y, 0, -1, TUI_A_NORMAL, "%10s %5s %-14s"
+	    " %3d %-7s %10s %s", fmt_bytes(b->bytes, size, sizeof size),
+	    fmt_int(b->alloc_step, step, sizeof step), fmt_stream(b->stream,
+	    id, sizeof id), b->device, tui_format_layer(b->layer),
 	    fmt_offset(b->alloc_ns, t->run.start_ns, at, sizeof at),
 	    b->site[0] != '\0' ? b->site : "(no stack)");
 }
@@ -278,7 +278,7 @@ tui_view_blocks_stack(struct tui *t, struct tui_view_blocks *v,
 		return;
 	tui_canvas_printf(c, y, 2, -1, TUI_A_BOLD, " stack of block %" PRId64
 	    " ", b->id);
-	if (b->site_id == 0) {
+	if (b->site_id < 0) {
 		tui_canvas_put(c, y + 1, 2, -1, TUI_A_DIM, "no stack recorded");
 		return;
 	}

@@ -180,17 +180,18 @@ tui_view_diff_key(struct tui *t, void *state, int key)
 static void
 tui_view_diff_row(const struct diff_block *d, struct tui_canvas *c, int y)
 {
-	char	size[32], id[32], freed[24];
+	char	size[32], id[32], made[FMT_LEN], freed[FMT_LEN];
 
-	if (d->free_step != 0)
+	if (d->free_step >= 0)
 		snprintf(freed, sizeof freed, "%" PRId64, d->free_step);
 	else
 		snprintf(freed, sizeof freed, "live");
 	tui_canvas_put(c, y, 0, 1, d->is_new ? TUI_A_BAD : TUI_A_GOOD,
 	    d->is_new ? "+" : "-");
-	tui_canvas_printf(c, y, 2, -1, TUI_A_NORMAL, "%10s %5" PRId64 " %5s"
+	tui_canvas_printf(c, y, 2, -1, TUI_A_NORMAL, "%10s %5s %5s"
 	    " %-14s %3d %-7s %s", fmt_bytes(d->bytes, size,
-	    sizeof size), d->alloc_step, freed, fmt_stream(d->stream,
+	    sizeof size), fmt_int(d->alloc_step, made, sizeof made), freed,
+	    fmt_stream(d->stream,
 	    id, sizeof id), d->device, tui_format_layer(d->layer),
 	    d->site[0] != '\0' ? d->site : "(no stack)");
 }
