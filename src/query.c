@@ -2,15 +2,39 @@
  * query.c: the only reader of vramtrace databases.
  *
  * Every report, the TUI and the sql command ask their questions here; none
- * of them holds SQL.  A query handle is a read-only SQLite connection whose
- * schema version has been checked.  Each question is a function that fills
- * a plain struct or calls back once per row, so callers never see SQLite
- * types.  Larger families of questions live in query-*.c files.
+ * of them holds SQL.  A query handle is an SQLite connection that never
+ * writes, whose schema version has been checked.  Each question is a
+ * function that fills a plain struct or calls back once per row, so
+ * callers never see SQLite types.  Larger families of questions live in
+ * query-*.c files.
+ *
+ * Reading leaves nothing beside the database.  A database that record or
+ * attach wrote is in WAL mode, which SQLite cannot read without its -wal
+ * and -shm files: it makes them if they are missing, and only the last
+ * connection to close removes them, holding an exclusive lock so that
+ * they are never taken from a process still using them; a read-only
+ * connection cannot take that lock, so it would leave them behind.  So:
+ *
+ *	with a -wal (or -journal) that is not empty beside it, someone writes
+ *	the database now or left committed data in its log: a read-only
+ *	connection reads through them, as SQLite's locking wants, and leaves
+ *	them as found;
+ *
+ *	else the connection is opened for writing and made query_only (every
+ *	write fails): it writes nothing to the log, so the log it shares with
+ *	another reader stays empty, and the last of them to close, SQLite's
+ *	own close, removes what they made.
+ *
+ * Neither immutable nor nolock is used: both read without locks, so a
+ * record --append starting meanwhile could change pages under the reader
+ * (SQLite's documents warn of wrong results and SQLITE_CORRUPT).  A file
+ * the user may not write is opened read-only by SQLite, as before.
  */
 #include "config.h"
 
 #include "query-int.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,10 +47,44 @@ query_error(struct query *q, char **cause, const char *what)
 	return (-1);
 }
 
+/* Is there a file path+suffix that is not empty (or can we not tell)? */
+static int
+query_beside(const char *path, const char *suffix)
+{
+	struct stat	 sb;
+	char		*name;
+	int		 found;
+
+	xasprintf(&name, "%s%s", path, suffix);
+	if (stat(name, &sb) == 0)
+		found = sb.st_size > 0;
+	else
+		found = errno != ENOENT;
+	free(name);
+	return (found);
+}
+
+/* Open q->db on path without writing to it (see the top of the file). */
+static int
+query_connect(struct query *q, const char *path)
+{
+	int	flags = SQLITE_OPEN_READONLY;
+
+	if (!query_beside(path, "-wal") && !query_beside(path, "-journal"))
+		flags = SQLITE_OPEN_READWRITE;
+	if (sqlite3_open_v2(path, &q->db, flags, NULL) != SQLITE_OK)
+		return (-1);
+	if (flags == SQLITE_OPEN_READWRITE && sqlite3_exec(q->db,
+	    "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK)
+		return (-1);
+	return (0);
+}
+
 /*
  * Open a database for reading.  Returns the handle, or NULL with *cause
  * set when the file is missing, is not a vramtrace database, is of a newer
- * schema, or is locked.  The file is never changed.
+ * schema, or is locked.  The file is never changed, and no file is left
+ * beside it that was not there.
  */
 struct query *
 query_open(const char *path, char **cause)
@@ -45,8 +103,7 @@ query_open(const char *path, char **cause)
 		query_error(q, cause, "not a regular file");
 		goto fail;
 	}
-	if (sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READONLY, NULL) !=
-	    SQLITE_OK) {
+	if (query_connect(q, path) != 0) {
 		query_error(q, cause, "cannot open");
 		goto fail;
 	}
