@@ -39,6 +39,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * The SQL condition that a row (allocation or group) is live at the end of
+ * step `s`, a parameter: made by then (no step: step 1), not freed by then.
+ */
+#define LIVE_AT(s) " coalesce(alloc_step, 1) <= " s " AND (free_step IS" \
+	" NULL OR free_step > " s ")"
+
 struct dblk {
 	int64_t		 id;		/* 0 when pairing by address */
 	int32_t		 device;
@@ -107,8 +114,8 @@ load_side(struct query *q, struct diff_point *p, int layer, int by_id,
 
 	st = query_prepare(q, "SELECT device, stream, address, bytes, site_id,"
 	    " id FROM allocations WHERE run_id = ?1 AND layer = ?2 AND CASE"
-	    " WHEN ?3 = 0 THEN free_ns IS NULL ELSE coalesce(alloc_step, 1) <="
-	    " ?3 AND (free_step IS NULL OR free_step > ?3) END", cause);
+	    " WHEN ?3 = 0 THEN free_ns IS NULL ELSE" LIVE_AT("?3") " END",
+	    cause);
 	if (st == NULL)
 		return (-1);
 	sqlite3_bind_int64(st, 1, p->run_id);
@@ -316,6 +323,25 @@ range_prepare(struct query *q, const char *sql, int64_t run_id, int64_t a,
 }
 
 /*
+ * Prepare sql for two step ends of one run as r has them: ?1 the run, ?2
+ * step A, ?3 step B, ?4 the layer.
+ */
+static sqlite3_stmt *
+steps_prepare(struct query *q, const struct diff_report *r, const char *sql,
+    char **cause)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = query_prepare(q, sql, cause)) == NULL)
+		return (NULL);
+	sqlite3_bind_int64(st, 1, r->a.run_id);
+	sqlite3_bind_int64(st, 2, r->a.step);
+	sqlite3_bind_int64(st, 3, r->b.step);
+	sqlite3_bind_int(st, 4, r->layer);
+	return (st);
+}
+
+/*
  * Add the rows of st to r: per (site_id, device, stream), the new bytes
  * and blocks and the gone bytes and blocks, then (with `live`) the bytes
  * live at A and at B.  The totals always; the groups, with their labels,
@@ -377,24 +403,18 @@ diff_from_groups(struct query *q, struct diff_report *r, unsigned int what,
 {
 	sqlite3_stmt	*st;
 
-	st = query_prepare(q, "SELECT site_id, device, stream,"
+	st = steps_prepare(q, r, "SELECT site_id, device, stream,"
 	    " sum(CASE WHEN lb AND NOT la THEN bytes ELSE 0 END),"
 	    " sum(CASE WHEN lb AND NOT la THEN blocks ELSE 0 END),"
 	    " sum(CASE WHEN la AND NOT lb THEN bytes ELSE 0 END),"
 	    " sum(CASE WHEN la AND NOT lb THEN blocks ELSE 0 END),"
 	    " sum(CASE WHEN la THEN bytes ELSE 0 END),"
 	    " sum(CASE WHEN lb THEN bytes ELSE 0 END) FROM (SELECT *,"
-	    " coalesce(alloc_step, 1) <= ?2 AND (free_step IS NULL OR"
-	    " free_step > ?2) AS la, coalesce(alloc_step, 1) <= ?3 AND"
-	    " (free_step IS NULL OR free_step > ?3) AS lb FROM"
+	    LIVE_AT("?2") " AS la," LIVE_AT("?3") " AS lb FROM"
 	    " allocation_groups WHERE run_id = ?1 AND layer = ?4)"
 	    " GROUP BY site_id, device, stream", cause);
 	if (st == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, r->a.run_id);
-	sqlite3_bind_int64(st, 2, r->a.step);
-	sqlite3_bind_int64(st, 3, r->b.step);
-	sqlite3_bind_int(st, 4, r->layer);
 	return (groups_read(q, r, st, 1, what, cause));
 }
 
@@ -419,18 +439,12 @@ diff_from_range(struct query *q, struct diff_report *r, unsigned int what,
 		return (-1);
 	if (~what & QUERY_DIFF_LIVE)
 		return (0);
-	st = query_prepare(q, "SELECT coalesce(sum(CASE WHEN"
-	    " coalesce(alloc_step, 1) <= ?2 AND (free_step IS NULL OR"
-	    " free_step > ?2) THEN bytes END), 0), coalesce(sum(CASE WHEN"
-	    " coalesce(alloc_step, 1) <= ?3 AND (free_step IS NULL OR"
-	    " free_step > ?3) THEN bytes END), 0) FROM allocations WHERE"
-	    " run_id = ?1 AND layer = ?4", cause);
+	st = steps_prepare(q, r, "SELECT coalesce(sum(CASE WHEN" LIVE_AT("?2")
+	    " THEN bytes END), 0), coalesce(sum(CASE WHEN" LIVE_AT("?3")
+	    " THEN bytes END), 0) FROM allocations WHERE run_id = ?1 AND"
+	    " layer = ?4", cause);
 	if (st == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, r->a.run_id);
-	sqlite3_bind_int64(st, 2, r->a.step);
-	sqlite3_bind_int64(st, 3, r->b.step);
-	sqlite3_bind_int(st, 4, r->layer);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		r->a_bytes = sqlite3_column_int64(st, 0);
 		r->b_bytes = sqlite3_column_int64(st, 1);

@@ -51,7 +51,6 @@ ranks_load(struct query *q, struct leak_report *r, size_t n, char **cause)
 {
 	sqlite3_stmt		*st;
 	struct leak_rank	*k;
-	const unsigned char	*host;
 	int			 rc;
 
 	st = query_prepare(q, "SELECT id, rank, local_rank, pid, host FROM"
@@ -67,8 +66,7 @@ ranks_load(struct query *q, struct leak_report *r, size_t n, char **cause)
 		k->rank = sqlite3_column_int64(st, 1);
 		k->local_rank = query_column_int(st, 2);
 		k->pid = query_column_int(st, 3);
-		if ((host = sqlite3_column_text(st, 4)) != NULL)
-			k->host = xstrdup((const char *)host);
+		k->host = query_column_text(st, 4);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
