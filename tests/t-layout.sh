@@ -24,5 +24,5 @@ tap_n=$((tap_n + 1))
 if [ $rc -eq 0 ]; then
 	echo "ok $tap_n - no circle of calls within a family"
 else
-	echo "not ok $tap_n - no circle of calls within a family # TODO store and query families (issue 18)"
+	echo "not ok $tap_n - no circle of calls within a family # TODO the store family (issue 18)"
 fi
