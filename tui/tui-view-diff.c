@@ -24,7 +24,8 @@ struct tui_view_diff {
 	struct tui_list		 list;		/* blocks */
 	struct tui_list		 sites;		/* diff_group rows of report */
 	struct diff_report	*report;	/* NULL: the diff failed */
-	int			 by_site;	/* report has its groups */
+	int			 by_site;	/* show the groups */
+	int			 groups;	/* report has its groups */
 	int64_t			 a;
 	int64_t			 b;
 	int			 visible;
@@ -69,24 +70,33 @@ tui_view_diff_fetch_site(struct tui *t, void *arg, int64_t offset,
 	return (k);
 }
 
+/* Read the diff of steps A and B, with its groups when they are shown. */
 static void
-tui_view_diff_reset(struct tui *t, struct tui_view_diff *v)
+tui_view_diff_read(struct tui *t, struct tui_view_diff *v)
 {
 	struct diff_point	 a, b;
 	char			*cause = NULL;
 
 	query_diff_free(v->report);
 	v->report = NULL;
-	tui_list_reset(&v->list);
 	tui_list_reset(&v->sites);
 	a.run_id = b.run_id = t->run.id;
 	a.step = v->a;
 	b.step = v->b;
+	v->groups = v->by_site;
 	if (query_diff(t->q, &a, t->q, &b, -1, v->by_site ?
 	    QUERY_DIFF_GROUPS : 0, &v->report, &cause) != 0) {
 		snprintf(t->message, sizeof t->message, "%s", cause);
 		free(cause);
 	}
+}
+
+/* Steps A or B or the data changed: read it all again. */
+static void
+tui_view_diff_reset(struct tui *t, struct tui_view_diff *v)
+{
+	tui_list_reset(&v->list);
+	tui_view_diff_read(t, v);
 }
 
 static void
@@ -169,8 +179,10 @@ tui_view_diff_key(struct tui *t, void *state, int key)
 		tui_frame_prompt(t, "steps A B:", tui_view_diff_steps, v, now);
 		return (1);
 	case 'g':
+		/* The groups are read when first wanted, then kept. */
 		v->by_site = !v->by_site;
-		tui_view_diff_reset(t, v);
+		if (v->by_site && !v->groups)
+			tui_view_diff_read(t, v);
 		return (1);
 	}
 	return (tui_list_key(t, v->by_site ? &v->sites : &v->list, key,
