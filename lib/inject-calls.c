@@ -148,7 +148,7 @@ calls_emit(const CUpti_CallbackData *cb, uint8_t type, uint8_t layer,
 	c = calls_lookup(cb->context, handle, per_thread);
 	memset(&ev, 0, sizeof ev);
 	ev.type = type;
-	ev.time_ns = inject_cupti_now();
+	ev.time_ns = inject_now();
 	ev.u.alloc.address = address;
 	ev.u.alloc.bytes = bytes;
 	ev.u.alloc.requested = EVENT_NONE;

@@ -29,10 +29,10 @@
 #include <dlfcn.h>
 
 #include <pthread.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "client.h"
 #include "inject.h"
@@ -57,18 +57,8 @@ static uint32_t			inject_cupti_name;	/* string id "cupti" */
 static unsigned char		inject_device_seen[INJECT_DEVICES];
 static struct inject_handle	inject_handles[INJECT_HANDLES];
 static size_t			inject_nhandles;
-
-uint64_t
-inject_cupti_now(void)
-{
-	struct timespec	ts;
-	uint64_t	t;
-
-	if (cuptiGetTimestamp(&t) == CUPTI_SUCCESS)
-		return (t);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-}
+static regex_t			inject_step_re;	/* VRAMTRACE_STEP_MARKER */
+static int			inject_have_step_re;
 
 static uint64_t
 inject_id(uint32_t id)
@@ -210,6 +200,15 @@ inject_range(uint32_t id, int open)
 	return (found);
 }
 
+/* Does an NVTX range or mark name mark a step?  Thread-safe. */
+static int
+inject_step_match(const char *name)
+{
+	if (!inject_have_step_re || name == NULL)
+		return (0);
+	return (regexec(&inject_step_re, name, 0, NULL, 0) == 0);
+}
+
 static void
 inject_marker(const CUpti_ActivityMarker2 *r)
 {
@@ -268,7 +267,7 @@ inject_cupti_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 	    CUPTI_SUCCESS && dropped != 0) {
 		memset(&ev, 0, sizeof ev);
 		ev.type = EVENT_DROPPED;
-		ev.time_ns = inject_cupti_now();
+		ev.time_ns = inject_now();
 		ev.u.dropped.count = dropped;
 		ev.u.dropped.source = inject_cupti_name;
 		client_emit(&ev);
@@ -294,7 +293,7 @@ inject_device(uint32_t id)
 		total = 0;
 	memset(&ev, 0, sizeof ev);
 	ev.type = EVENT_DEVICE;
-	ev.time_ns = inject_cupti_now();
+	ev.time_ns = inject_now();
 	ev.u.device.total_bytes = total;
 	ev.u.device.device = (int32_t)id;
 	ev.u.device.name = client_string(name);
@@ -312,7 +311,7 @@ inject_stream_event(struct event *ev, uint8_t type, CUcontext ctx)
 		return (-1);
 	memset(ev, 0, sizeof *ev);
 	ev->type = type;
-	ev->time_ns = inject_cupti_now();
+	ev->time_ns = inject_now();
 	ev->u.stream.context = ctx_id;
 	ev->u.stream.device = (int32_t)dev;
 	return (0);
@@ -528,6 +527,10 @@ inject_cupti_start(const struct inject_config *config, char **cause)
 	if (rc != CUPTI_SUCCESS)
 		goto fail_callback;
 	inject_cupti_name = client_string("cupti");
+	inject_have_step_re = regcomp(&inject_step_re, config->step_marker,
+	    REG_EXTENDED | REG_NOSUB) == 0;
+	if (!inject_have_step_re)
+		client_warn("bad VRAMTRACE_STEP_MARKER: %s", config->step_marker);
 	if (config->records & INJECT_RECORD_MEMORY)
 		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MEMORY2;
 	else if ((config->records & INJECT_RECORD_CALLS) &&

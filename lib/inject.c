@@ -19,7 +19,6 @@
 #include "config.h"
 
 #include <pthread.h>
-#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,9 +32,7 @@ static pthread_mutex_t	inject_lock = PTHREAD_MUTEX_INITIALIZER;
 static int		inject_done;
 static int		inject_on;
 static struct inject_config inject_config = { 200, 1, INJECT_RECORD_DEFAULT,
-    { LIB_STACK_PYTHON, LIB_STACK_DEPTH } };
-static regex_t		inject_step_re;
-static int		inject_have_step_re;
+    "step", { LIB_STACK_PYTHON, LIB_STACK_DEPTH } };
 
 int	InitializeInjection(void) INJECT_API;
 void	 vramtrace_inject_step(void) INJECT_API;
@@ -45,15 +42,6 @@ uint32_t vramtrace_inject_string(const char *) INJECT_API;
 void	 vramtrace_inject_flush(void) INJECT_API;
 void	 vramtrace_inject_block(int, uint64_t, int32_t, uint64_t, uint64_t,
 	     uint64_t, const char *) INJECT_API;
-
-/* Does an NVTX range or mark name mark a step?  Thread-safe. */
-int
-inject_step_match(const char *name)
-{
-	if (!inject_have_step_re || name == NULL)
-		return (0);
-	return (regexec(&inject_step_re, name, 0, NULL, 0) == 0);
-}
 
 /*
  * "calls,pool,memcpy" (any subset of calls, memory, pool and memcpy, any
@@ -99,7 +87,6 @@ inject_read_config(void)
 {
 	const char	*s;
 	uint64_t	 v;
-	int		 error;
 
 	if ((s = getenv("VRAMTRACE_FLUSH_MS")) != NULL && atoi(s) > 0)
 		inject_config.flush_ms = (unsigned)atoi(s);
@@ -119,12 +106,8 @@ inject_read_config(void)
 		else
 			inject_config.stacks.depth = (unsigned)v;
 	}
-	if ((s = getenv("VRAMTRACE_STEP_MARKER")) == NULL || *s == '\0')
-		s = "step";
-	error = regcomp(&inject_step_re, s, REG_EXTENDED | REG_NOSUB);
-	if (error != 0)
-		client_warn("bad VRAMTRACE_STEP_MARKER: %s", s);
-	inject_have_step_re = error == 0;
+	if ((s = getenv("VRAMTRACE_STEP_MARKER")) != NULL && *s != '\0')
+		inject_config.step_marker = s;
 }
 
 static void *
@@ -201,7 +184,7 @@ inject_emit_step(int type, const char *name)
 		return;
 	memset(&ev, 0, sizeof ev);
 	ev.type = (uint8_t)type;
-	ev.time_ns = inject_cupti_now();
+	ev.time_ns = inject_now();
 	ev.u.step.step = -1;
 	ev.u.step.name = name != NULL ? client_string(name) : 0;
 	client_emit(&ev);

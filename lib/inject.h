@@ -19,6 +19,7 @@ struct inject_config {
 	unsigned	flush_ms;	/* VRAMTRACE_FLUSH_MS */
 	int		nvtx;		/* VRAMTRACE_NVTX: capture markers */
 	unsigned	records;	/* VRAMTRACE_RECORDS: INJECT_RECORD_* */
+	const char	*step_marker;	/* VRAMTRACE_STEP_MARKER: a regex */
 	struct stack_config stacks;	/* VRAMTRACE_STACKS, _STACK_DEPTH */
 };
 
@@ -34,8 +35,8 @@ struct inject_config {
 #define INJECT_RECORD_DEFAULT	(INJECT_RECORD_CALLS | INJECT_RECORD_POOL | \
 				 INJECT_RECORD_MEMCPY)
 
-/* inject.c */
-int	 inject_step_match(const char *);
+/* inject-clock.c */
+uint64_t inject_now(void);
 
 /* inject-calls.c */
 int	 inject_calls_start(void *);
@@ -45,7 +46,6 @@ void	 inject_calls_callback(uint32_t, const void *);
 /* inject-cupti.c */
 int	 inject_cupti_start(const struct inject_config *, char **);
 void	 inject_cupti_flush(int);
-uint64_t inject_cupti_now(void);
 uint64_t inject_cupti_stream(int32_t, uint64_t);
 
 #endif
