@@ -9,11 +9,9 @@
 
 #include "vramtrace.h"
 
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 const char	*log_program = "vramtrace";
 static void	(*log_fatal_hook)(void);
@@ -52,23 +50,4 @@ fatal(const char *fmt, ...)
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(EXIT_FOUND);
-}
-
-/*
- * Format a message followed by ": " and strerror(errno) into a new string
- * that the caller frees.  errno is read before anything can change it.
- */
-char *
-xstrerror_cause(const char *fmt, ...)
-{
-	va_list	 ap;
-	int	 saved = errno;
-	char	*head, *cause;
-
-	va_start(ap, fmt);
-	xvasprintf(&head, fmt, ap);
-	va_end(ap);
-	xasprintf(&cause, "%s: %s", head, strerror(saved));
-	free(head);
-	return (cause);
 }

@@ -31,7 +31,6 @@ extern const char *log_program;
 void	log_warn(const char *, ...) printflike(1, 2);
 noreturn_fn void fatal(const char *, ...) printflike(1, 2);
 void	log_set_fatal_hook(void (*)(void));
-char	*xstrerror_cause(const char *, ...) printflike(1, 2);
 
 /* xmalloc.c */
 void	*xmalloc(size_t);
@@ -41,6 +40,7 @@ char	*xstrdup(const char *);
 char	*xstrndup(const char *, size_t);
 int	 xasprintf(char **, const char *, ...) printflike(2, 3);
 int	 xvasprintf(char **, const char *, va_list);
+char	*xstrerror_cause(const char *, ...) printflike(1, 2);
 
 /* util.c */
 void	 util_sort(void *, size_t, size_t,

@@ -8,6 +8,7 @@
 
 #include "vramtrace.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -96,4 +97,23 @@ xvasprintf(char **ret, const char *fmt, va_list ap)
 	if (n < 0 || *ret == NULL)
 		fatal("out of memory formatting a string");
 	return (n);
+}
+
+/*
+ * Format a message followed by ": " and strerror(errno) into a new string
+ * that the caller frees.  errno is read before anything can change it.
+ */
+char *
+xstrerror_cause(const char *fmt, ...)
+{
+	va_list	 ap;
+	int	 saved = errno;
+	char	*head, *cause;
+
+	va_start(ap, fmt);
+	xvasprintf(&head, fmt, ap);
+	va_end(ap);
+	xasprintf(&cause, "%s: %s", head, strerror(saved));
+	free(head);
+	return (cause);
 }
