@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "query.h"
 #include "cmd.h"
@@ -38,7 +39,7 @@ const struct cmd_entry cmd_leaks_entry = {
 };
 
 static void
-print_text(const struct leak_report *r)
+print_text(const struct leak_report *r, const struct query_check *c)
 {
 	char	a[32], b[32];
 	size_t	i;
@@ -48,6 +49,7 @@ print_text(const struct leak_report *r)
 	    fmt_bytes((int64_t)r->threshold, a, sizeof a),
 	    event_layer_name((unsigned int)r->layer));
 	leak_print_verdict(stdout, "verdict: ", r);
+	check_report_text(stdout, "", c);
 	if (r->nranks > 0) {
 		printf("\n");
 		leak_print_ranks(stdout, r);
@@ -140,7 +142,7 @@ print_json_ranks(const struct leak_report *r)
 }
 
 static void
-print_json(const struct leak_report *r)
+print_json(const struct leak_report *r, const struct query_check *c)
 {
 	const struct leak_suspect	*x;
 	size_t				 i;
@@ -158,6 +160,8 @@ print_json(const struct leak_report *r)
 	printf("\"usage_only\": %s, \"note\": ", r->usage_only ? "true" :
 	    "false");
 	json_string(stdout, r->usage_only ? LEAK_USAGE_NOTE : NULL);
+	printf(",\n \"offload_check\": ");
+	check_report_json(stdout, c);
 	printf(",\n \"per_step\": [");
 	for (i = 0; i < r->nsteps; i++)
 		printf("%s\n  {\"step\": %" PRId64 ", \"end_ns\": %" PRIu64
@@ -218,29 +222,42 @@ static int
 cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
 	struct leak_options	 opts;
-	struct leak_report	*r;
+	struct leak_report	*r = NULL;
+	struct query_check	 c;
 	struct query		*q;
-	char			*cause = NULL;
+	char			*cause = NULL, line[512];
 	uint64_t		 format;
 	int			 rc;
 
 	(void)self;
 	cmd_args_leak(args, &opts);
 	format = cmd_args_number(args, 'f', FORMAT_TEXT);
+	memset(&c, 0, sizeof c);
 	if ((q = input_open(args->argv[0], &cause)) == NULL ||
-	    query_leaks(q, &opts, &r, &cause) != 0) {
+	    query_leaks(q, &opts, &r, &cause) != 0 ||
+	    query_check(q, r->run_id, CMD_CHECK_FIRST, &c, &cause) != 0) {
+		query_check_free(&c);
+		if (r != NULL)
+			leak_report_free(r);
 		query_close(q);
 		return (cmd_fail(cause));
 	}
 	query_close(q);
 	if (format == FORMAT_JSON)
-		print_json(r);
-	else if (format == FORMAT_CSV)
+		print_json(r, &c);
+	else if (format == FORMAT_CSV) {
 		print_csv(r);
+		if (c.diffs > 0)
+			log_warn("%s", check_report_summary(&c, line,
+			    sizeof line));
+	} else
+		print_text(r, &c);
+	if (c.diffs > 0)
+		rc = EXIT_CORRUPT;
 	else
-		print_text(r);
-	rc = cmd_args_has(args, 'F') && r->verdict == LEAK_LEAK ? EXIT_FOUND :
-	    EXIT_OK;
+		rc = cmd_args_has(args, 'F') && r->verdict == LEAK_LEAK ?
+		    EXIT_FOUND : EXIT_OK;
+	query_check_free(&c);
 	leak_report_free(r);
 	return (rc);
 }

@@ -8,7 +8,8 @@
  * reads (VRAMTRACE_FLUSH_MS, VRAMTRACE_NVTX, VRAMTRACE_STEP_MARKER,
  * VRAMTRACE_STACKS, VRAMTRACE_STACK_DEPTH) and, depending on the options,
  * PYTORCH_CUDA_ALLOC_CONF and PYTHONPATH with the sitecustomize, told what
- * to do by VRAMTRACE_TORCH_STEPS and VRAMTRACE_TORCH_HISTORY.  The
+ * to do by VRAMTRACE_TORCH_STEPS, VRAMTRACE_TORCH_HISTORY and
+ * VRAMTRACE_CHECK_OFFLOAD (--check-offload).  The
  * libraries and the Python package are looked up next to the vramtrace
  * binary first (the build tree), then where they are installed.
  *
@@ -82,6 +83,9 @@ static const struct cmd_option cmd_record_options[] = {
 	  .kind = CMD_NUMBER, .value = "N", .min = 1,
 	  .max = LIB_STACK_DEPTH_MAX,
 	  .help = "frames kept per stack (default 64)" },
+	{ .name = "check-offload", .letter = 'c', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_FLAG, .help = "check that every saved-tensor-hooks"
+	  " engine gives back what it was given" },
 	CMD_OPTION_END
 };
 
@@ -118,6 +122,7 @@ struct record_options {
 	const char	*stacks;	/* NULL: VRAMTRACE_STACKS, or python */
 	const char	*stack_depth;	/* NULL: VRAMTRACE_STACK_DEPTH */
 	unsigned	 stack_kinds;	/* LIB_STACK_* */
+	int		 check_offload;	/* or VRAMTRACE_CHECK_OFFLOAD set */
 };
 
 /*
@@ -299,7 +304,9 @@ record_environment(struct record_options *o, const char *allocator)
 		unsetenv("VRAMTRACE_TORCH_HISTORY");
 	else if (getenv("VRAMTRACE_TORCH_HISTORY") == NULL)
 		setenv("VRAMTRACE_TORCH_HISTORY", RECORD_TORCH_HISTORY, 1);
-	if (!o->torch_steps && !history)
+	if (o->check_offload)
+		setenv("VRAMTRACE_CHECK_OFFLOAD", "1", 1);
+	if (!o->torch_steps && !history && !o->check_offload)
 		return (0);
 	return (record_python_path());
 }
@@ -337,6 +344,9 @@ record_options(const struct cmd_entry *self, const struct cmd_args *args,
 	    args, 'a', ALLOCATOR_ASYNC)] : NULL;
 	o->torch_steps = cmd_args_has(args, 't');
 	o->append = cmd_args_has(args, 'A');
+	env = getenv("VRAMTRACE_CHECK_OFFLOAD");
+	o->check_offload = cmd_args_has(args, 'c') || (env != NULL &&
+	    *env != '\0' && strcmp(env, "0") != 0);
 	o->stacks = cmd_args_has(args, 'S') ? stack_modes[cmd_args_number(
 	    args, 'S', 0)] : NULL;
 	o->stack_depth = cmd_args_text(args, 'D', NULL);

@@ -9,6 +9,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "query.h"
 #include "cmd.h"
@@ -38,7 +39,8 @@ const struct cmd_entry cmd_report_entry = {
 #define REPORT_TOP	5
 
 static void
-print_text(const struct query_run *run, const struct leak_report *r)
+print_text(const struct query_run *run, const struct leak_report *r,
+    const struct query_check *c)
 {
 	char	b[FMT_LEN];
 
@@ -58,6 +60,7 @@ print_text(const struct query_run *run, const struct leak_report *r)
 	    fmt_bytes(r->peak_bytes, b, sizeof b),
 	    event_layer_name((unsigned int)r->layer));
 	leak_print_verdict(stdout, "verdict    ", r);
+	check_report_text(stdout, "check      ", c);
 	leak_print_ranks(stdout, r);
 	printf("\ntop streams, live at the last step:\n");
 	leak_print_streams(stdout, r, REPORT_TOP);
@@ -69,7 +72,8 @@ print_text(const struct query_run *run, const struct leak_report *r)
 }
 
 static void
-print_json(const struct query_run *run, const struct leak_report *r)
+print_json(const struct query_run *run, const struct leak_report *r,
+    const struct query_check *c)
 {
 	const struct leak_stream	*s;
 	const struct leak_suspect	*x;
@@ -98,8 +102,10 @@ print_json(const struct query_run *run, const struct leak_report *r)
 	json_string(stdout, r->reason);
 	printf(", \"steps\": %" PRId64 ", \"warmup\": %d, "
 	    "\"growth_bytes_per_step\": %.1f, \"grew_fraction\": %.3f,\n"
-	    " \"streams\": [", r->steps_analysed, r->warmup,
+	    " \"offload_check\": ", r->steps_analysed, r->warmup,
 	    r->growth_bytes_per_step, r->grew_fraction);
+	check_report_json(stdout, c);
+	printf(",\n \"streams\": [");
 	for (i = 0; i < r->nstreams; i++) {
 		s = &r->streams[i];
 		printf("%s\n  {\"device\": %d, \"stream\": ", i ? "," : "",
@@ -130,26 +136,35 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	struct leak_options	 opts;
 	struct leak_report	*r = NULL;
 	struct query_run	 run = { 0 };
+	struct query_check	 c;
 	struct query		*q;
 	char			*cause = NULL;
+	int			 rc;
 
 	(void)self;
 	cmd_args_leak(args, &opts);
+	memset(&c, 0, sizeof c);
 	if ((q = input_open(args->argv[0], &cause)) == NULL ||
 	    query_run(q, opts.run_id, QUERY_COUNT_PROCESSES |
 	    QUERY_COUNT_DEVICES | QUERY_COUNT_ALLOCATIONS, &run,
 	    &cause) != 0 ||
-	    query_leaks(q, &opts, &r, &cause) != 0) {
+	    query_leaks(q, &opts, &r, &cause) != 0 ||
+	    query_check(q, r->run_id, CMD_CHECK_FIRST, &c, &cause) != 0) {
+		query_check_free(&c);
+		if (r != NULL)
+			leak_report_free(r);
 		query_run_free(&run);
 		query_close(q);
 		return (cmd_fail(cause));
 	}
 	query_close(q);
 	if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
-		print_json(&run, r);
+		print_json(&run, r, &c);
 	else
-		print_text(&run, r);
+		print_text(&run, r, &c);
+	rc = c.diffs > 0 ? EXIT_CORRUPT : EXIT_OK;
+	query_check_free(&c);
 	query_run_free(&run);
 	leak_report_free(r);
-	return (EXIT_OK);
+	return (rc);
 }

@@ -93,6 +93,9 @@ struct cmd_entry {
 	.kind = CMD_CHOICE, .choices = list, .help = h }
 #define CMD_OPTION_END { .name = NULL }
 
+/* The offload check's differences leaks and report list. */
+#define CMD_CHECK_FIRST	5
+
 /* The options of leaks and report: what to analyse, and how. */
 #define CMD_OPTIONS_LEAK(run_help) \
 	CMD_OPTION_WARMUP("steps left out at the start (1)"), \

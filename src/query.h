@@ -13,6 +13,7 @@
 #define QUERY_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "leak.h"
@@ -222,6 +223,51 @@ int	 query_diff(struct query *, const struct diff_point *,
 int	 query_diff_blocks(struct query *, int64_t, int64_t, int64_t, int,
 	     int64_t, struct diff_block *, int, char **);
 void	 query_diff_free(struct diff_report *);
+
+/*
+ * query-check.c: the offload check of a run (record --check-offload):
+ * saved tensors compared and those that came back different.  Counts are
+ * 0 and texts NULL when unknown.
+ */
+struct query_check_diff {
+	int64_t		 step;		/* the checker's step of the pack */
+	int64_t		 index;		/* the pack's number in its step */
+	int64_t		 bytes;
+	int		 device;	/* -1: host */
+	unsigned int	 differs;	/* EVENT_CHECK_* bits */
+	char		*engine;	/* the engine's class */
+	char		*shape;
+	char		*dtype;
+	char		*detail;	/* what differs, in words */
+	char		*where;		/* FILE:LINE of the pack */
+	char		*pack_site;	/* the stacks' labels */
+	char		*unpack_site;
+	int64_t		 pack_site_id;	/* UNKNOWN_INT: none */
+	int64_t		 unpack_site_id;
+};
+struct query_check {
+	int			 checked_run;	/* 0: the check was off */
+	int64_t			 steps;
+	int64_t			 engines;
+	int64_t			 packs;
+	int64_t			 unpacks;
+	int64_t			 checked;	/* compared with their pack */
+	int64_t			 differ;	/* as the steps counted them */
+	int64_t			 packed_bytes;
+	int64_t			 moved_bytes;
+	int64_t			 diffs;		/* differences recorded */
+	struct query_check_diff	*first;		/* by step and number */
+	size_t			 nfirst;
+};
+int	 query_check(struct query *, int64_t, size_t, struct query_check *,
+	     char **);
+void	 query_check_free(struct query_check *);
+
+/* check-report.c: the offload check in words and JSON (not a query). */
+const char *check_report_summary(const struct query_check *, char *,
+	     size_t);
+void	 check_report_text(FILE *, const char *, const struct query_check *);
+void	 check_report_json(FILE *, const struct query_check *);
 
 /* query-offload.c: the offload engine's decisions in one step. */
 struct query_offload_step {

@@ -13,7 +13,7 @@
 
 /*
  * The prepared statements of an open store, by the file that owns them:
- * store-rows.c (STMT_ALLOC .. STMT_USAGE), store-site.c (frames, sites),
+ * store-rows.c (STMT_ALLOC .. STMT_CHECK_DIFF), store-site.c (frames, sites),
  * store-snapshot.c (segments .. trace actions).
  */
 enum store_stmt {
@@ -30,6 +30,9 @@ enum store_stmt {
 	STMT_PROCESS,
 	STMT_PROCESS_END,
 	STMT_USAGE,
+	STMT_CHECK_STEP_ADD,
+	STMT_CHECK_STEP,
+	STMT_CHECK_DIFF,
 	STMT_FRAME_INSERT,
 	STMT_FRAME_FIND,
 	STMT_SITE_INSERT,
@@ -47,6 +50,17 @@ enum store_stmt {
 struct store_sql_text {
 	enum store_stmt	 id;
 	const char	*sql;
+};
+
+/* A check-diff event's strings and stacks, resolved (NULL, 0: none). */
+struct store_check_names {
+	const char	*engine;
+	const char	*shape;
+	const char	*dtype;
+	const char	*detail;
+	const char	*where;
+	int64_t		 pack_site;	/* sites.id */
+	int64_t		 unpack_site;
 };
 
 /* The ends of one process's (or the run's) steps, increasing. */
@@ -203,6 +217,11 @@ int	 store_rows_dropped(struct store *, int64_t, uint64_t,
 	     const struct event_dropped *, const char *, char **);
 int	 store_rows_memcpy(struct store *, int64_t, uint64_t,
 	     const struct event_memcpy *, char **);
+int	 store_rows_check_step(struct store *, int64_t,
+	     const struct event_check_step *, const char *, char **);
+int	 store_rows_check_diff(struct store *, int64_t, uint64_t,
+	     const struct event_check_diff *, const struct store_check_names *,
+	     char **);
 int	 store_rows_offload(struct store *, int64_t, uint64_t,
 	     const struct event_offload *, char **);
 int	 store_rows_stream_end(struct store *, int64_t,
@@ -220,6 +239,7 @@ int	 store_snapshot_prepare(struct store *, char **);
 extern const char *store_schema_sql;
 extern const char *store_schema_index_sql;
 extern const char *store_schema_top_sql;
+extern const char *store_schema_check_sql;
 
 /* store-steps.c */
 void	 store_steps_reset(struct store_steps *);

@@ -20,7 +20,8 @@
  *
  * The tables and their columns come from the output's schema
  * (sqlite_master, pragma_table_info), so a table added to the schema, or a
- * column added to a table, is copied without a change here.
+ * column added to a table, is copied without a change here; a table the
+ * other file was made without (the offload check's) has nothing to copy.
  */
 #include "config.h"
 
@@ -111,7 +112,8 @@ merge_off_index(const char *t)
 /*
  * The SELECT expression for column c of table t: ids get their table's
  * offset (its largest id now, or the one taken before anything was copied
- * for the tables others refer to), run, site and frame references go through the maps, a process
+ * for the tables others refer to), run and site references (site_id and
+ * every *_site_id) go through the maps, a process
  * without a host gets its run's host (so the hosts of a job stay apart).
  * The caller frees it.
  */
@@ -128,7 +130,7 @@ merge_column(struct store *s, const char *t, const char *c,
 		{ "segment_id", OFF_SEGMENTS },
 	};
 	char	*e;
-	size_t	 i;
+	size_t	 i, n;
 	int	 ti;
 
 	if (strcmp(t, "runs") == 0 && strcmp(c, "id") == 0)
@@ -150,9 +152,13 @@ merge_column(struct store *s, const char *t, const char *c,
 	if (strcmp(c, "run_id") == 0)
 		return (xstrdup("(SELECT new FROM temp.run_map WHERE"
 		    " old = run_id)"));
-	if (strcmp(c, "site_id") == 0)
-		return (xstrdup("(SELECT new FROM temp.site_map WHERE"
-		    " old = site_id)"));
+	n = strlen(c);
+	if (strcmp(c, "site_id") == 0 || (n > 8 &&
+	    strcmp(c + n - 8, "_site_id") == 0)) {
+		xasprintf(&e, "(SELECT new FROM temp.site_map WHERE"
+		    " old = %s)", c);
+		return (e);
+	}
 	if (strcmp(t, "processes") == 0 && strcmp(c, "host") == 0)
 		return (xstrdup("coalesce(host, (SELECT host FROM src.runs"
 		    " WHERE src.runs.id = run_id))"));
@@ -324,7 +330,8 @@ merge_rest(struct store *s, const int64_t *off, char **cause)
 
 	xasprintf(&sql, "SELECT name FROM main.sqlite_master WHERE type ="
 	    " 'table' AND name NOT IN (%s) AND name NOT LIKE 'sqlite_%%'"
-	    " ORDER BY rowid", merge_special);
+	    " AND name IN (SELECT name FROM src.sqlite_master WHERE type ="
+	    " 'table') ORDER BY rowid", merge_special);
 	if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
 		free(sql);
 		return (store_sql_error(s, cause, "cannot merge:"));

@@ -61,6 +61,22 @@ static const struct store_sql_text rows_sql[] = {
 	{ STMT_PROCESS_END, "UPDATE processes SET end_ns = ?2 WHERE id = ?1" },
 	{ STMT_USAGE, "INSERT INTO usage_samples(run_id, device, time_ns,"
 	    " used_bytes) VALUES (?1, ?2, ?3, ?4)" },
+	{ STMT_CHECK_STEP_ADD, "UPDATE offload_check_steps SET"
+	    " packs = packs + ?5, unpacks = unpacks + ?6,"
+	    " checked = checked + ?7, differ = differ + ?8,"
+	    " packed_bytes = packed_bytes + ?9, moved_bytes = moved_bytes + ?10,"
+	    " device = CASE WHEN device IS ?11 THEN device ELSE -1 END"
+	    " WHERE run_id = ?1 AND process_id IS ?2 AND step = ?3"
+	    " AND engine IS ?4" },
+	{ STMT_CHECK_STEP, "INSERT INTO offload_check_steps(run_id,"
+	    " process_id, step, engine, packs, unpacks, checked, differ,"
+	    " packed_bytes, moved_bytes, device) VALUES (?1, ?2, ?3, ?4, ?5,"
+	    " ?6, ?7, ?8, ?9, ?10, ?11)" },
+	{ STMT_CHECK_DIFF, "INSERT INTO offload_check_diffs(run_id,"
+	    " process_id, device, step, pack_index, engine, shape, dtype,"
+	    " bytes, differs, detail, pack_where, pack_ns, unpack_ns,"
+	    " pack_site_id, unpack_site_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6,"
+	    " ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)" },
 };
 
 /* Prepare the row writers' statements (store_open).  0, or -1 with *cause. */
@@ -229,6 +245,72 @@ store_rows_offload(struct store *s, int64_t process_id, uint64_t time_ns,
 	store_sql_bind_opt(st, 10, o->generation);
 	store_sql_bind_opt(st, 11, o->bytes);
 	return (store_sql_step(s, st, "offload_events", cause));
+}
+
+/*
+ * Add what an engine (its class, NULL: unknown) of process_id did in a
+ * checker step to the row of that process, engine and step, or make that
+ * row: the checker sends its tallies as deltas.  0, or -1 with *cause.
+ */
+int
+store_rows_check_step(struct store *s, int64_t process_id,
+    const struct event_check_step *c, const char *engine, char **cause)
+{
+	static const enum store_stmt	 ids[] = { STMT_CHECK_STEP_ADD,
+					    STMT_CHECK_STEP };
+	sqlite3_stmt			*st;
+	size_t				 i;
+
+	for (i = 0; i < sizeof ids / sizeof ids[0]; i++) {
+		if ((st = run_stmt(s, ids[i], process_id, cause)) == NULL)
+			return (-1);
+		sqlite3_bind_int64(st, 3, c->step);
+		store_sql_bind_text(st, 4, engine);
+		sqlite3_bind_int64(st, 5, (int64_t)c->packs);
+		sqlite3_bind_int64(st, 6, (int64_t)c->unpacks);
+		sqlite3_bind_int64(st, 7, (int64_t)c->checked);
+		sqlite3_bind_int64(st, 8, (int64_t)c->differ);
+		sqlite3_bind_int64(st, 9, (int64_t)c->packed_bytes);
+		sqlite3_bind_int64(st, 10, (int64_t)c->moved_bytes);
+		sqlite3_bind_int(st, 11, c->device);
+		if (store_sql_step(s, st, "offload_check_steps", cause) != 0)
+			return (-1);
+		if (sqlite3_changes(s->db) > 0)
+			break;
+	}
+	return (0);
+}
+
+/*
+ * Add a saved tensor of process_id, packed at pack_ns, that came back
+ * different: d with its strings and stacks resolved in n.  0, or -1 with
+ * *cause.
+ */
+int
+store_rows_check_diff(struct store *s, int64_t process_id, uint64_t pack_ns,
+    const struct event_check_diff *d, const struct store_check_names *n,
+    char **cause)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = run_stmt(s, STMT_CHECK_DIFF, process_id, cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int(st, 3, d->device);
+	sqlite3_bind_int64(st, 4, d->step);
+	sqlite3_bind_int64(st, 5, (int64_t)d->index);
+	store_sql_bind_text(st, 6, n->engine);
+	store_sql_bind_text(st, 7, n->shape);
+	store_sql_bind_text(st, 8, n->dtype);
+	sqlite3_bind_int64(st, 9, (int64_t)d->bytes);
+	sqlite3_bind_int(st, 10, (int)d->differs);
+	store_sql_bind_text(st, 11, n->detail);
+	store_sql_bind_text(st, 12, n->where);
+	store_sql_bind_opt(st, 13, pack_ns == 0 ? EVENT_NONE : pack_ns);
+	store_sql_bind_opt(st, 14, d->unpack_ns == 0 ? EVENT_NONE :
+	    d->unpack_ns);
+	store_sql_bind_id(st, 15, n->pack_site);
+	store_sql_bind_id(st, 16, n->unpack_site);
+	return (store_sql_step(s, st, "offload_check_diffs", cause));
 }
 
 /*

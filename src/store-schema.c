@@ -42,6 +42,57 @@
 
 const char *store_schema_top_sql = ALLOCATION_TOP_SQL;
 
+/*
+ * The offload check's rows (vramtrace record --check-offload): what each
+ * engine did per checker step, added up over its check-step events, and
+ * each saved tensor that came back different, with its pack and unpack
+ * stacks as sites.  Files made before the tables existed get them when
+ * they are opened for writing; readers take a file without them as a run
+ * that was not checked.
+ */
+#define OFFLOAD_CHECK_SQL \
+"CREATE TABLE IF NOT EXISTS offload_check_steps(\n" \
+"  id INTEGER PRIMARY KEY,\n" \
+"  run_id INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  process_id INTEGER REFERENCES processes(id),\n" \
+"  device INTEGER,\n" \
+"  step INTEGER NOT NULL,\n" \
+"  engine TEXT,\n" \
+"  packs INTEGER NOT NULL,\n" \
+"  unpacks INTEGER NOT NULL,\n" \
+"  checked INTEGER NOT NULL,\n" \
+"  differ INTEGER NOT NULL,\n" \
+"  packed_bytes INTEGER NOT NULL,\n" \
+"  moved_bytes INTEGER NOT NULL);\n" \
+"CREATE INDEX IF NOT EXISTS offload_check_steps_run\n" \
+"  ON offload_check_steps(run_id, step);\n" \
+"CREATE TABLE IF NOT EXISTS offload_check_diffs(\n" \
+"  id INTEGER PRIMARY KEY,\n" \
+"  run_id INTEGER NOT NULL REFERENCES runs(id),\n" \
+"  process_id INTEGER REFERENCES processes(id),\n" \
+"  device INTEGER,\n" \
+"  step INTEGER NOT NULL,\n" \
+"  pack_index INTEGER NOT NULL,\n" \
+"  engine TEXT,\n" \
+"  shape TEXT,\n" \
+"  dtype TEXT,\n" \
+"  bytes INTEGER NOT NULL,\n" \
+"  differs INTEGER NOT NULL,\n" \
+"  detail TEXT,\n" \
+"  pack_where TEXT,\n" \
+"  pack_ns INTEGER,\n" \
+"  unpack_ns INTEGER,\n" \
+"  pack_site_id INTEGER,\n" \
+"  unpack_site_id INTEGER);\n" \
+"CREATE VIEW IF NOT EXISTS offload_check_engines AS\n" \
+"  SELECT run_id, engine, count(DISTINCT step) AS steps,\n" \
+"    sum(packs) AS packs, sum(unpacks) AS unpacks,\n" \
+"    sum(checked) AS checked, sum(differ) AS differ,\n" \
+"    sum(packed_bytes) AS packed_bytes, sum(moved_bytes) AS moved_bytes\n" \
+"  FROM offload_check_steps GROUP BY run_id, engine;\n"
+
+const char *store_schema_check_sql = OFFLOAD_CHECK_SQL;
+
 const char *store_schema_sql =
 "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 "  WITHOUT ROWID;\n"
@@ -234,6 +285,7 @@ ALLOCATION_TOP_SQL
 "  device INTEGER NOT NULL,\n"
 "  time_ns INTEGER NOT NULL,\n"
 "  used_bytes INTEGER NOT NULL);\n"
+OFFLOAD_CHECK_SQL
 /*
  * Views.  live_blocks: what is still allocated at the end of each run.
  * step_growth: live bytes at the end of every step, per run and layer, and

@@ -233,6 +233,26 @@ source_alloc(struct store_source *src, const struct event *ev, char **cause)
 	return (store_rows_alloc_end(s, &a, ev->time_ns, ev->time_ns, cause));
 }
 
+/* A saved tensor that came back different: its strings and stacks. */
+static int
+source_check_diff(struct store_source *src, const struct event *ev,
+    char **cause)
+{
+	const struct event_check_diff	*d = &ev->u.check_diff;
+	struct store_check_names	 n;
+
+	if (source_site(src, d->pack_site, &n.pack_site, cause) != 0 ||
+	    source_site(src, d->unpack_site, &n.unpack_site, cause) != 0)
+		return (-1);
+	n.engine = source_string(src, d->engine);
+	n.shape = source_string(src, d->shape);
+	n.dtype = source_string(src, d->dtype);
+	n.detail = source_string(src, d->detail);
+	n.where = source_string(src, d->where);
+	return (store_rows_check_diff(src->store, src->apply_pid, ev->time_ns,
+	    d, &n, cause));
+}
+
 static int
 source_misc(struct store_source *src, const struct event *ev, char **cause)
 {
@@ -266,6 +286,12 @@ source_misc(struct store_source *src, const struct event *ev, char **cause)
 		name = source_string(src, ev->u.step.name);
 		return (store_rows_mark(s, src->apply_pid, -1, ev->time_ns,
 		    NULL, name != NULL ? name : "mark", cause));
+	case EVENT_CHECK_STEP:
+		return (store_rows_check_step(s, src->apply_pid,
+		    &ev->u.check_step, source_string(src,
+		    ev->u.check_step.engine), cause));
+	case EVENT_CHECK_DIFF:
+		return (source_check_diff(src, ev, cause));
 	}
 	return (0);
 }

@@ -45,12 +45,12 @@ store_check_schema(struct store *s, char **cause)
 }
 
 /*
- * Columns added to schema version 1 since it was first written, added to
- * a file made before them when it is opened for writing: sites.kind.  0,
- * or -1 with *cause.
+ * What was added to schema version 1 since it was first written, added to
+ * a file made before it when it is opened for writing: sites.kind and the
+ * offload check's tables.  0, or -1 with *cause.
  */
 static int
-store_add_columns(struct store *s, char **cause)
+store_add_missing(struct store *s, char **cause)
 {
 	sqlite3_stmt	*st;
 	int		 have;
@@ -60,11 +60,13 @@ store_add_columns(struct store *s, char **cause)
 		return (store_sql_error(s, cause, "cannot read the schema:"));
 	have = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
-	if (have)
-		return (0);
-	if (sqlite3_exec(s->db, "ALTER TABLE sites ADD COLUMN kind TEXT",
-	    NULL, NULL, NULL) != SQLITE_OK)
+	if (!have && sqlite3_exec(s->db, "ALTER TABLE sites ADD COLUMN kind"
+	    " TEXT", NULL, NULL, NULL) != SQLITE_OK)
 		return (store_sql_error(s, cause, "cannot add sites.kind:"));
+	if (sqlite3_exec(s->db, store_schema_check_sql, NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		return (store_sql_error(s, cause, "cannot add the offload"
+		    " check's tables:"));
 	return (0);
 }
 
@@ -169,7 +171,7 @@ store_open(const char *path, int flags, char **cause)
 	sqlite3_busy_timeout(s->db, 0);
 	if (exists) {
 		if (store_check_schema(s, cause) != 0 ||
-		    store_add_columns(s, cause) != 0)
+		    store_add_missing(s, cause) != 0)
 			goto fail;
 	}
 	if (sqlite3_exec(s->db, "PRAGMA journal_mode = WAL;"

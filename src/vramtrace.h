@@ -25,6 +25,8 @@
 #define EXIT_OK		0
 #define EXIT_FOUND	1	/* a failure found, or a bad input file */
 #define EXIT_USAGE	2	/* bad usage */
+#define EXIT_CORRUPT	3	/* saved tensors came back different
+				   (leaks, report: the offload check) */
 
 /* log.c */
 extern const char *log_program;

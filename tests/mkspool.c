@@ -11,9 +11,9 @@
  * values of name, host, command, source and site are strings (double quotes
  * allowed) that become EVENT_STRING records; a site is frames separated by
  * '|', each "function@file:line", innermost first.  layer= takes a layer
- * name, kind= an offload kind name or a copy kind number.  '#' starts a
- * comment.  --truncate N cuts the output after N bytes; --corrupt N flips a
- * bit of byte N.
+ * name, kind= an offload kind name or a copy kind number; set_check() has
+ * the offload check's keys.  '#' starts a comment.  --truncate N cuts the
+ * output after N bytes; --corrupt N flips a bit of byte N.
  */
 #include "config.h"
 
@@ -101,6 +101,55 @@ named(const char *v, const char *(*name)(unsigned int), unsigned int max)
 	return ((int)number("kind", v));
 }
 
+/*
+ * The offload check's keys: check-step step, packs, unpacks, checked,
+ * differ, packed, moved, engine, device; check-diff step, index, bytes,
+ * unpack (ns), differs, device and the strings engine, where, shape,
+ * dtype, detail, pack_site and unpack_site (in site= syntax).
+ */
+static void
+set_check(struct event *ev, const char *key, const char *v,
+    struct strings *st, struct event_buffer *b)
+{
+	struct event_check_step	*cs = &ev->u.check_step;
+	struct event_check_diff	*cd = &ev->u.check_diff;
+	char			*site;
+
+#define IS(k) (strcmp(key, k) == 0)
+	if (IS("pack_site") || IS("unpack_site")) {
+		site = site_text(v);
+		*(IS("pack_site") ? &cd->pack_site : &cd->unpack_site) =
+		    intern(st, b, site);
+		free(site);
+	} else if (IS("engine") && ev->type == EVENT_CHECK_STEP)
+		cs->engine = intern(st, b, v);
+	else if (IS("device") && ev->type == EVENT_CHECK_STEP)
+		cs->device = (int32_t)number(key, v);
+	else if (IS("step") && ev->type == EVENT_CHECK_STEP)
+		cs->step = (int64_t)number(key, v);
+	else if (ev->type == EVENT_CHECK_STEP) {
+		if (IS("packs")) cs->packs = number(key, v);
+		else if (IS("unpacks")) cs->unpacks = number(key, v);
+		else if (IS("checked")) cs->checked = number(key, v);
+		else if (IS("differ")) cs->differ = number(key, v);
+		else if (IS("packed")) cs->packed_bytes = number(key, v);
+		else if (IS("moved")) cs->moved_bytes = number(key, v);
+		else fatal("unknown key %s", key);
+	} else if (IS("engine")) cd->engine = intern(st, b, v);
+	else if (IS("where")) cd->where = intern(st, b, v);
+	else if (IS("shape")) cd->shape = intern(st, b, v);
+	else if (IS("dtype")) cd->dtype = intern(st, b, v);
+	else if (IS("detail")) cd->detail = intern(st, b, v);
+	else if (IS("step")) cd->step = (int64_t)number(key, v);
+	else if (IS("index")) cd->index = number(key, v);
+	else if (IS("bytes")) cd->bytes = number(key, v);
+	else if (IS("unpack")) cd->unpack_ns = number(key, v);
+	else if (IS("differs")) cd->differs = (uint32_t)number(key, v);
+	else if (IS("device")) cd->device = (int32_t)number(key, v);
+	else fatal("unknown key %s", key);
+#undef IS
+}
+
 static void
 set_field(struct event *ev, const char *key, const char *v,
     struct strings *st, struct event_buffer *b)
@@ -173,7 +222,9 @@ set_field(struct event *ev, const char *key, const char *v,
 		else if (IS("device")) ev->u.offload.device =
 		    (int32_t)number(key, v);
 		else fatal("unknown key %s", key);
-	} else if (IS("step"))
+	} else if (ev->type == EVENT_CHECK_STEP || ev->type == EVENT_CHECK_DIFF)
+		set_check(ev, key, v, st, b);
+	else if (IS("step"))
 		ev->u.step.step = (int64_t)number(key, v);
 	else if (IS("pid"))
 		ev->u.process.pid = (uint32_t)number(key, v);

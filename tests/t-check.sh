@@ -2,13 +2,14 @@
 # t-check.sh: the offload check without torch or a GPU.  Its verdicts and
 # bookkeeping (check-compare.py, TAP lines 1-19), then its events from
 # Python through libvramtrace.so and a stand-in injection library
-# (libfake-inject.so) into a spool file, read back with spooldump.
+# (libfake-inject.so) into a spool file, read back with spooldump and
+# replayed: leaks says what the process would say at exit.
 . "${srcdir:-.}/tests/lib.sh"
 b=${top_builddir:-.}
 COMPARE=19
-plan $((COMPARE + 4))
+plan $((COMPARE + 5))
 if [ -z "$PYTHON3" ]; then
-	skip $((COMPARE + 4)) "no python3"
+	skip $((COMPARE + 5)) "no python3"
 	exit 0
 fi
 PYTHONPATH="$srcdir/python" "$PYTHON3" "$srcdir/tests/check-compare.py" |
@@ -31,5 +32,10 @@ grep -q "^check-diff 4 #1 tests.Engine 8x1024 bfloat16 16384 device=0 differs=0x
 ok $? "the difference: step, number, engine, shape, dtype, bytes, sites, words"
 [ "$(grep -c '^check-diff' "$TMP/dump")" -eq 1 ]
 ok $? "a copy in another layout is no difference"
-[ $tap_failed -eq 0 ] || sed 's/^/# /' "$TMP/dump" "$TMP/err"
+"$VRAMTRACE" replay "$TMP/check.vtr" -o "$TMP/check.db" >/dev/null 2>&1 &&
+	"$VRAMTRACE" leaks "$TMP/check.db" >"$TMP/leaks" 2>&1
+[ $? -eq 3 ] && grep -qxF "offload check: 1 of 2 saved tensors came back different (first at step 4, packed at $site by tests.Engine)" \
+	"$TMP/leaks"
+ok $? "replayed: leaks says so and exits 3"
+[ $tap_failed -eq 0 ] || sed 's/^/# /' "$TMP/dump" "$TMP/err" "$TMP/leaks"
 done_testing

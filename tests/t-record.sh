@@ -14,9 +14,10 @@ WRITER="$top_builddir/tests/t-client-writer"
 T=$(mktemp -d "${TMPDIR:-/tmp}/t-record.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF VRAMTRACE_STACKS \
-    VRAMTRACE_STACK_DEPTH VRAMTRACE_TORCH_HISTORY VRAMTRACE_TORCH_STEPS
+    VRAMTRACE_STACK_DEPTH VRAMTRACE_TORCH_HISTORY VRAMTRACE_TORCH_STEPS \
+    VRAMTRACE_CHECK_OFFLOAD
 
-echo 1..26
+echo 1..28
 n=0
 ok() {
 	n=$((n + 1))
@@ -129,20 +130,24 @@ env_of() {	# env_of OPTIONS...: record into a fresh $T/env.db
 	rm -f "$T"/env.db*
 	"$VRAMTRACE" record -o "$T/env.db" "$@" -- sh -c 'echo "${VRAMTRACE_STACKS:--}" \
 	    "${VRAMTRACE_STACK_DEPTH:--}" "${VRAMTRACE_TORCH_HISTORY:--}" \
-	    "${VRAMTRACE_TORCH_STEPS:--}" \
+	    "${VRAMTRACE_TORCH_STEPS:--}" "${VRAMTRACE_CHECK_OFFLOAD:--}" \
 	    "$(echo "$PYTHONPATH" | grep -c _site)"' 2>"$T/err"
 }
-ok "$(env_of)" "- - - - 0" \
+ok "$(env_of)" "- - - - - 0" \
     "by default: Python stacks (the library's default), nothing for Python"
 ok "$(env_of --stacks all --stack-depth 8 --torch-steps)" \
-    "all 8 - 1 1" "--stacks, --stack-depth, --torch-steps"
-ok "$(env_of --torch-allocator native)" "- - 1000000 - 1" \
+    "all 8 - 1 - 1" "--stacks, --stack-depth, --torch-steps"
+ok "$(env_of --torch-allocator native)" "- - 1000000 - - 1" \
     "native allocator: PyTorch's history through the sitecustomize"
 ok "$(env_of --torch-allocator native --stacks none)" \
-    "none - - - 0" "native allocator without stacks: no history"
+    "none - - - - 0" "native allocator without stacks: no history"
+ok "$(env_of --check-offload --stacks none)" "none - - - 1 1" \
+    "--check-offload: the offload check through the sitecustomize"
+ok "$(VRAMTRACE_CHECK_OFFLOAD=1 env_of --stacks none)" "none - - - 1 1" \
+    "VRAMTRACE_CHECK_OFFLOAD=1 already set: the sitecustomize as well"
 ok "$(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True env_of) \
 $(grep -c 'keeps its caching allocator' "$T/err")" \
-    "- - 1000000 - 1 1" \
+    "- - 1000000 - - 1 1" \
     "PYTORCH_CUDA_ALLOC_CONF set: the allocator stays native, said so"
 "$VRAMTRACE" record --stacks bogus -o "$T/bad.db" -- true 2>/dev/null
 r1=$?
