@@ -4,7 +4,7 @@
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=21
+NTESTS=25
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -45,6 +45,8 @@ keys() { tm send-keys -t ui "$@"; }
 make_leak_db "$TMP/leak.db" && make_clean_db "$TMP/clean.db"
 start "$TMP/leak.db"
 wait_for 'Verdict +LEAK'; ok $? "overview: the verdict arrives"
+! grep -q 'offload check' "$TMP/screen"
+ok $? "overview: no check line for a run not checked"
 wait_for '\? help +q quit *$'; ok $? "the footer lists the keys"
 keys 2
 wait_for '^ +0 13 .*GARBAGE growing'; ok $? "streams: stream 13 is GARBAGE growing"
@@ -111,6 +113,18 @@ if [ -f "$SNAP/fixture_garbage_stream.pickle" ]; then
 else
 	skip 3 "no snapshot fixtures in $SNAP"
 fi
+
+# The offload check: a line in the overview, the differences in view 5.
+make_check_db "$TMP/check.db"
+start "$TMP/check.db"
+wait_for '^ Check +offload check: 1 of 8 saved tensors came back different \(first at step 2, packed at train\.py:12 by trl\.Off'
+ok $? "overview: the offload check's line"
+keys 5
+wait_for '^ +step 2 #1 8x64x2048 bfloat16 train\.py:12: contents: 12 of 576 checksums differ'
+ok $? "offload: the first differences under the check's line"
+grep -q '^ 1 engine, 8 packs (8.0 MiB), 8 unpacks, 8.0 MiB came back in other memory' \
+    "$TMP/screen" && grep -Eq '^ +1 +1 +20\.0 MiB' "$TMP/screen"
+ok $? "offload: what the engines did, and the engine's own steps below"
 
 start --live "$TMP/leak.db"
 wait_for 'Run +1 of 1'

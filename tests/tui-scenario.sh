@@ -3,7 +3,9 @@
 # keeps 20 MiB per step (a stash never cleared) while the main stream 7
 # (the one that allocates the most: 100 MiB of activations a step, freed
 # within it) is flat, with stacks and offload events.  make_clean_db DB: the same without
-# the stash.
+# the stash.  make_check_db DB: the leaking run recorded with the offload
+# check of another engine (trl.OffloadActivations), one of whose 8 saved
+# tensors came back different at step 2.
 
 leak_spool() {
 	cat <<'SPOOL'
@@ -54,4 +56,15 @@ make_clean_db() {
 	leak_spool | grep -v -e 'stream=13 layer' -e '^offload' >"$TMP/clean.txt"
 	"$MKSPOOL" "$TMP/clean.txt" "$TMP/clean.vtr" &&
 	    "$VRAMTRACE" replay "$TMP/clean.vtr" -o "$1" >/dev/null
+}
+
+make_check_db() {
+	{ leak_spool; cat <<'SPOOL'
+check-step 1350 step=1 engine=trl.OffloadActivations packs=4 unpacks=4 checked=4 differ=0 packed=4194304 moved=4194304 device=0
+check-diff 1420 step=2 index=1 engine=trl.OffloadActivations shape=8x64x2048 dtype=bfloat16 bytes=2097152 differs=0x8 device=0 where=train.py:12 detail="contents: 12 of 576 checksums differ" pack_site="fwd@train.py:12|main@train.py:40" unpack_site="MmBackward0@<autograd>:0" unpack=1480
+check-step 1550 step=2 engine=trl.OffloadActivations packs=4 unpacks=4 checked=4 differ=1 packed=4194304 moved=4194304 device=0
+SPOOL
+	} >"$TMP/check.txt"
+	"$MKSPOOL" "$TMP/check.txt" "$TMP/check.vtr" &&
+	    "$VRAMTRACE" replay "$TMP/check.vtr" -o "$1" >/dev/null
 }

@@ -3,8 +3,11 @@
  * packs, tensors and bytes offloaded, stashes and their bytes, reaps,
  * dedupe hits and releases, pinned-pool fallbacks, unpacks, prefetches
  * and exit syncs, with the totals on top.  Says so when the run has no
- * offload events.  The rows are read once per data change (one row per
- * step, grouped by the database).
+ * offload events.  Above them, for a run of record --check-offload, the
+ * offload check of every saved-tensor-hooks engine (TRL's, save_on_cpu,
+ * ours): its summary line, what the engines did, and the first saved
+ * tensors that came back different.  The rows are read once per data
+ * change (one row per step, grouped by the database).
  */
 #include "config.h"
 
@@ -19,8 +22,12 @@ struct tui_view_offload {
 	struct query_offload_step	*steps;
 	size_t			 n;
 	struct query_offload_step	 total;
+	struct query_check	 check;
 	int			 visible;
 };
+
+/* The offload check's differences the view lists. */
+#define TUI_OFFLOAD_CHECK_FIRST	3
 
 static const char *const tui_view_offload_help[] = {
 	"Per step: PACK saved tensors seen, OFFLOADED bytes copied to the host,",
@@ -29,6 +36,9 @@ static const char *const tui_view_offload_help[] = {
 	"pinned-pool fallbacks (the slab was full), UNPACK, PREFETCH, SYNC",
 	"offload-context exits.  A stash that grows while REAP stays at 0 is",
 	"the leak of an engine that forgets to clear its stashes.",
+	"Offload check (record --check-offload), on top: how many saved",
+	"tensors any saved-tensor-hooks engine gave back different from what",
+	"it was given, what the engines did, and the first differences.",
 	NULL
 };
 
@@ -58,8 +68,10 @@ tui_view_offload_reload(struct tui *t, void *state)
 	size_t			 i;
 
 	free(v->steps);
+	query_check_free(&v->check);
 	if (query_offload(t->q, t->run.id, &v->steps, &v->n,
-	    &cause) != 0) {
+	    &cause) != 0 || query_check(t->q, t->run.id,
+	    TUI_OFFLOAD_CHECK_FIRST, &v->check, &cause) != 0) {
 		snprintf(t->message, sizeof t->message, "%s", cause);
 		free(cause);
 	}
@@ -100,6 +112,7 @@ tui_view_offload_destroy(void *state)
 
 	tui_list_free(&v->list);
 	free(v->steps);
+	query_check_free(&v->check);
 	free(v);
 }
 
@@ -132,6 +145,38 @@ tui_view_offload_row(const struct query_offload_step *s, struct tui_canvas *c,
 		    s->exit_syncs);
 }
 
+/*
+ * The offload check on top, from row y: its line, what the engines did,
+ * the first differences and a blank row.  Returns the next row (y when
+ * the run was not checked).
+ */
+static int
+tui_view_offload_check(const struct query_check *ch, struct tui_canvas *c,
+    int y)
+{
+	const struct query_check_diff	*d;
+	char				 a[FMT_LEN], b[FMT_LEN];
+	size_t				 i;
+
+	if (!ch->checked_run)
+		return (y);
+	y = tui_format_check(c, y, 1, ch);
+	tui_canvas_printf(c, y++, 1, -1, TUI_A_NORMAL, "%" PRId64 " engine%s,"
+	    " %" PRId64 " packs (%s), %" PRId64 " unpacks, %s came back in"
+	    " other memory", ch->engines, ch->engines == 1 ? "" : "s",
+	    ch->packs, fmt_bytes(ch->packed_bytes, a, sizeof a), ch->unpacks,
+	    fmt_bytes(ch->moved_bytes, b, sizeof b));
+	for (i = 0; i < ch->nfirst; i++) {
+		d = &ch->first[i];
+		tui_canvas_printf(c, y++, 3, -1, TUI_A_BAD, "step %" PRId64
+		    " #%" PRId64 " %s %s %s: %s", d->step, d->index,
+		    fmt_text(d->shape), fmt_text(d->dtype),
+		    fmt_text(d->where != NULL ? d->where : d->pack_site),
+		    fmt_text(d->detail));
+	}
+	return (y + 1);
+}
+
 static void
 tui_view_offload_draw(struct tui *t, void *state, struct tui_canvas *c,
     int y, int h)
@@ -139,11 +184,14 @@ tui_view_offload_draw(struct tui *t, void *state, struct tui_canvas *c,
 	struct tui_view_offload		*v = state;
 	const struct query_offload_step	*s;
 	char				 a[32], b[32];
-	int				 k, wide = c->w >= 100;
+	int				 k, top = y, wide = c->w >= 100;
 
+	y = tui_view_offload_check(&v->check, c, y);
+	h -= y - top;
 	if (v->n == 0) {
 		tui_canvas_put(c, y + 1, 1, -1, TUI_A_NORMAL, "no offload "
-		    "events in this run (the offload engine was not used)");
+		    "events in this run (vramtrace's offload engine was not"
+		    " used)");
 		return;
 	}
 	tui_canvas_printf(c, y, 1, -1, TUI_A_BOLD, "offloaded %s, stashed %s,"

@@ -1,7 +1,9 @@
 /*
  * tui-view-overview.c: view 1, the run at a glance: what was run where,
  * how much it held, the verdict, the garbage streams and the sites that
- * hold the growth.  It has no state and no keys of its own.
+ * hold the growth, and the offload check's line when the run was recorded
+ * with record --check-offload (read when the view is made and when the
+ * data changes).  It has no keys of its own.
  */
 #include "config.h"
 
@@ -14,9 +16,42 @@
 static const char *const tui_view_overview_help[] = {
 	"The run, its processes and devices, the verdict with the growth per",
 	"step, the live bytes per step as a sparkline, garbage streams and",
-	"the allocation sites that hold what grew.",
+	"the allocation sites that hold what grew.  Offload check (runs of",
+	"record --check-offload): how many saved tensors an offload engine",
+	"gave back different from what it was given (the Offload view, 5,",
+	"lists the first).",
 	NULL
 };
+
+static void
+tui_view_overview_reload(struct tui *t, void *state)
+{
+	struct query_check	*check = state;
+	char			*cause = NULL;
+
+	query_check_free(check);
+	if (query_check(t->q, t->run.id, 1, check, &cause) != 0) {
+		snprintf(t->message, sizeof t->message, "%s", cause);
+		free(cause);
+	}
+}
+
+static void *
+tui_view_overview_create(struct tui *t)
+{
+	struct query_check	*check;
+
+	check = xcalloc(1, sizeof *check);
+	tui_view_overview_reload(t, check);
+	return (check);
+}
+
+static void
+tui_view_overview_destroy(void *state)
+{
+	query_check_free(state);
+	free(state);
+}
 
 static int
 tui_view_overview_label(struct tui_canvas *c, int y, const char *label)
@@ -91,8 +126,8 @@ tui_view_overview_run(struct tui *t, struct tui_canvas *c, int y)
 }
 
 static int
-tui_view_overview_verdict(const struct leak_report *r, struct tui_canvas *c,
-    int y)
+tui_view_overview_verdict(const struct leak_report *r,
+    const struct query_check *check, struct tui_canvas *c, int y)
 {
 	char	a[FMT_LEN], b[FMT_LEN], p[FMT_LEN];
 	int	x, attr;
@@ -110,6 +145,10 @@ tui_view_overview_verdict(const struct leak_report *r, struct tui_canvas *c,
 		    fmt_percent(r->grew_fraction, p, sizeof p),
 		    tui_format_layer(r->layer), r->warmup);
 	y++;
+	if (check->checked_run) {
+		x = tui_view_overview_label(c, y, "Check");
+		y = tui_format_check(c, y, x, check);
+	}
 	x = tui_view_overview_label(c, y, "Peak");
 	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%s   live at the "
 	    "last step %s", fmt_bytes(r->peak_bytes, a, sizeof a),
@@ -192,7 +231,6 @@ tui_view_overview_draw(struct tui *t, void *state, struct tui_canvas *c,
 	const struct leak_report	*r = t->report;
 	int				 end = y + h;
 
-	(void)state;
 	y = tui_view_overview_run(t, c, y + 1) + 1;
 	if (r == NULL) {
 		tui_view_overview_label(c, y, "Verdict");
@@ -201,7 +239,7 @@ tui_view_overview_draw(struct tui *t, void *state, struct tui_canvas *c,
 		    "allocation)");
 		return;
 	}
-	y = tui_view_overview_verdict(r, c, y);
+	y = tui_view_overview_verdict(r, state, c, y);
 	y = tui_view_overview_history(r, c, y);
 	y = tui_view_overview_garbage(r, c, y, end) + 1;
 	tui_view_overview_suspects(r, c, y, end);
@@ -209,5 +247,6 @@ tui_view_overview_draw(struct tui *t, void *state, struct tui_canvas *c,
 
 const struct tui_view tui_view_overview = {
 	"overview", "Overview", "", tui_view_overview_help,
-	NULL, NULL, tui_view_overview_draw, NULL, NULL
+	tui_view_overview_create, tui_view_overview_destroy,
+	tui_view_overview_draw, NULL, tui_view_overview_reload
 };

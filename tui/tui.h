@@ -160,6 +160,8 @@ void	 tui_canvas_write(const struct tui_canvas *, FILE *);
 
 /* tui-format.c */
 const char *tui_format_layer(int);
+int	 tui_format_check(struct tui_canvas *, int, int,
+	     const struct query_check *);
 
 /* tui-list.c */
 void	 tui_list_init(struct tui_list *, size_t, tui_list_fetch_fn, void *);
