@@ -14,8 +14,12 @@ sites are lines of bench/offload/bench.py.
     train.py one ENGINE N [TRL.py]
                               N steps of one engine, no checker of its own
                               (for `vramtrace record`, with or without
-                              VRAMTRACE_CHECK_OFFLOAD)
+                              --check-offload); its last line is the
+                              ground truth: "truth: " and a JSON list of
+                              [step, pack site, count], or "truth: null"
+                              for an engine without one (db.py reads it)
 """
+import json
 import collections
 import gc
 import os
@@ -132,9 +136,14 @@ def main():
     if sys.argv[1] == "table":
         sys.exit(0 if table(sys.argv[2]) else 1)
     name, steps = sys.argv[2], int(sys.argv[3])
-    _, ms = train(make(name, sys.argv[4] if len(sys.argv) > 4 else None),
-                  steps)
+    ctx = make(name, sys.argv[4] if len(sys.argv) > 4 else None)
+    corrupt, ms = train(ctx, steps)
     print("%s: %d steps, median %.1f ms" % (name, steps, ms))
+    truth = None
+    if hasattr(ctx, "stale"):
+        truth = [[step, site, n] for (step, site), n
+                 in sorted((ctx.stale + corrupt).items())]
+    print("truth: %s" % json.dumps(truth))
 
 
 if __name__ == "__main__":
