@@ -5,7 +5,8 @@
 # stacks as sites, what leaks and report say (text, JSON, CSV) and their
 # exit status 3, a run that was checked and found nothing, a run that was
 # not checked, a database made before the tables existed, and merge.
-# (t-check.sh sends the same events from Python.)
+# (t-check.sh sends the same events from Python.)  The scenario is
+# tests/data/spool/check-run.txt.
 . "${srcdir:-.}/tests/lib.sh"
 plan 20
 q() {	# q DB SQL: the rows as a|b lines joined by spaces
@@ -22,18 +23,7 @@ db.close()' "$1"
 }
 ENGINE=trl.OffloadActivations
 
-cat >"$TMP/bad.txt" <<EOF
-process-start 1000 pid=10
-alloc 1100 address=0x1000 bytes=4096 stream=7 site="f@train.py:3"
-check-diff 1200 step=1 index=2 engine=$ENGINE shape=8x64 dtype=float32 bytes=2048 differs=0x28 device=0 where=train.py:3 detail="contents: 5 of 72 checksums differ" pack_site="fwd@train.py:3|main@train.py:9" unpack_site="MmBackward0@<autograd>:0" unpack=1700
-check-step 1500 step=1 engine=$ENGINE packs=4 unpacks=0 checked=0 differ=0 packed=4096 moved=0 device=0
-check-step 1600 step=1 engine=$ENGINE packs=0 unpacks=4 checked=4 differ=1 packed=0 moved=2048 device=0
-check-step 1650 step=1 engine=hand.Engine packs=1 unpacks=1 checked=1 differ=0 packed=64 moved=64 device=-1
-step-end 2000
-check-diff 2100 step=2 index=0 engine=$ENGINE shape=8x64 dtype=float32 bytes=2048 differs=0x2 device=0 where=train.py:3 detail="dtype float32 -> bfloat16" pack_site="fwd@train.py:3|main@train.py:9" unpack_site="MmBackward0@<autograd>:0"
-check-step 2500 step=2 engine=$ENGINE packs=4 unpacks=4 checked=4 differ=1 packed=4096 moved=0 device=1
-step-end 3000
-EOF
+cp "$srcdir/tests/data/spool/check-run.txt" "$TMP/bad.txt"
 spool bad
 ok $? "a spool with check events replays"
 [ "$(q "$TMP/bad.db" "SELECT step, engine, device, packs, unpacks, checked,
