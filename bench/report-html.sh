@@ -1,6 +1,7 @@
 #!/bin/sh
-# report-html.sh: the HTML report of a large run: how long the aggregation
-# takes and how much memory, how large the page is, and how long Chromium
+# report-html.sh: the HTML report of a large run: how long `vramtrace
+# report --html` takes (the leak analysis, the aggregation and the
+# writing) and how much memory, how large the page is, and how long Chromium
 # takes to draw it.
 #
 # usage: sh bench/report-html.sh [MILLIONS [DB [LOADS]]]
@@ -24,10 +25,10 @@ if [ ! -e "$db" ]; then
 	./bench/leaks "$n" "$db" >/dev/null
 fi
 /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" \
-    ./tests/report-page "$db" "$tmp/page.html" 2>"$tmp/err"
+    ./vramtrace report "$db" --html "$tmp/page.html" 2>"$tmp/err"
 read -r wall user sys rss <"$tmp/time"
 echo "allocations        $(./vramtrace sql "$db" 'select count(*) from allocations' --format csv | tail -n 1)"
-echo "aggregate+write    ${wall} s wall, ${user} s user, ${sys} s system"
+echo "report --html      ${wall} s wall, ${user} s user, ${sys} s system"
 echo "peak memory        $((rss / 1024)) MiB"
 echo "page               $(wc -c <"$tmp/page.html") bytes"
 if ! command -v chromium >/dev/null 2>&1; then

@@ -16,11 +16,9 @@
 
 #include "vramtrace.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmd.h"
 #include "query.h"
@@ -283,10 +281,16 @@ on_offload(void *arg, const struct query_item *it)
 	    PRId64 "}}", it->bytes, it->number);
 }
 
-/* Write the whole trace of run b->run_id to x->f.  0, or -1 with *cause. */
+/* What export_write needs: the reader, the trace's state, the run. */
+struct export_job {
+	struct query			*q;
+	struct export			*x;
+	const struct query_bounds	*b;
+};
+
+/* Write the whole trace of the job's run to f.  0, or -1 with *cause. */
 static int
-export_write(struct query *q, struct export *x, const struct query_bounds *b,
-    char **cause)
+export_write(FILE *f, void *arg, char **cause)
 {
 	static const query_item_fn	 fns[QUERY_ITEM_MAX] = {
 		[QUERY_ITEM_PROCESS] = on_process,
@@ -296,20 +300,24 @@ export_write(struct query *q, struct export *x, const struct query_bounds *b,
 		[QUERY_ITEM_STEP] = on_step,
 		[QUERY_ITEM_OFFLOAD] = on_offload,
 	};
+	struct export_job		*job = arg;
+	struct export			*x = job->x;
 	int				 k;
 	char				 name[64];
 
+	x->f = f;
 	fprintf(x->f, "{\"displayTimeUnit\": \"ns\", \"otherData\": "
-	    "{\"generator\": \"vramtrace %s\", \"run\": %" PRId64 ", \"t0_ns\": "
-	    "%" PRIu64 "},\n\"traceEvents\": [", PACKAGE_VERSION, b->run_id,
-	    x->t0);
-	snprintf(name, sizeof name, "run %" PRId64 " (steps)", b->run_id);
+	    "{\"generator\": \"vramtrace %s\", \"run\": %" PRId64
+	    ", \"t0_ns\": %" PRIu64 "},\n\"traceEvents\": [", PACKAGE_VERSION,
+	    job->b->run_id, x->t0);
+	snprintf(name, sizeof name, "run %" PRId64 " (steps)", job->b->run_id);
 	event_begin(x, "M", 0, 0);
 	fputs(", \"name\": \"process_name\", \"args\": {\"name\": ", x->f);
 	json_string(x->f, name);
 	fputs("}}", x->f);
 	for (k = 0; k < QUERY_ITEM_MAX; k++) {
-		if (query_timeline(q, b->run_id, k, fns[k], x, cause) != 0)
+		if (query_timeline(job->q, job->b->run_id, k, fns[k], x,
+		    cause) != 0)
 			return (-1);
 	}
 	counter_flush(x);
@@ -317,15 +325,15 @@ export_write(struct query *q, struct export *x, const struct query_bounds *b,
 	return (0);
 }
 
-/* Write the trace to a temporary file and rename it to path. */
+/* Write the trace to path (util_write_file: all or nothing). */
 static int
 export_file(struct query *q, const char *path, int64_t run_id,
     uint64_t max_points, char **cause)
 {
 	struct query_bounds	 b;
 	struct export		 x;
-	char			*tmp;
-	int			 fd, rc = -1;
+	struct export_job	 job = { q, &x, &b };
+	int			 rc;
 
 	if (query_timeline_bounds(q, run_id, &b, cause) != 0)
 		return (-1);
@@ -335,27 +343,7 @@ export_file(struct query *q, const char *path, int64_t run_id,
 	if ((uint64_t)b.changes > max_points && b.last_ns > b.first_ns)
 		x.width = (b.last_ns - b.first_ns) / (max_points / 2 /
 		    (uint64_t)b.tracks + 1) + 1;
-	xasprintf(&tmp, "%s.tmp-XXXXXX", path);
-	if ((fd = util_mkstemp(tmp)) == -1 ||
-	    (x.f = fdopen(fd, "w")) == NULL) {
-		*cause = xstrerror_cause("%s: cannot create", path);
-		if (fd != -1)
-			close(fd);
-		goto out;
-	}
-	rc = export_write(q, &x, &b, cause);
-	if (fclose(x.f) != 0 && rc == 0) {
-		*cause = xstrerror_cause("%s: cannot write", path);
-		rc = -1;
-	}
-	if (rc == 0 && rename(tmp, path) != 0) {
-		*cause = xstrerror_cause("%s: cannot rename %s", path, tmp);
-		rc = -1;
-	}
-out:
-	if (rc != 0)
-		unlink(tmp);
-	free(tmp);
+	rc = util_write_file(path, export_write, &job, cause);
 	free(x.threads);
 	return (rc);
 }

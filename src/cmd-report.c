@@ -1,7 +1,8 @@
 /*
  * cmd-report.c: vramtrace report DB|PICKLE: one screen about a run: what it
  * was, its devices, steps and peak, the leak verdict, the top streams and
- * the top sites.
+ * the top sites; with --html FILE, the HTML report of the run instead
+ * (report.h: aggregated by query_report, written by report_html_write).
  */
 #include "config.h"
 
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "query.h"
+#include "report.h"
 #include "cmd.h"
 
 static int	cmd_report_exec(const struct cmd_entry *,
@@ -23,6 +25,9 @@ static const char *const formats[] = { "text", "json", NULL };
 static const struct cmd_option cmd_report_options[] = {
 	CMD_OPTIONS_LEAK("the run to summarise (default: the newest)"),
 	CMD_OPTION_FORMAT(formats, "text (default) or json"),
+	{ .name = "html", .letter = 'H', .kind = CMD_TEXT,
+	  .value = "OUT.html",
+	  .help = "write the run's HTML report here instead" },
 	CMD_OPTION_END
 };
 
@@ -130,6 +135,40 @@ print_json(const struct query_run *run, const struct leak_report *r,
 	printf("]}\n");
 }
 
+/* What html_write needs: the reader, the run, its leak report. */
+struct report_job {
+	struct query			*q;
+	const struct query_run		*run;
+	const struct leak_report	*lr;
+};
+
+/*
+ * The events the walk sorts at once: VRAMTRACE_REPORT_WINDOW (for tests:
+ * small windows must give the data of one), else 0, the default.
+ */
+static size_t
+html_window(void)
+{
+	const char	*e = getenv("VRAMTRACE_REPORT_WINDOW");
+
+	return (e != NULL ? (size_t)strtoull(e, NULL, 10) : 0);
+}
+
+/* Aggregate the run and write its page to f.  0, or -1 with *cause. */
+static int
+html_write(FILE *f, void *arg, char **cause)
+{
+	struct report_job	*job = arg;
+	struct report		*r = NULL;
+	int			 rc = -1;
+
+	if (query_report(job->q, job->run->id, job->lr->layer, html_window(),
+	    &r, cause) == 0 && query_report_sites(job->q, r, cause) == 0)
+		rc = report_html_write(f, job->run, r, job->lr, cause);
+	query_report_free(r);
+	return (rc);
+}
+
 static int
 cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
@@ -137,11 +176,15 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	struct leak_report	*r = NULL;
 	struct query_run	 run = { 0 };
 	struct query_check	 c;
+	struct report_job	 job;
 	struct query		*q;
+	const char		*html;
 	char			*cause = NULL;
-	int			 rc;
+	int			 rc = 0;
 
-	(void)self;
+	if (cmd_args_has(args, 'H') && cmd_args_has(args, 'f'))
+		return (cmd_usage_error(self,
+		    "--html and --format do not mix"));
 	cmd_args_leak(args, &opts);
 	memset(&c, 0, sizeof c);
 	if ((q = input_open(args->argv[0], &cause)) == NULL ||
@@ -157,12 +200,20 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		query_close(q);
 		return (cmd_fail(cause));
 	}
-	query_close(q);
-	if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
+	if ((html = cmd_args_text(args, 'H', NULL)) != NULL) {
+		job.q = q;
+		job.run = &run;
+		job.lr = r;
+		rc = util_write_file(html, html_write, &job, &cause);
+	} else if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
 		print_json(&run, r, &c);
 	else
 		print_text(&run, r, &c);
-	rc = c.diffs > 0 ? EXIT_CORRUPT : EXIT_OK;
+	query_close(q);
+	if (rc != 0)
+		rc = cmd_fail(cause);
+	else
+		rc = c.diffs > 0 ? EXIT_CORRUPT : EXIT_OK;
 	query_check_free(&c);
 	query_run_free(&run);
 	leak_report_free(r);

@@ -1,6 +1,7 @@
 /*
  * util.c: small helpers the commands share: sorting, recognising a
- * snapshot pickle by its first bytes, terminals, making an output file.
+ * snapshot pickle by its first bytes, terminals, making and writing an
+ * output file.
  */
 #include "config.h"
 
@@ -95,4 +96,42 @@ util_mkstemp(char *template)
 			return (fd);
 	}
 	return (-1);
+}
+
+/*
+ * Write the file path through write(f, arg, cause): into a temporary file
+ * beside it (util_mkstemp), renamed to path only when write returned 0 and
+ * every byte reached the disk, so that a failure leaves path as it was and
+ * no partial file.  Returns 0, or -1 with *cause (the caller frees it):
+ * write's own, or "PATH: cannot create|write|rename: ERROR".
+ */
+int
+util_write_file(const char *path, int (*write)(FILE *, void *, char **),
+    void *arg, char **cause)
+{
+	char	*tmp;
+	FILE	*f = NULL;
+	int	 fd, rc = -1;
+
+	xasprintf(&tmp, "%s.tmp-XXXXXX", path);
+	if ((fd = util_mkstemp(tmp)) == -1 || (f = fdopen(fd, "w")) == NULL) {
+		*cause = xstrerror_cause("%s: cannot create", path);
+		if (fd != -1)
+			close(fd);
+		goto out;
+	}
+	rc = write(f, arg, cause);
+	if (fclose(f) != 0 && rc == 0) {
+		*cause = xstrerror_cause("%s: cannot write", path);
+		rc = -1;
+	}
+	if (rc == 0 && rename(tmp, path) != 0) {
+		*cause = xstrerror_cause("%s: cannot rename %s", path, tmp);
+		rc = -1;
+	}
+	if (rc != 0)
+		unlink(tmp);
+out:
+	free(tmp);
+	return (rc);
 }

@@ -51,6 +51,8 @@ int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
 int	 util_isatty_err(void);
 int	 util_mkstemp(char *);
+int	 util_write_file(const char *, int (*)(FILE *, void *, char **),
+	     void *, char **);
 
 /* fmt.c */
 #define FMT_UNKNOWN	"n/a"	/* how text shows a value not known */

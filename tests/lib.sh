@@ -60,6 +60,11 @@ spool() {
 	"$VRAMTRACE" replay "$TMP/$1.vtr" -o "$TMP/$1.db" >/dev/null
 }
 
+# page DB OUT.html: write the HTML report of DB to OUT.html.
+page() {
+	"$VRAMTRACE" report "$1" --html "$2"
+}
+
 # jq_py FILE EXPR: evaluate a Python expression on the JSON in FILE (as d);
 # exit 0 when it is true.
 jq_py() {

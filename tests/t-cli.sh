@@ -164,13 +164,15 @@ mkdir "$TMP/modes"
 	"$VRAMTRACE" merge replay.db -o merge.db >/dev/null &&
 	"$VRAMTRACE" import "$srcdir/examples/clean.pickle" -o import.db >/dev/null &&
 	"$VRAMTRACE" export replay.db --perfetto export.json &&
+	"$VRAMTRACE" report replay.db --html report.html &&
 	"$VRAMTRACE" record -o record.db -- true &&
 	"$VRAMTRACE" replay "$TMP/run.vtr" -o record.db --append
 ) >"$TMP/out" 2>&1
 st=$?
-got=$(for f in replay.db merge.db import.db export.json record.db; do
+got=$(for f in replay.db merge.db import.db export.json report.html \
+    record.db; do
 	printf '%s=%s ' "$f" "$(mode "$TMP/modes/$f")"; done)
-[ $st -eq 0 ] && [ "$got" = "replay.db=644 merge.db=644 import.db=644 export.json=644 record.db=644 " ]
+[ $st -eq 0 ] && [ "$got" = "replay.db=644 merge.db=644 import.db=644 export.json=644 report.html=644 record.db=644 " ]
 ok $? "umask 022: databases and exports are 0644${got:+ ($got)}"
 (
 	umask 027

@@ -10,7 +10,6 @@
 # are printed, never judged.
 . "${srcdir:-.}/tests/lib.sh"
 NTESTS=13
-PAGE="${top_builddir:-.}/tests/report-page"
 if [ -z "$PYTHON3" ]; then
 	echo "1..0 # SKIP no python3"
 	exit 0
@@ -34,7 +33,7 @@ browse() {
 }
 for f in clean garbage_stream; do
 	"$VRAMTRACE" import "$srcdir/examples/$f.pickle" -o "$TMP/$f.db" \
-	    >/dev/null 2>&1 && "$PAGE" "$TMP/$f.db" "$TMP/$f.html" 2>/dev/null &&
+	    >/dev/null 2>&1 && page "$TMP/$f.db" "$TMP/$f.html" &&
 	    "$VRAMTRACE" report "$TMP/$f.db" --format json >"$TMP/$f.rep" ||
 	    exit 99
 done
@@ -108,7 +107,7 @@ offload 1620 kind=stash tensor=1 storage=0x100000 bytes=8388608 stream=13 device
 alloc 1700 address=0x10000000 bytes=8388608 stream=13 device=1 site="bad</script><script>document.title='pwned'</script>@$bad:1"
 offload 2620 kind=reap tensor=1 storage=0x100000 bytes=8388608 stream=13 device=1
 EOF
-spool ranks && "$PAGE" "$TMP/ranks.db" "$TMP/ranks.html" 2>/dev/null || exit 99
+spool ranks && page "$TMP/ranks.db" "$TMP/ranks.html" || exit 99
 browse "$TMP/ranks.html" ranks \
     --eval "Array.prototype.map.call(document.querySelectorAll('#lanes .lane'), function (e) { return e.getAttribute('data-rank'); }).join(' ')" \
     --eval "document.querySelectorAll('#lanes canvas.offload').length" \

@@ -8,13 +8,12 @@
 # to size, and a run without allocations.  tests/t-report-browser.sh looks
 # at the pages in Chromium.
 . "${srcdir:-.}/tests/lib.sh"
-NTESTS=16
+NTESTS=20
 plan $NTESTS
 if [ -z "$PYTHON3" ]; then
 	skip $NTESTS "no python3"
 	exit 0
 fi
-PAGE="${top_builddir:-.}/tests/report-page"
 ORACLE="$srcdir/tests/report-oracle.py"
 # data PAGE: the page's data as JSON, in PAGE.json.
 data() {
@@ -30,7 +29,7 @@ PY
 # The bundled snapshots, imported into databases of their own.
 for f in clean garbage_stream; do
 	"$VRAMTRACE" import "$srcdir/examples/$f.pickle" -o "$TMP/$f.db" \
-	    >/dev/null 2>&1 && "$PAGE" "$TMP/$f.db" "$TMP/$f.html" 2>/dev/null &&
+	    >/dev/null 2>&1 && page "$TMP/$f.db" "$TMP/$f.html" &&
 	    data "$TMP/$f.html" || exit 99
 done
 for f in clean garbage_stream; do
@@ -66,7 +65,8 @@ jq_py "$G" 'all((s["id"] == 0) == (s["label"] is None) == (s["frames"] == []) fo
 ok $? "the holders' sites have their stacks, outermost first"
 
 # Small windows: the same data as one walk in memory.
-"$PAGE" "$TMP/garbage_stream.db" "$TMP/w7.html" 0 7 2>/dev/null && data "$TMP/w7.html"
+VRAMTRACE_REPORT_WINDOW=7 "$VRAMTRACE" report "$TMP/garbage_stream.db" \
+    --html "$TMP/w7.html" && data "$TMP/w7.html"
 cmp -s "$TMP/w7.html.json" "$G"
 ok $? "a walk in windows of 7 events gives the same data as one in memory"
 
@@ -97,7 +97,7 @@ alloc 2700 address=0x10100000 bytes=8388608 stream=13 device=1 site="stash@offlo
 alloc 3700 address=0x10200000 bytes=8388608 stream=13 device=1 site="bad</script><script>document.title='pwned'</script>@$bad:1|main@train.py:5"
 alloc 4700 address=0x10300000 bytes=8388608 stream=13 device=1
 EOF
-spool ranks && "$PAGE" "$TMP/ranks.db" "$TMP/ranks.html" 2>/dev/null &&
+spool ranks && page "$TMP/ranks.db" "$TMP/ranks.html" &&
     data "$TMP/ranks.html" || exit 99
 "$PY" "$ORACLE" "$VRAMTRACE" "$TMP/ranks.html" "$TMP/ranks.db" >"$TMP/o.txt"
 ok $? "two ranks: buckets, peaks and holders agree with the database"
@@ -127,15 +127,36 @@ ok $? "the page links to nothing (the SVG namespace aside)"
 		i=$((i + 1))
 	done
 } >"$TMP/long.txt"
-spool long && "$PAGE" "$TMP/long.db" "$TMP/long.html" 2>/dev/null &&
+spool long && page "$TMP/long.db" "$TMP/long.html" &&
     data "$TMP/long.html" || exit 99
 jq_py "$TMP/long.html.json" 'd["step_every"] == 2 and len(d["steps"]) == 1501 and d["steps"][-1][0] == 3000 and len(d["verdict"]["bars"]) == 1000 and d["verdict"]["bars"][0][:2] == [1, 3] and all(b[2] == 3072 for b in d["verdict"]["bars"][1:]) and d["verdict"]["bars"][-1][3] == 3072000'
 ok $? "3000 steps: every other step marked, bars of 3 steps with their change"
 
 # No allocations at all.
 printf 'process-start 1000 pid=1\nstep-end 2000\n' >"$TMP/empty.txt"
-spool empty && "$PAGE" "$TMP/empty.db" "$TMP/empty.html" 2>/dev/null &&
+spool empty && page "$TMP/empty.db" "$TMP/empty.html" &&
     data "$TMP/empty.html"
 jq_py "$TMP/empty.html.json" 'd["lanes"] == [] and d["peak"]["t"] is None and d["holders"]["sites"] == []'
 ok $? "a run without allocations: a page with no lanes"
+
+# The command: a pickle directly, bad uses, a file it cannot write.
+page "$srcdir/examples/garbage_stream.pickle" "$TMP/p.html" &&
+    data "$TMP/p.html" &&
+    "$PY" - "$TMP/p.html.json" "$G" <<'PY'
+import json, sys
+p, g = (json.load(open(a)) for a in sys.argv[1:])
+for d in (p, g):
+    d["run"].pop("input")
+sys.exit(0 if p == g else 1)
+PY
+ok $? "report PICKLE --html: the data of its imported database"
+run "$VRAMTRACE" report "$TMP/clean.db" --html "$TMP/x.html" --format json
+expect 2 '--html and --format do not mix' "--html with --format: usage, exit 2"
+run "$VRAMTRACE" report "$TMP/clean.db" --html "$TMP/no/such/dir/x.html"
+expect 1 "$TMP/no/such/dir/x.html: cannot create" "a page it cannot create: exit 1 naming it"
+mkdir "$TMP/d.html"
+run "$VRAMTRACE" report "$TMP/clean.db" --html "$TMP/d.html"
+[ $rc -eq 1 ] && grep -q "d.html: cannot rename" "$TMP/err" &&
+    [ -z "$(ls "$TMP" | grep 'd.html.tmp')" ] && [ -d "$TMP/d.html" ]
+ok $? "a page it cannot put in place: exit 1, no temporary file left"
 done_testing
