@@ -58,6 +58,7 @@ static const struct cmd_entry *const cmd_table[] = {
 	&cmd_replay_entry,
 	&cmd_report_entry,
 	&cmd_sql_entry,
+	&cmd_stats_entry,
 	&cmd_tui_entry,
 	NULL
 };

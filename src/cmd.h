@@ -134,6 +134,7 @@ extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_replay_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_sql_entry;
+extern const struct cmd_entry cmd_stats_entry;
 extern const struct cmd_entry cmd_tui_entry;
 
 /* leak-print.c */

@@ -97,7 +97,7 @@ grep -Eq '^ +0 1031036896 ' "$TMP/out" && grep -Eq '^ +0 n/a ' "$TMP/out"
 ok $? "tui: the same spelling"
 # Every command parses the same way, from its entry in the command table.
 cmds=$("$VRAMTRACE" help | sed -n 's/^  \([a-z]*\) .*/\1/p')
-[ "$(echo $cmds | wc -w)" -eq 14 ]; ok $? "help lists the 14 commands"
+[ "$(echo $cmds | wc -w)" -eq 15 ]; ok $? "help lists the 15 commands"
 bad=
 for c in $cmds; do
 	"$VRAMTRACE" help "$c" >"$TMP/help" 2>&1 &&
