@@ -5,12 +5,17 @@
  * Each traced process is a trace process (pid = processes.id; 0 holds the
  * steps and what has no process) and each (device, stream) of it a thread.
  * Live bytes are counter tracks ("ph": "C"), one per process, device,
- * stream and layer, with the running total at each change; when a run has
- * more changes than --max-points, time is cut into buckets and each bucket
- * gives its highest value and its last, so the peak and the final value
- * stay exact.  Copies and steps are complete slices ("ph": "X"), offload
- * decisions instants ("ph": "i").  Times are microseconds from the run's
- * first instant, which otherData.t0_ns gives.
+ * stream and layer, with the running total at each change, and one per
+ * process, device and layer for the device's total over its streams; when
+ * a run has more allocation and free events than --max-points, time is
+ * cut into buckets and each bucket gives its highest value and its last,
+ * so the peak and the final value stay exact.  Copies and steps are
+ * complete slices ("ph": "X"), offload decisions instants ("ph": "i").
+ * The --allocations largest allocations are async slices ("ph": "b" and
+ * "e", id = allocations.id) named by their site, with their size, from
+ * their allocation to their free (or the run's end): Perfetto draws those
+ * of a site on one track, in as many rows as overlap.  Times are
+ * microseconds from the run's first instant, which otherData.t0_ns gives.
  */
 #include "config.h"
 
@@ -27,6 +32,7 @@ static int	cmd_export_exec(const struct cmd_entry *,
 		    const struct cmd_args *);
 
 #define EXPORT_MAX_POINTS	100000
+#define EXPORT_ALLOCATIONS	100000
 
 static const struct cmd_option cmd_export_options[] = {
 	{ .name = "perfetto", .letter = 'p', .flags = CMD_REQUIRED,
@@ -35,7 +41,10 @@ static const struct cmd_option cmd_export_options[] = {
 	CMD_OPTION_RUN("the run to export (default: the newest)"),
 	{ .name = "max-points", .letter = 'n', .kind = CMD_NUMBER,
 	  .value = "N", .min = 16,
-	  .help = "bucket live-byte counters beyond N points (100000)" },
+	  .help = "bucket live-byte counters beyond N events (100000)" },
+	{ .name = "allocations", .letter = 'a', .kind = CMD_NUMBER,
+	  .value = "N",
+	  .help = "write the N largest allocations as slices (100000)" },
 	CMD_OPTION_END
 };
 
@@ -58,6 +67,7 @@ struct export {
 	FILE			*f;
 	uint64_t		 t0;
 	uint64_t		 width;	/* counter bucket, ns; 0: none */
+	uint64_t		 last;	/* the run's last instant */
 	int			 first;	/* no event written yet */
 	struct export_thread	*threads;
 	size_t			 nthreads;
@@ -163,7 +173,10 @@ counter_point(struct export *x, uint64_t t, int64_t value)
 	const char		*layer;
 	char			 label[64];
 
-	stream_label(label, sizeof label, k->device, k->stream);
+	if (k->kind == QUERY_ITEM_TOTAL)
+		snprintf(label, sizeof label, "dev %d total", (int)k->device);
+	else
+		stream_label(label, sizeof label, k->device, k->stream);
 	layer = k->layer >= 0 ? event_layer_name((unsigned int)k->layer) :
 	    NULL;
 	event_begin(x, "C", k->process_id, 0);
@@ -191,7 +204,8 @@ on_change(void *arg, const struct query_item *it)
 	struct export	*x = arg;
 	uint64_t	 t = it->start_ns, b;
 
-	if (!x->have_track || it->process_id != x->track.process_id ||
+	if (!x->have_track || it->kind != x->track.kind ||
+	    it->process_id != x->track.process_id ||
 	    it->device != x->track.device || it->stream != x->track.stream ||
 	    it->layer != x->track.layer) {
 		counter_flush(x);
@@ -218,6 +232,40 @@ on_change(void *arg, const struct query_item *it)
 	}
 	x->last_value = x->value;
 	x->last_ns = t;
+}
+
+/*
+ * An allocation: an async slice on its process, named by its site, from
+ * its allocation to its free or the run's end.
+ */
+static void
+on_allocation(void *arg, const struct query_item *it)
+{
+	struct export	*x = arg;
+	const char	*ph[] = { "b", "e" };
+	uint64_t	 end = it->end_ns != UNKNOWN_U64 ? it->end_ns : x->last;
+	size_t		 tid, i;
+	char		 s[FMT_LEN];
+
+	tid = thread_of(x, it->process_id, it->device, it->stream);
+	for (i = 0; i < 2; i++) {
+		event_begin(x, ph[i], it->process_id, tid);
+		fprintf(x->f, ", \"cat\": \"allocation\", \"id\": %" PRId64
+		    ", \"name\": ", it->number);
+		json_string(x->f, it->name != NULL ? it->name : "no stack");
+		event_time(x, "ts", i == 0 ? it->start_ns : end, x->t0);
+		if (i == 1) {
+			fputs("}", x->f);
+			break;
+		}
+		fprintf(x->f, ", \"args\": {\"bytes\": %" PRId64 ", \"size\": "
+		    "\"%s\", \"layer\": \"%s\", \"stream\": ", it->bytes,
+		    fmt_bytes(it->bytes, s, sizeof s),
+		    event_layer_name((unsigned int)it->layer));
+		json_stream(x->f, it->stream);
+		fprintf(x->f, ", \"freed\": %s}}", it->end_ns != UNKNOWN_U64 ?
+		    "true" : "false");
+	}
 }
 
 static const char *
@@ -286,6 +334,7 @@ struct export_job {
 	struct query			*q;
 	struct export			*x;
 	const struct query_bounds	*b;
+	int64_t				 allocations;	/* to write */
 };
 
 /* Write the whole trace of the job's run to f.  0, or -1 with *cause. */
@@ -296,6 +345,7 @@ export_write(FILE *f, void *arg, char **cause)
 		[QUERY_ITEM_PROCESS] = on_process,
 		[QUERY_ITEM_STREAM] = on_stream,
 		[QUERY_ITEM_CHANGE] = on_change,
+		[QUERY_ITEM_TOTAL] = on_change,
 		[QUERY_ITEM_MEMCPY] = on_memcpy,
 		[QUERY_ITEM_STEP] = on_step,
 		[QUERY_ITEM_OFFLOAD] = on_offload,
@@ -316,11 +366,14 @@ export_write(FILE *f, void *arg, char **cause)
 	json_string(x->f, name);
 	fputs("}}", x->f);
 	for (k = 0; k < QUERY_ITEM_MAX; k++) {
-		if (query_timeline(job->q, job->b->run_id, k, fns[k], x,
-		    cause) != 0)
+		if (fns[k] != NULL && query_timeline(job->q, job->b->run_id, k,
+		    fns[k], x, cause) != 0)
 			return (-1);
 	}
 	counter_flush(x);
+	if (job->allocations > 0 && query_timeline_allocations(job->q,
+	    job->b->run_id, job->allocations, on_allocation, x, cause) != 0)
+		return (-1);
 	fputs("\n]}\n", x->f);
 	return (0);
 }
@@ -328,11 +381,11 @@ export_write(FILE *f, void *arg, char **cause)
 /* Write the trace to path (util_write_file: all or nothing). */
 static int
 export_file(struct query *q, const char *path, int64_t run_id,
-    uint64_t max_points, char **cause)
+    uint64_t max_points, int64_t allocations, char **cause)
 {
 	struct query_bounds	 b;
 	struct export		 x;
-	struct export_job	 job = { q, &x, &b };
+	struct export_job	 job = { q, &x, &b, allocations };
 	int			 rc;
 
 	if (query_timeline_bounds(q, run_id, &b, cause) != 0)
@@ -340,9 +393,10 @@ export_file(struct query *q, const char *path, int64_t run_id,
 	memset(&x, 0, sizeof x);
 	x.first = 1;
 	x.t0 = b.first_ns != EVENT_NONE ? b.first_ns : 0;
-	if ((uint64_t)b.changes > max_points && b.last_ns > b.first_ns)
+	x.last = b.last_ns != EVENT_NONE ? b.last_ns : x.t0;
+	if ((uint64_t)b.events > max_points && b.last_ns > b.first_ns)
 		x.width = (b.last_ns - b.first_ns) / (max_points / 2 /
-		    (uint64_t)b.tracks + 1) + 1;
+		    (uint64_t)(b.tracks + b.totals) + 1) + 1;
 	rc = util_write_file(path, export_write, &job, cause);
 	free(x.threads);
 	return (rc);
@@ -360,7 +414,8 @@ cmd_export_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		return (cmd_fail(cause));
 	rc = export_file(q, cmd_args_text(args, 'p', NULL),
 	    (int64_t)cmd_args_number(args, 'r', 0),
-	    cmd_args_number(args, 'n', EXPORT_MAX_POINTS), &cause);
+	    cmd_args_number(args, 'n', EXPORT_MAX_POINTS),
+	    (int64_t)cmd_args_number(args, 'a', EXPORT_ALLOCATIONS), &cause);
 	query_close(q);
 	if (rc != 0)
 		return (cmd_fail(cause));

@@ -8,12 +8,19 @@
  * free_ns), summed per instant and ordered by track and time, so that a
  * running sum over a track is its live bytes; an allocation made before
  * the trace began (alloc_ns unknown) counts from the run's first instant.
+ * A device's total is the same sum over all its streams.  Allocations
+ * themselves are read largest first, as many as asked, then in time order.
+ *
+ * The bounds read the allocations once, without sorting or grouping them
+ * (a GROUP BY or UNION over 20 M events sorts them all: two minutes), so
+ * they count the events, not the distinct instants of each track.
  */
 #include "config.h"
 
 #include "query-int.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The run's first instant, for allocations of unknown time. */
 #define TIMELINE_T0 \
@@ -41,6 +48,13 @@ static const char *const timeline_sql[QUERY_ITEM_MAX] = {
 	    " process_id, device, stream, layer, free_ns, -bytes FROM"
 	    " allocations WHERE run_id = ?1 AND free_ns IS NOT NULL)"
 	    " GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5",
+	[QUERY_ITEM_TOTAL] = "SELECT process_id, device, NULL, layer, t,"
+	    " NULL, sum(b), NULL, NULL FROM (SELECT process_id, device,"
+	    " layer, coalesce(alloc_ns, " TIMELINE_T0 ") AS t, bytes AS b"
+	    " FROM allocations WHERE run_id = ?1 UNION ALL SELECT"
+	    " process_id, device, layer, free_ns, -bytes FROM allocations"
+	    " WHERE run_id = ?1 AND free_ns IS NOT NULL) GROUP BY 1, 2, 4, 5"
+	    " ORDER BY 1, 2, 4, 5",
 	[QUERY_ITEM_MEMCPY] = "SELECT process_id, device, stream, NULL,"
 	    " start_ns, end_ns, bytes, kind, NULL FROM memcpys WHERE"
 	    " run_id = ?1 AND start_ns IS NOT NULL ORDER BY start_ns",
@@ -50,28 +64,22 @@ static const char *const timeline_sql[QUERY_ITEM_MAX] = {
 	[QUERY_ITEM_OFFLOAD] = "SELECT process_id, device, stream, NULL,"
 	    " time_ns, NULL, bytes, step, kind FROM offload_events WHERE"
 	    " run_id = ?1 AND time_ns IS NOT NULL ORDER BY time_ns",
+	[QUERY_ITEM_ALLOCATION] = "SELECT a.process_id, a.device, a.stream,"
+	    " a.layer, coalesce(a.alloc_ns, " TIMELINE_T0 "), a.free_ns,"
+	    " a.bytes, a.id, s.label FROM (SELECT id, process_id, device,"
+	    " stream, layer, alloc_ns, free_ns, bytes, site_id FROM"
+	    " allocations WHERE run_id = ?1 ORDER BY bytes DESC, id LIMIT ?2)"
+	    " a LEFT JOIN sites s ON s.id = a.site_id ORDER BY 5, a.id",
 };
 
-/*
- * Call fn once per item of kind `kind` of run run_id (0: the newest), in
- * the order the kind defines (changes: by track, then time).  Fields the
- * database does not know are spelled as unknown.h says (UNKNOWN_U64,
- * UNKNOWN_INT, NULL); item->name is valid during the call only.
- * Returns 0, or -1 with *cause.
- */
-int
-query_timeline(struct query *q, int64_t run_id, enum query_item_kind kind,
+/* Call fn once per row of st, a statement of timeline_sql[kind]. */
+static int
+timeline_read(struct query *q, sqlite3_stmt *st, enum query_item_kind kind,
     query_item_fn fn, void *arg, char **cause)
 {
 	struct query_item	 it;
-	sqlite3_stmt		*st;
 	int			 rc;
 
-	if (run_id == 0)
-		run_id = query_latest_run(q);
-	if ((st = query_prepare(q, timeline_sql[kind], cause)) == NULL)
-		return (-1);
-	sqlite3_bind_int64(st, 1, run_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		it.kind = kind;
 		it.process_id = query_column_int(st, 0);
@@ -92,11 +100,124 @@ query_timeline(struct query *q, int64_t run_id, enum query_item_kind kind,
 }
 
 /*
+ * Call fn once per item of kind `kind` (not QUERY_ITEM_ALLOCATION: see
+ * query_timeline_allocations) of run run_id (0: the newest), in the order
+ * the kind defines (changes and totals: by track, then time).  Fields the
+ * database does not know are spelled as unknown.h says (UNKNOWN_U64,
+ * UNKNOWN_INT, NULL); item->name is valid during the call only.
+ * Returns 0, or -1 with *cause.
+ */
+int
+query_timeline(struct query *q, int64_t run_id, enum query_item_kind kind,
+    query_item_fn fn, void *arg, char **cause)
+{
+	sqlite3_stmt	*st;
+
+	if (run_id == 0)
+		run_id = query_latest_run(q);
+	if ((st = query_prepare(q, timeline_sql[kind], cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, run_id);
+	return (timeline_read(q, st, kind, fn, arg, cause));
+}
+
+/*
+ * Call fn once per allocation of run run_id (0: the newest), for the
+ * `limit` largest (-1: all; equal sizes by id), in time order: a
+ * QUERY_ITEM_ALLOCATION item from its allocation (an unknown time: the
+ * run's first instant) to its free (UNKNOWN_U64: never freed), with its
+ * bytes, its id in number and its site's label in name (NULL: no stack;
+ * valid during the call only).  Returns 0, or -1 with *cause.
+ */
+int
+query_timeline_allocations(struct query *q, int64_t run_id, int64_t limit,
+    query_item_fn fn, void *arg, char **cause)
+{
+	sqlite3_stmt	*st;
+
+	if (run_id == 0)
+		run_id = query_latest_run(q);
+	if ((st = query_prepare(q, timeline_sql[QUERY_ITEM_ALLOCATION],
+	    cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, limit);
+	return (timeline_read(q, st, QUERY_ITEM_ALLOCATION, fn, arg, cause));
+}
+
+/* The earlier of two instants, either UNKNOWN_U64. */
+static uint64_t
+timeline_earlier(uint64_t a, uint64_t b)
+{
+	if (a == UNKNOWN_U64)
+		return (b);
+	return (b != UNKNOWN_U64 && b < a ? b : a);
+}
+
+/* The later of two instants, either UNKNOWN_U64. */
+static uint64_t
+timeline_later(uint64_t a, uint64_t b)
+{
+	if (a == UNKNOWN_U64)
+		return (b);
+	return (b != UNKNOWN_U64 && b > a ? b : a);
+}
+
+/* One (process, device, layer): a device total's track, for counting. */
+struct timeline_total {
+	int64_t		 process_id;
+	int64_t		 device;
+	int64_t		 layer;
+};
+
+/*
+ * Count the tracks of run_id's allocations into b: its (process, device,
+ * stream, layer) and its (process, device, layer).  A DISTINCT reads each
+ * row once into a table of the few tracks; 0, or -1 with *cause.
+ */
+static int
+timeline_tracks(struct query *q, int64_t run_id, struct query_bounds *b,
+    char **cause)
+{
+	struct timeline_total	*t = NULL, k;
+	sqlite3_stmt		*st;
+	size_t			 n = 0, i;
+	int			 rc;
+
+	if ((st = query_prepare(q, "SELECT DISTINCT process_id, device,"
+	    " layer, stream FROM allocations WHERE run_id = ?1 ORDER BY 1, 2,"
+	    " 3", cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, run_id);
+	b->tracks = b->totals = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		b->tracks++;
+		k.process_id = query_column_int(st, 0);
+		k.device = query_column_int(st, 1);
+		k.layer = query_column_int(st, 2);
+		for (i = 0; i < n; i++) {
+			if (memcmp(&t[i], &k, sizeof k) == 0)
+				break;
+		}
+		if (i == n) {
+			t = xreallocarray(t, n + 1, sizeof *t);
+			t[n++] = k;
+		}
+	}
+	b->totals = (int64_t)n;
+	free(t);
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : query_fail(q, cause));
+}
+
+/*
  * Fill *b for run run_id (0: the newest): its first and last instants over
  * allocations, frees, copies, steps and offload events (UNKNOWN_U64 when it
- * holds no timed item), the number of live-byte changes (QUERY_ITEM_CHANGE
- * items) and of their tracks.  0, or -1 with *cause on error or when there
- * is no such run.
+ * holds no timed item), its allocations and frees (events: at least the
+ * QUERY_ITEM_CHANGE items, more when a track has two at one instant), its
+ * tracks and its device totals.  Reads each allocation of the run at most
+ * twice, sorting none.  0, or -1 with *cause on error or when there is no
+ * such run.
  */
 int
 query_timeline_bounds(struct query *q, int64_t run_id,
@@ -107,19 +228,17 @@ query_timeline_bounds(struct query *q, int64_t run_id,
 
 	if (run_id == 0)
 		run_id = query_latest_run(q);
-	if ((st = query_prepare(q, "WITH ch AS (SELECT process_id, device,"
-	    " stream, layer, alloc_ns AS t FROM allocations WHERE run_id = ?1"
-	    " UNION SELECT process_id, device, stream, layer, free_ns FROM"
-	    " allocations WHERE run_id = ?1 AND free_ns IS NOT NULL)"
-	    " SELECT (SELECT count(*) FROM runs WHERE id = ?1), min(t), max(t),"
-	    " (SELECT count(*) FROM ch), (SELECT count(*) FROM (SELECT"
-	    " DISTINCT process_id, device, stream, layer FROM ch))"
-	    " FROM (SELECT t FROM ch"
-	    " UNION ALL SELECT start_ns FROM memcpys WHERE run_id = ?1"
-	    " UNION ALL SELECT end_ns FROM memcpys WHERE run_id = ?1"
-	    " UNION ALL SELECT end_ns FROM steps WHERE run_id = ?1"
-	    " UNION ALL SELECT time_ns FROM offload_events WHERE"
-	    " run_id = ?1)", cause)) == NULL)
+	/* Two columns of each bound: min() of values and NULL is NULL. */
+	if ((st = query_prepare(q, "SELECT (SELECT count(*) FROM runs WHERE"
+	    " id = ?1), min(lo), min(lo2), max(hi), max(hi2), sum(n) FROM"
+	    " (SELECT min(alloc_ns) AS lo, min(free_ns) AS lo2, max(alloc_ns)"
+	    " AS hi, max(free_ns) AS hi2, count(*) + count(free_ns) AS n FROM"
+	    " allocations WHERE run_id = ?1 UNION ALL SELECT min(start_ns),"
+	    " min(end_ns), max(start_ns), max(end_ns), 0 FROM memcpys WHERE"
+	    " run_id = ?1 UNION ALL SELECT min(end_ns), NULL, max(end_ns),"
+	    " NULL, 0 FROM steps WHERE run_id = ?1 UNION ALL SELECT"
+	    " min(time_ns), NULL, max(time_ns), NULL, 0 FROM offload_events"
+	    " WHERE run_id = ?1)", cause)) == NULL)
 		return (-1);
 	sqlite3_bind_int64(st, 1, run_id);
 	rc = sqlite3_step(st);
@@ -131,12 +250,15 @@ query_timeline_bounds(struct query *q, int64_t run_id,
 	}
 	if (rc == SQLITE_ROW) {
 		b->run_id = run_id;
-		b->first_ns = query_column_u64(st, 1);
-		b->last_ns = query_column_u64(st, 2);
-		b->changes = sqlite3_column_int64(st, 3);
-		b->tracks = sqlite3_column_int64(st, 4);
+		b->first_ns = timeline_earlier(query_column_u64(st, 1),
+		    query_column_u64(st, 2));
+		b->last_ns = timeline_later(query_column_u64(st, 3),
+		    query_column_u64(st, 4));
+		b->events = sqlite3_column_int64(st, 5);
 	} else
 		query_fail(q, cause);
 	sqlite3_finalize(st);
-	return (rc == SQLITE_ROW ? 0 : -1);
+	if (rc != SQLITE_ROW)
+		return (-1);
+	return (timeline_tracks(q, run_id, b, cause));
 }

@@ -338,9 +338,12 @@ enum query_item_kind {
 	QUERY_ITEM_PROCESS,	/* name: "pid P rank R on HOST"; number: rank */
 	QUERY_ITEM_STREAM,	/* a (process, device, stream) in use */
 	QUERY_ITEM_CHANGE,	/* live bytes of a track change by bytes */
+	QUERY_ITEM_TOTAL,	/* ... of a device's layer, all streams */
 	QUERY_ITEM_MEMCPY,	/* start..end, bytes; number: copy kind */
 	QUERY_ITEM_STEP,	/* start..end; number: the step; name */
 	QUERY_ITEM_OFFLOAD,	/* at start; bytes; number: step; name: kind */
+	QUERY_ITEM_ALLOCATION,	/* start..end; bytes; number: its id; name:
+				   its site (query_timeline_allocations) */
 	QUERY_ITEM_MAX
 };
 struct query_item {
@@ -362,11 +365,15 @@ struct query_bounds {
 	int64_t		 run_id;
 	uint64_t	 first_ns;	/* UNKNOWN_U64: no timed item */
 	uint64_t	 last_ns;
-	int64_t		 changes;	/* QUERY_ITEM_CHANGE items */
+	int64_t		 events;	/* allocations and frees: at least
+					   the QUERY_ITEM_CHANGE items */
 	int64_t		 tracks;	/* (process, device, stream, layer) */
+	int64_t		 totals;	/* (process, device, layer) */
 };
 int	 query_timeline_bounds(struct query *, int64_t, struct query_bounds *,
 	     char **);
+int	 query_timeline_allocations(struct query *, int64_t, int64_t,
+	     query_item_fn, void *, char **);
 
 /* input.c: a database, or a snapshot pickle through its imported copy. */
 struct query	*input_open(const char *, char **);

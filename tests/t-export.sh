@@ -1,12 +1,13 @@
 #!/bin/sh
 # t-export.sh: vramtrace export --perfetto: the JSON loads, its counters
 # agree with the database (final value = live bytes at the end, maximum =
-# peak, per track), copies, steps and offload decisions are there, and
-# bucketing keeps the peak and the final value.
+# peak, per track and per device total), copies, steps and offload
+# decisions are there, allocations are slices with their size and site,
+# and bucketing keeps the peak and the final value.
 . "${srcdir:-.}/tests/lib.sh"
-plan 9
+plan 12
 if [ -z "$PYTHON3" ] || ! "$PYTHON3" -c 'import json' 2>/dev/null; then
-	skip 9 "no python3"
+	skip 12 "no python3"
 	exit 0
 fi
 
@@ -55,10 +56,11 @@ trace = json.load(open(sys.argv[2]))
 ev = trace["traceEvents"]
 ch = {}
 for r in rows:
-    key = (r["process_id"], r["device"], r["stream"], r["name"])
-    ch.setdefault(key, []).append((r["alloc_ns"], r["bytes"]))
-    if r["free_ns"] is not None:
-        ch[key].append((r["free_ns"], -r["bytes"]))
+    for s in ("stream %d" % r["stream"], "total"):
+        key = (r["process_id"], r["device"], s, r["name"])
+        ch.setdefault(key, []).append((r["alloc_ns"], r["bytes"]))
+        if r["free_ns"] is not None:
+            ch[key].append((r["free_ns"], -r["bytes"]))
 want = {}
 for (p, d, s, layer), c in ch.items():
     c.sort()
@@ -66,7 +68,7 @@ for (p, d, s, layer), c in ch.items():
     for t, b in c:
         live += b
         peak = max(peak, live)
-    name = "live bytes dev %d stream %d %s" % (d, s, layer)
+    name = "live bytes dev %d %s %s" % (d, s, layer)
     want[(p, name)] = (live, peak)
 got = {}
 for e in ev:
@@ -88,7 +90,9 @@ PY
 run "$VRAMTRACE" export "$TMP/run.db" --perfetto "$TMP/run.json"
 ok $rc "export --perfetto"
 check "$TMP/run.db" "$TMP/run.json"
-ok $? "counters: final value and peak per track equal the database's"
+ok $? "counters: final value and peak per track and device total equal the database's"
+jq_py "$TMP/run.json" '[(e["pid"], e["args"]["bytes"]) for e in d["traceEvents"] if e["name"] == "live bytes dev 0 total pool"] == [(1, 1048576), (1, 3145728), (1, 2097152), (1, 6291456), (1, 2097152)]'
+ok $? "the device total: both streams together, the 4 MiB allocation on top of 2 MiB"
 "$PYTHON3" - "$TMP/run.json" <<'PY'
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
@@ -107,6 +111,35 @@ assert names[(x[0]["pid"], x[0]["tid"])] == "dev 0 stream 13", names
 assert names[(i[0]["pid"], i[0]["tid"])] == "dev 0 stream 14", names
 PY
 ok $? "copies and steps are slices, offload decisions instants, named threads"
+
+# The allocations: async slices, begin and end, with size and site.
+"$VRAMTRACE" sql "$TMP/run.db" "select a.id, a.alloc_ns, a.free_ns, a.bytes,
+    s.label from allocations a left join sites s on s.id = a.site_id" \
+    --format json >"$TMP/a.json"
+"$PYTHON3" - "$TMP/a.json" "$TMP/run.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+trace = json.load(open(sys.argv[2]))
+t0 = trace["otherData"]["t0_ns"]
+last = 1500    # the run's last instant: its last step's end
+b = {e["id"]: e for e in trace["traceEvents"] if e["ph"] == "b"}
+e = {e["id"]: e for e in trace["traceEvents"] if e["ph"] == "e"}
+assert sorted(b) == sorted(e) == sorted(r["id"] for r in rows), (b, e)
+for r in rows:
+    s, f = b[r["id"]], e[r["id"]]
+    assert s["cat"] == f["cat"] == "allocation" and s["name"] == f["name"]
+    assert s["name"] == (r["label"] or "no stack"), s
+    assert s["args"]["bytes"] == r["bytes"], s
+    assert abs(s["ts"] - (r["alloc_ns"] - t0) / 1000) < 1e-9, s
+    end = r["free_ns"] if r["free_ns"] is not None else last
+    assert abs(f["ts"] - (end - t0) / 1000) < 1e-9, (f, end)
+    assert s["args"]["freed"] == (r["free_ns"] is not None), s
+assert b[1]["args"]["size"] == "1.0 MiB" and b[1]["args"]["stream"] == 13
+PY
+ok $? "allocations are slices from alloc to free (or the end), with size and site"
+run "$VRAMTRACE" export "$TMP/run.db" --perfetto "$TMP/two.json" --allocations 2
+jq_py "$TMP/two.json" 'sorted(e["args"]["bytes"] for e in d["traceEvents"] if e["ph"] == "b") == [2097152, 4194304]'
+ok $? "--allocations 2: the two largest"
 
 run "$VRAMTRACE" export "$TMP/long.db" --perfetto "$TMP/long.json"
 check "$TMP/long.db" "$TMP/long.json"
