@@ -3,7 +3,7 @@
 # screen draws it; usage errors.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-plan 20
+plan 21
 
 make_leak_db "$TMP/leak.db"; ok $? "a leaking run"
 make_clean_db "$TMP/clean.db"; ok $? "a clean run"
@@ -13,6 +13,13 @@ run "$VRAMTRACE" tui --dump overview "$TMP/leak.db"
     grep -q 'GARBAGE growing: stream 13' "$TMP/out"
 ok $? "overview: the verdict and the garbage stream"
 grep -q 'offload.py:88 stash' "$TMP/out"; ok $? "overview: the suspect site"
+# A site without a stack: what grows was allocated with none.
+sed 's/ site="stash@[^"]*"//' "$TMP/leak.txt" >"$TMP/nostack.txt"
+spool nostack || exit 99
+run "$VRAMTRACE" tui --dump overview "$TMP/nostack.db"
+grep -Eq '^ +60\.0 MiB +3 blocks +stream 13 +\(no stack\)$' "$TMP/out" &&
+    ! grep -q '(null)' "$TMP/out"
+ok $? "overview: a suspect without a stack says so, never (null)"
 run "$VRAMTRACE" tui --dump 2 "$TMP/leak.db"
 grep -Eq '^ +0 13 .*GARBAGE growing' "$TMP/out"
 ok $? "streams: stream 13 flagged GARBAGE growing"

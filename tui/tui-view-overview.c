@@ -220,7 +220,7 @@ tui_view_overview_suspects(const struct leak_report *r, struct tui_canvas *c,
 		tui_canvas_printf(c, y++, 3, -1, TUI_A_NORMAL, "%10s %6" PRId64
 		    " blocks  stream %-14s %s", fmt_bytes(s->bytes,
 		    bytes, sizeof bytes), s->blocks, fmt_stream(s->stream,
-		    id, sizeof id), s->site);
+		    id, sizeof id), s->site != NULL ? s->site : "(no stack)");
 	}
 }
 
