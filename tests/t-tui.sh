@@ -80,8 +80,9 @@ keys g
 wait_for '^ +60\.0 MiB +3 .*offload\.py:88 stash'
 ok $? "diff: g groups by site"
 # A after B: what step 4 held and step 1 did not is gone, in the list of
-# blocks as in the sites (one diff for both).
-keys g p BSpace BSpace BSpace 4 Space 1 Enter
+# blocks as in the sites (one diff for both).  The steps typed replace
+# those the prompt offers ("1 4").
+keys g p 4 Space 1 Enter
 wait_for 'step 4 -> step 1' &&
     grep -q '+1 blocks +1.0 MiB appeared, -4 blocks -61.0 MiB went away' \
     "$TMP/screen" && wait_for '^- +20\.0 MiB .*offload\.py:88 stash'

@@ -157,7 +157,7 @@ tui_frame_draw(struct tui *t, struct tui_canvas *c, int footer)
 {
 	const struct tui_view	*v = tui_frame_views[t->view];
 	int			 h = c->h - 1 - (footer ? 1 : 0);
-	int			 line = 0;
+	int			 line = 0, x;
 
 	tui_canvas_clear(c);
 	tui_frame_tabs(t, c);
@@ -167,9 +167,14 @@ tui_frame_draw(struct tui *t, struct tui_canvas *c, int footer)
 		tui_frame_help_draw(t, c, 1, h - line);
 	else
 		v->draw(t, tui_frame_state(t, t->view), c, 1, h - line);
-	if (t->prompt.label != NULL)
-		tui_canvas_printf(c, h, 0, -1, TUI_A_BOLD, "%s %s_",
-		    t->prompt.label, t->prompt.text);
+	if (t->prompt.label != NULL) {
+		/* Text to be replaced shows as the cursor row does. */
+		x = tui_canvas_printf(c, h, 0, -1, TUI_A_BOLD, "%s ",
+		    t->prompt.label);
+		x = tui_canvas_put(c, h, x, -1, t->prompt.fresh ?
+		    TUI_A_SELECTED : TUI_A_BOLD, t->prompt.text);
+		tui_canvas_put(c, h, x, -1, TUI_A_BOLD, "_");
+	}
 	else if (t->message[0] != '\0')
 		tui_canvas_put(c, h, 0, -1, TUI_A_WARN, t->message);
 	if (footer)
@@ -178,7 +183,9 @@ tui_frame_draw(struct tui *t, struct tui_canvas *c, int footer)
 
 /*
  * Ask for a line of text at the bottom, starting with `initial` (NULL:
- * empty); Enter calls done(t, arg, text), Esc drops it.
+ * empty), which the first key replaces as a selection would (a character
+ * starts a new text, Backspace clears it); Enter calls done(t, arg,
+ * text), Esc drops it.
  */
 void
 tui_frame_prompt(struct tui *t, const char *label, tui_prompt_fn done,
@@ -191,6 +198,7 @@ tui_frame_prompt(struct tui *t, const char *label, tui_prompt_fn done,
 	if (initial != NULL) {
 		snprintf(t->prompt.text, sizeof t->prompt.text, "%s", initial);
 		t->prompt.len = strlen(t->prompt.text);
+		t->prompt.fresh = t->prompt.len > 0;
 	}
 }
 
@@ -200,6 +208,14 @@ tui_frame_prompt_key(struct tui *t, int key)
 	struct tui_prompt	*p = &t->prompt;
 	char			 text[sizeof p->text];
 
+	if (p->fresh && (key == TUI_KEY_BACKSPACE || (key >= ' ' &&
+	    key < 0x7f))) {
+		p->len = 0;
+		p->text[0] = '\0';
+		if (key == TUI_KEY_BACKSPACE)
+			key = 0;
+	}
+	p->fresh = 0;
 	switch (key) {
 	case TUI_KEY_ENTER:
 		memcpy(text, p->text, sizeof text);

@@ -111,6 +111,8 @@ struct tui_prompt {
 	const char	*label;
 	char		 text[128];
 	size_t		 len;
+	int		 fresh;		/* text is the initial one, untouched:
+					   a key replaces it */
 	tui_prompt_fn	 done;
 	void		*arg;
 };
