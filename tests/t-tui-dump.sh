@@ -3,7 +3,7 @@
 # screen draws it; usage errors.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-plan 21
+plan 22
 
 make_leak_db "$TMP/leak.db"; ok $? "a leaking run"
 make_clean_db "$TMP/clean.db"; ok $? "a clean run"
@@ -25,7 +25,22 @@ grep -Eq '^ +0 13 .*GARBAGE growing' "$TMP/out"
 ok $? "streams: stream 13 flagged GARBAGE growing"
 grep -E '^ +0 7 ' "$TMP/out" | grep -q GARBAGE; [ $? -ne 0 ]
 ok $? "streams: stream 7 not flagged"
-grep -q '▁▃▆█' "$TMP/out"; ok $? "streams: the sparkline climbs"
+grep -q '▃▅▆█' "$TMP/out"; ok $? "streams: the sparkline climbs, from 0: 20, 40, 60, 80 MiB"
+# A flat 0 B stream and a flat 1.2 GiB one: one scale from 0 for both.
+{
+	echo 'process-start 1000 pid=1'
+	for i in 1 2 3 4; do
+		[ $i -eq 1 ] && echo 'alloc 1001 address=0x10000000 bytes=1288490189 stream=9 device=0 layer=block'
+		echo "alloc ${i}100 address=0x1000 bytes=4096 stream=5 device=0 layer=block"
+		echo "free ${i}200 address=0x1000 bytes=4096 stream=5 device=0 layer=block"
+		echo "step-end ${i}500"
+	done
+} >"$TMP/flat.txt"
+spool flat || exit 99
+run "$VRAMTRACE" tui --dump streams "$TMP/flat.db"
+grep -Eq '^ +0 9 +1\.2 GiB .* ████ ' "$TMP/out" &&
+    grep -Eq '^ +0 5 +0 B .* ▁▁▁▁ ' "$TMP/out"
+ok $? "streams: a flat 0 B stream is low, a flat 1.2 GiB one high"
 run "$VRAMTRACE" tui --dump streams "$TMP/clean.db"
 [ $rc -eq 0 ] && ! grep -q GARBAGE "$TMP/out"
 ok $? "streams of a clean run: no flag"

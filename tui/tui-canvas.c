@@ -160,33 +160,43 @@ tui_canvas_attr(struct tui_canvas *c, int y, int x, int n, int attr)
 	}
 }
 
+/* The largest of the last `width` of the n values v; 0 when none. */
+int64_t
+tui_canvas_spark_top(const int64_t *v, size_t n, int width)
+{
+	size_t	i = width > 0 && n > (size_t)width ? n - (size_t)width : 0;
+	int64_t	top = 0;
+
+	for (; i < n; i++)
+		top = v[i] > top ? v[i] : top;
+	return (top);
+}
+
 /*
- * Draw the last `width` of the n values v as a sparkline at (y, x), each
- * value one of ▁▂▃▄▅▆▇█ scaled between the smallest and the largest shown
- * (all the same: a flat line of ▄).
+ * Draw the last `width` of the n values v (bytes, never negative) as a
+ * sparkline at (y, x), each value one of ▁▂▃▄▅▆▇█ in proportion from 0 to
+ * top (top <= 0: the largest shown), so that heights compare: a flat
+ * 0 B is a line of ▁, a flat top a line of █.
  */
 void
 tui_canvas_spark(struct tui_canvas *c, int y, int x, int width,
-    const int64_t *v, size_t n, int attr)
+    const int64_t *v, size_t n, int64_t top, int attr)
 {
 	static const uint32_t	 ticks[] = { 0x2581, 0x2582, 0x2583, 0x2584,
 	    0x2585, 0x2586, 0x2587, 0x2588 };
 	struct tui_cell		*cell;
 	size_t			 first, i;
-	int64_t			 lo, hi;
+	int64_t			 hi;
 	int			 k;
 
 	if (n == 0 || width <= 0)
 		return;
 	first = n > (size_t)width ? n - (size_t)width : 0;
-	lo = hi = v[first];
+	hi = tui_canvas_spark_top(v, n, width);
+	hi = top > hi ? top : hi;
 	for (i = first; i < n; i++) {
-		lo = v[i] < lo ? v[i] : lo;
-		hi = v[i] > hi ? v[i] : hi;
-	}
-	for (i = first; i < n; i++) {
-		k = hi == lo ? 3 : (int)((double)(v[i] - lo) * 7.0 /
-		    (double)(hi - lo) + 0.5);
+		k = hi <= 0 || v[i] <= 0 ? 0 : (int)((double)v[i] * 7.0 /
+		    (double)hi + 0.5);
 		if ((cell = tui_canvas_cell(c, y, x + (int)(i - first))) !=
 		    NULL) {
 			cell->ch = ticks[k];

@@ -171,7 +171,8 @@ tui_view_overview_history(const struct leak_report *r, struct tui_canvas *c,
 	for (i = 0; i < r->nsteps; i++)
 		v[i] = r->steps[i].live_bytes;
 	x = tui_view_overview_label(c, y, "Live/step");
-	tui_canvas_spark(c, y++, x, c->w - x - 1, v, r->nsteps, TUI_A_BAR);
+	tui_canvas_spark(c, y++, x, c->w - x - 1, v, r->nsteps, 0,
+	    TUI_A_BAR);
 	free(v);
 	return (y);
 }

@@ -130,7 +130,7 @@ tui_view_streams_key(struct tui *t, void *state, int key)
 
 static void
 tui_view_streams_row(struct tui *t, const struct leak_stream *s,
-    struct tui_canvas *c, int y, int spark, int times)
+    struct tui_canvas *c, int y, int spark, int64_t top, int times)
 {
 	char	id[32], live[32], rate[32], flag[32], a[32], b[32];
 	int	x;
@@ -151,7 +151,7 @@ tui_view_streams_row(struct tui *t, const struct leak_stream *s,
 	x += 18;
 	if (spark > 0)
 		tui_canvas_spark(c, y, x, spark, s->live_per_step,
-		    t->report->nsteps, TUI_A_BAR);
+		    t->report->nsteps, top, TUI_A_BAR);
 	x += spark + 1;
 	if (times)
 		tui_canvas_printf(c, y, x, -1, TUI_A_NORMAL, "%10s %10s",
@@ -166,7 +166,8 @@ tui_view_streams_draw(struct tui *t, void *state, struct tui_canvas *c,
 {
 	struct tui_view_streams	*v = state;
 	const size_t		*i;
-	int64_t			 row;
+	int64_t			 row, top = 0, one;
+	size_t			 j;
 	int			 spark, times, k;
 
 	if (t->report == NULL) {
@@ -184,6 +185,12 @@ tui_view_streams_draw(struct tui *t, void *state, struct tui_canvas *c,
 		spark = (int)t->report->nsteps;
 	if (spark < 0)
 		spark = 0;
+	/* One scale for every row, so that their heights compare. */
+	for (j = 0; j < t->report->nstreams; j++) {
+		one = tui_canvas_spark_top(t->report->streams[j].live_per_step,
+		    t->report->nsteps, spark);
+		top = one > top ? one : top;
+	}
 	k = tui_canvas_printf(c, y, 0, -1, TUI_A_HEADER, "%3s %-14s %10s %7s"
 	    " %12s %-17s %-*s", "DEV", "STREAM", "LIVE", "BLOCKS",
 	    "GROWTH/STEP", "FLAG", spark, spark >= 7 ? "HISTORY" : "");
@@ -198,7 +205,7 @@ tui_view_streams_draw(struct tui *t, void *state, struct tui_canvas *c,
 		if ((i = tui_list_row(t, &v->list, row)) == NULL)
 			break;
 		tui_view_streams_row(t, &t->report->streams[*i], c, y + 1 + k,
-		    spark, times);
+		    spark, top, times);
 		if (row == v->list.sel)
 			tui_canvas_attr(c, y + 1 + k, 0, c->w, TUI_A_SELECTED);
 	}

@@ -155,8 +155,9 @@ int	 tui_canvas_printf(struct tui_canvas *, int, int, int, int,
 	     const char *, ...) printflike(6, 7);
 void	 tui_canvas_fill(struct tui_canvas *, int, int, int, uint32_t, int);
 void	 tui_canvas_attr(struct tui_canvas *, int, int, int, int);
+int64_t	 tui_canvas_spark_top(const int64_t *, size_t, int);
 void	 tui_canvas_spark(struct tui_canvas *, int, int, int,
-	     const int64_t *, size_t, int);
+	     const int64_t *, size_t, int64_t, int);
 void	 tui_canvas_bar(struct tui_canvas *, int, int, int, double, int);
 void	 tui_canvas_write(const struct tui_canvas *, FILE *);
 
