@@ -3,7 +3,7 @@
 # screen draws it; usage errors.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-plan 22
+plan 23
 
 make_leak_db "$TMP/leak.db"; ok $? "a leaking run"
 make_clean_db "$TMP/clean.db"; ok $? "a clean run"
@@ -51,6 +51,18 @@ run "$VRAMTRACE" tui --dump blocks "$TMP/leak.db"
 sed -n 4p "$TMP/out" | grep -q '20.0 MiB'
 ok $? "blocks: the largest first"
 grep -q '3.0 MiB .*model.py:7 weights' "$TMP/out"; ok $? "blocks: sites"
+# A block inside its segment: listed once, in the analysed layer.
+cat >"$TMP/seg.txt" <<'SPOOL'
+process-start 1000 pid=1
+alloc 1100 address=0x10000000 bytes=2097152 stream=7 device=0 layer=segment
+alloc 1200 address=0x10000000 bytes=1048576 stream=7 device=0 layer=block site="fwd@model.py:3"
+step-end 1500
+SPOOL
+spool seg || exit 99
+run "$VRAMTRACE" tui --dump blocks "$TMP/seg.db"
+grep -q 'layer block ' "$TMP/out" && [ "$(grep -c ' MiB ' "$TMP/out")" -eq 1 ] &&
+    grep -Eq '^ +1\.0 MiB .* block .*model\.py:3 fwd' "$TMP/out"
+ok $? "blocks: each block once, in the analysed layer, not again as its segment"
 run "$VRAMTRACE" tui --dump offload "$TMP/leak.db"
 grep -Eq '^ +1 +1 +20\.0 MiB +1 +20\.0 MiB' "$TMP/out"
 ok $? "offload: per step"

@@ -2,7 +2,9 @@
  * tui-view-blocks.c: view 4, the blocks (allocations) of the run, paged
  * from the database through query_blocks(): sorted by size, age, step,
  * stream or site; filtered by live or all, layer, stream, step range and
- * a site substring.  Enter opens the selected block's stack in a pane
+ * a site substring.  The layer starts as the analysed one (the leak
+ * report's), so that each block shows once, not again as the segment or
+ * pool allocation that holds it.  Enter opens the selected block's stack in a pane
  * below the list, which follows the cursor until Enter or Esc closes it.
  */
 #include "config.h"
@@ -21,6 +23,8 @@ struct tui_view_blocks {
 	char		 search[128];
 	int		 visible;
 	int64_t		 quick;		/* query_blocks_quick; -2: ask */
+	int		 layer_auto;	/* the layer is the report's, once
+					   there is one */
 	int		 stack;		/* the stack pane is open */
 	int64_t		 stack_site;	/* the site whose frames we have */
 	struct frame_row frames[BLOCKS_FRAMES];
@@ -37,7 +41,8 @@ static const char *const tui_view_blocks_help[] = {
 	"            site;  r reverses the order",
 	"/           search: blocks whose site contains the text (empty: all)",
 	"a           live blocks only (at the end of the run) or all blocks",
-	"l           layer: all, segment, pool, block, host",
+	"l           layer: all, segment, pool, block, host (at first the",
+	"            analysed layer, so that each block shows once)",
 	"t           stream: all, then each stream of the run",
 	"f           steps: a range such as 3-5, 4 or 2- (empty: all)",
 	"c           clear every filter",
@@ -74,6 +79,7 @@ tui_view_blocks_create(struct tui *t)
 	v = xcalloc(1, sizeof *v);
 	v->filter.live_only = 1;
 	v->filter.layer = -1;
+	v->layer_auto = 1;
 	v->filter.sort = SORT_SIZE;
 	v->filter.descending = 1;
 	v->quick = -2;
@@ -212,12 +218,14 @@ tui_view_blocks_key(struct tui *t, void *state, int key)
 	case 'l':
 		v->filter.layer = v->filter.layer >= EVENT_LAYER_HOST ? -1 :
 		    v->filter.layer + 1;
+		v->layer_auto = 0;
 		break;
 	case 't':
 		tui_view_blocks_next_stream(t, v);
 		break;
 	case 'c':
 		v->filter.layer = -1;
+		v->layer_auto = 1;
 		v->filter.has_stream = 0;
 		v->filter.step_min = v->filter.step_max = 0;
 		v->search[0] = '\0';
@@ -310,6 +318,11 @@ tui_view_blocks_draw(struct tui *t, void *state, struct tui_canvas *c,
 		t->show_stream = 0;
 		v->filter.has_stream = 1;
 		v->filter.stream = t->show_stream_id;
+		tui_view_blocks_refilter(v);
+	}
+	if (v->layer_auto && t->report != NULL &&
+	    v->filter.layer != t->report->layer) {
+		v->filter.layer = t->report->layer;
 		tui_view_blocks_refilter(v);
 	}
 	if (v->stack)
