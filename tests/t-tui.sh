@@ -4,7 +4,7 @@
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=25
+NTESTS=26
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -76,18 +76,22 @@ wait_for 'step 1 -> step 4' &&
     grep -q '+4 blocks +61.0 MiB appeared, -1 blocks -1.0 MiB went away' \
     "$TMP/screen"
 ok $? "diff: a moves step A"
-keys g
+keys v
 wait_for '^ +60\.0 MiB +3 .*offload\.py:88 stash'
-ok $? "diff: g groups by site"
+ok $? "diff: v groups by site"
+keys g p
+wait_for 'steps A B:' &&
+    grep -Eq '^ +60\.0 MiB +3 .*offload\.py:88 stash' "$TMP/screen"
+ok $? "diff: g is the first row, as in every view, and keeps the groups"
 # A after B: what step 4 held and step 1 did not is gone, in the list of
 # blocks as in the sites (one diff for both).  The steps typed replace
 # those the prompt offers ("1 4").
-keys g p 4 Space 1 Enter
+keys 4 Space 1 Enter v
 wait_for 'step 4 -> step 1' &&
     grep -q '+1 blocks +1.0 MiB appeared, -4 blocks -61.0 MiB went away' \
     "$TMP/screen" && wait_for '^- +20\.0 MiB .*offload\.py:88 stash'
 ok $? "diff: step A after step B, by block"
-keys g
+keys v
 wait_for '^ +0 B +0 +60\.0 MiB +3 .*offload\.py:88 stash'
 ok $? "diff: step A after step B, by site"
 keys '?'

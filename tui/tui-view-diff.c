@@ -9,7 +9,7 @@
  * twice.
  *
  * The numbers are those of vramtrace diff: query_diff() gives the
- * totals, and with g the sums per allocation site and stream;
+ * totals, and with v the sums per allocation site and stream;
  * query_diff_blocks() pages through the same blocks.
  */
 #include "config.h"
@@ -37,7 +37,7 @@ static const char *const tui_view_diff_help[] = {
 	"a / A       step A one earlier / later",
 	"b / B       step B one earlier / later",
 	"p           type both steps: \"A B\"",
-	"g           group by allocation site and stream, or list blocks",
+	"v           group by allocation site and stream, or list blocks",
 	NULL
 };
 
@@ -178,7 +178,7 @@ tui_view_diff_key(struct tui *t, void *state, int key)
 		    (long long)v->b);
 		tui_frame_prompt(t, "steps A B:", tui_view_diff_steps, v, now);
 		return (1);
-	case 'g':
+	case 'v':
 		/* The groups are read when first wanted, then kept. */
 		v->by_site = !v->by_site;
 		if (v->by_site && !v->groups)
@@ -295,7 +295,7 @@ tui_view_diff_draw(struct tui *t, void *state, struct tui_canvas *c, int y,
 }
 
 const struct tui_view tui_view_diff = {
-	"diff", "Diff", "a/A step A|b/B step B|p type steps|g by site",
+	"diff", "Diff", "a/A step A|b/B step B|p type steps|v by site",
 	tui_view_diff_help,
 	tui_view_diff_create, tui_view_diff_destroy, tui_view_diff_draw,
 	tui_view_diff_key, tui_view_diff_reload
