@@ -4,7 +4,7 @@
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=26
+NTESTS=27
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -71,6 +71,9 @@ ok $? "/: search by site"
 tm resize-window -t ui -x 80 -y 24
 wait_for '\? help +q quit *$' && [ "$(wc -l <"$TMP/screen")" -le 24 ]
 ok $? "80x24: the footer stays"
+head -n 1 "$TMP/screen" | grep -Eq '^ 1  2  3  4 Blocks  5  6  LEAK \+20\.0 MiB/step *$' &&
+    tail -n 1 "$TMP/screen" | grep -Eq '^s sort .* t stream  …  +\? help  q quit *$'
+ok $? "80x24: the tab bar keeps the verdict whole, the footer ends in … where keys do not fit"
 keys 6 a a
 wait_for 'step 1 -> step 4' &&
     grep -q '+4 blocks +61.0 MiB appeared, -1 blocks -1.0 MiB went away' \

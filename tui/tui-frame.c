@@ -57,36 +57,52 @@ tui_frame_state(struct tui *t, int i)
 	return (t->state[i]);
 }
 
+/*
+ * The tab bar: a tab per view, the verdict, LIVE with --live.  When they
+ * do not all fit (80 columns), the other views' tabs show their number
+ * only, so that the verdict is never cut.
+ */
 static void
 tui_frame_tabs(struct tui *t, struct tui_canvas *c)
 {
 	const struct leak_report	*r = t->report;
-	char				 rate[32];
-	int				 i, x = 0, attr;
+	char				 rate[32], status[64];
+	int				 i, x = 0, attr, width = 0, brief;
 
-	tui_canvas_fill(c, 0, 0, c->w, ' ', TUI_A_TITLE);
-	for (i = 0; i < TUI_NVIEWS; i++) {
-		attr = i == t->view ? TUI_A_TAB : TUI_A_TITLE;
-		x = tui_canvas_printf(c, 0, x, -1, attr, " %d %s ", i + 1,
-		    tui_frame_views[i]->title);
-	}
 	if (r != NULL) {
-		attr = r->verdict == LEAK_LEAK ? TUI_A_BAD :
-		    r->verdict == LEAK_CLEAN ? TUI_A_GOOD : TUI_A_WARN;
 		fmt_delta(r->growth_bytes_per_step, rate, sizeof rate);
-		tui_canvas_printf(c, 0, x + 1, -1, attr, "%s%s%s%s",
+		snprintf(status, sizeof status, "%s%s%s%s",
 		    leak_verdict_name(r->verdict),
 		    r->verdict == LEAK_LEAK ? " " : "",
 		    r->verdict == LEAK_LEAK ? rate : "",
 		    r->verdict == LEAK_LEAK ? "/step" : "");
 	} else
-		tui_canvas_put(c, 0, x + 1, -1, TUI_A_TITLE,
-		    t->report_error != NULL ? "no analysis" : "analysing…");
+		snprintf(status, sizeof status, "%s", t->report_error != NULL ?
+		    "no analysis" : "analysing…");
+	for (i = 0; i < TUI_NVIEWS; i++)
+		width += 4 + (int)strlen(tui_frame_views[i]->title);
+	brief = width + 1 + (int)strlen(status) + (t->live ? 5 : 0) > c->w;
+	tui_canvas_fill(c, 0, 0, c->w, ' ', TUI_A_TITLE);
+	for (i = 0; i < TUI_NVIEWS; i++) {
+		attr = i == t->view ? TUI_A_TAB : TUI_A_TITLE;
+		if (brief && i != t->view)
+			x = tui_canvas_printf(c, 0, x, -1, attr, " %d ", i + 1);
+		else
+			x = tui_canvas_printf(c, 0, x, -1, attr, " %d %s ",
+			    i + 1, tui_frame_views[i]->title);
+	}
+	attr = r == NULL ? TUI_A_TITLE : r->verdict == LEAK_LEAK ? TUI_A_BAD :
+	    r->verdict == LEAK_CLEAN ? TUI_A_GOOD : TUI_A_WARN;
+	tui_canvas_put(c, 0, x + 1, -1, attr, status);
 	if (t->live)
 		tui_canvas_put(c, 0, c->w - 5, -1, TUI_A_WARN, " LIVE");
 }
 
-/* Draw "KEY label|KEY label" from column x; returns the column after. */
+/*
+ * Draw "KEY label|KEY label" from column x, in max columns: the items that
+ * fit, then "…" when some did not (the help lists them all); returns the
+ * column after.
+ */
 static int
 tui_frame_keys(struct tui_canvas *c, int y, int x, int max, const char *spec)
 {
@@ -99,8 +115,10 @@ tui_frame_keys(struct tui_canvas *c, int y, int x, int max, const char *spec)
 		if ((sp = strchr(item, ' ')) != NULL)
 			*sp = '\0';
 		if (x + (int)strlen(item) + (sp != NULL ?
-		    (int)strlen(sp + 1) + 1 : 0) > end)
+		    (int)strlen(sp + 1) + 1 : 0) > end) {
+			tui_canvas_put(c, y, x, end - x, TUI_A_DIM, "…");
 			break;
+		}
 		x = tui_canvas_put(c, y, x, end - x, TUI_A_KEY, item);
 		if (sp != NULL) {
 			*sp = ' ';
