@@ -30,13 +30,12 @@
 
 #include "config.h"
 
-#include <cupti.h>
-
 #include <stdatomic.h>
 #include <string.h>
 
 #include "client.h"
 #include "inject.h"
+#include "inject-api.h"
 
 #define CALLS_CACHE	64			/* entries per thread */
 #define CALLS_NO_STREAM	UINT64_MAX		/* a call without stream */
@@ -84,7 +83,7 @@ inject_calls_start(void *subscriber)
 	CUptiResult	rc;
 
 	for (i = 0; i < sizeof calls_ids / sizeof calls_ids[0]; i++) {
-		rc = cuptiEnableCallback(1, subscriber,
+		rc = inject_api.cuptiEnableCallback(1, subscriber,
 		    CUPTI_CB_DOMAIN_DRIVER_API, calls_ids[i]);
 		if (rc != CUPTI_SUCCESS)
 			return ((int)rc);
@@ -127,10 +126,10 @@ calls_lookup(CUcontext ctx, uint64_t handle, int per_thread)
 	c->device = -1;
 	if (ctx == NULL)
 		return (c);
-	if (cuptiGetDeviceId(ctx, &dev) == CUPTI_SUCCESS)
+	if (inject_api.cuptiGetDeviceId(ctx, &dev) == CUPTI_SUCCESS)
 		c->device = (int32_t)dev;
 	if (handle != CALLS_NO_STREAM &&
-	    cuptiGetStreamIdEx(ctx, (CUstream)(uintptr_t)handle,
+	    inject_api.cuptiGetStreamIdEx(ctx, (CUstream)(uintptr_t)handle,
 	    (uint8_t)per_thread, &id) == CUPTI_SUCCESS)
 		c->stream = id;
 	return (c);

@@ -25,17 +25,57 @@
 
 #include "config.h"
 
-#include <cupti.h>
 #include <dlfcn.h>
-
 #include <pthread.h>
 #include <regex.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
 #include "inject.h"
+#include "inject-api.h"
+
+/*
+ * The records, read through the versions CUPTI 12.0 to 12.7 write for
+ * these kinds (MEMORY2, MEMCPY, MEMORY_POOL, MARKER).  Later CUPTIs (12.8,
+ * 13) write versions that only append fields (CUpti_ActivityMemory4,
+ * Memcpy6, MemoryPool3); every field read here sits at the same offset in
+ * both, as the assertions below check where the headers declare both
+ * versions (CUDA 13's).  Records are walked with
+ * cuptiActivityGetNextRecord, so their sizes never matter.
+ */
+typedef CUpti_ActivityMemory3		inject_memory_record;
+typedef CUpti_ActivityMemcpy5		inject_memcpy_record;
+typedef CUpti_ActivityMemoryPool2	inject_pool_record;
+typedef CUpti_ActivityMarker2		inject_marker_record;
+
+#if CUPTI_API_VERSION >= 130000
+#define INJECT_SAME(a, b, f)						\
+	_Static_assert(offsetof(a, f) == offsetof(b, f) &&		\
+	    sizeof(((a *)0)->f) == sizeof(((b *)0)->f), #a "." #f)
+INJECT_SAME(CUpti_ActivityMemory3, CUpti_ActivityMemory4, kind);
+INJECT_SAME(CUpti_ActivityMemory3, CUpti_ActivityMemory4, memoryOperationType);
+INJECT_SAME(CUpti_ActivityMemory3, CUpti_ActivityMemory4, memoryKind);
+INJECT_SAME(CUpti_ActivityMemory3, CUpti_ActivityMemory4, correlationId);
+INJECT_SAME(CUpti_ActivityMemory3, CUpti_ActivityMemory4, address);
+INJECT_SAME(CUpti_ActivityMemory3, CUpti_ActivityMemory4, bytes);
+INJECT_SAME(CUpti_ActivityMemory3, CUpti_ActivityMemory4, timestamp);
+INJECT_SAME(CUpti_ActivityMemory3, CUpti_ActivityMemory4, deviceId);
+INJECT_SAME(CUpti_ActivityMemory3, CUpti_ActivityMemory4, streamId);
+INJECT_SAME(CUpti_ActivityMemory3, CUpti_ActivityMemory4, isAsync);
+INJECT_SAME(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, copyKind);
+INJECT_SAME(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, bytes);
+INJECT_SAME(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, start);
+INJECT_SAME(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, end);
+INJECT_SAME(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, deviceId);
+INJECT_SAME(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, streamId);
+INJECT_SAME(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, correlationId);
+INJECT_SAME(CUpti_ActivityMemoryPool2, CUpti_ActivityMemoryPool3,
+    memoryPoolOperationType);
+INJECT_SAME(CUpti_ActivityMemoryPool2, CUpti_ActivityMemoryPool3, timestamp);
+#endif
 
 #define INJECT_BUFFER_SIZE	(8u * 1024 * 1024)
 #define INJECT_RANGES		64	/* open step ranges we remember */
@@ -67,7 +107,7 @@ inject_id(uint32_t id)
 }
 
 static void
-inject_memory(const CUpti_ActivityMemory4 *r)
+inject_memory(const inject_memory_record *r)
 {
 	struct event	ev;
 
@@ -109,7 +149,7 @@ inject_memory(const CUpti_ActivityMemory4 *r)
 }
 
 static void
-inject_memcpy(const CUpti_ActivityMemcpy6 *r)
+inject_memcpy(const inject_memcpy_record *r)
 {
 	struct event	ev;
 	int32_t		dev = (int32_t)r->deviceId;
@@ -156,7 +196,7 @@ inject_mark(uint8_t type, uint64_t t, const char *name)
 }
 
 static void
-inject_pool(const CUpti_ActivityMemoryPool3 *r)
+inject_pool(const inject_pool_record *r)
 {
 	const char	*name;
 
@@ -210,7 +250,7 @@ inject_step_match(const char *name)
 }
 
 static void
-inject_marker(const CUpti_ActivityMarker2 *r)
+inject_marker(const inject_marker_record *r)
 {
 	int	step = inject_step_match(r->name);
 
@@ -244,27 +284,28 @@ inject_cupti_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 	(void)ctx;
 	(void)stream;
 	(void)size;
-	while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) {
+	while (inject_api.cuptiActivityGetNextRecord(buffer, valid, &r) ==
+	    CUPTI_SUCCESS) {
 		switch (r->kind) {
 		case CUPTI_ACTIVITY_KIND_MEMORY2:
-			inject_memory((CUpti_ActivityMemory4 *)r);
+			inject_memory((inject_memory_record *)r);
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
-			inject_pool((CUpti_ActivityMemoryPool3 *)r);
+			inject_pool((inject_pool_record *)r);
 			break;
 		case CUPTI_ACTIVITY_KIND_MEMCPY:
-			inject_memcpy((CUpti_ActivityMemcpy6 *)r);
+			inject_memcpy((inject_memcpy_record *)r);
 			break;
 		case CUPTI_ACTIVITY_KIND_MARKER:
-			inject_marker((CUpti_ActivityMarker2 *)r);
+			inject_marker((inject_marker_record *)r);
 			break;
 		default:
 			break;
 		}
 	}
 	free(buffer);
-	if (cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped) ==
-	    CUPTI_SUCCESS && dropped != 0) {
+	if (inject_api.cuptiActivityGetNumDroppedRecords(NULL, 0,
+	    &dropped) == CUPTI_SUCCESS && dropped != 0) {
 		memset(&ev, 0, sizeof ev);
 		ev.type = EVENT_DROPPED;
 		ev.time_ns = inject_now();
@@ -286,10 +327,10 @@ inject_device(uint32_t id)
 	if (id >= INJECT_DEVICES || inject_device_seen[id])
 		return;
 	inject_device_seen[id] = 1;
-	if (cuDeviceGet(&dev, (int)id) != CUDA_SUCCESS ||
-	    cuDeviceGetName(name, sizeof name, dev) != CUDA_SUCCESS)
+	if (inject_api.cuDeviceGet(&dev, (int)id) != CUDA_SUCCESS ||
+	    inject_api.cuDeviceGetName(name, sizeof name, dev) != CUDA_SUCCESS)
 		snprintf(name, sizeof name, "device %u", id);
-	if (cuDeviceTotalMem(&total, (int)id) != CUDA_SUCCESS)
+	if (inject_api.cuDeviceTotalMem(&total, (int)id) != CUDA_SUCCESS)
 		total = 0;
 	memset(&ev, 0, sizeof ev);
 	ev.type = EVENT_DEVICE;
@@ -306,8 +347,8 @@ inject_stream_event(struct event *ev, uint8_t type, CUcontext ctx)
 {
 	uint32_t	ctx_id, dev;
 
-	if (cuptiGetContextId(ctx, &ctx_id) != CUPTI_SUCCESS ||
-	    cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS)
+	if (inject_api.cuptiGetContextId(ctx, &ctx_id) != CUPTI_SUCCESS ||
+	    inject_api.cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS)
 		return (-1);
 	memset(ev, 0, sizeof *ev);
 	ev->type = type;
@@ -369,16 +410,16 @@ inject_stream(uint8_t type, CUcontext ctx, CUstream stream, uint64_t handle,
 	int		priority = 0;
 	unsigned int	flags = 0;
 
-	if (cuptiGetStreamIdEx(ctx, stream, (uint8_t)per_thread, &id) !=
-	    CUPTI_SUCCESS || inject_stream_event(&ev, type, ctx) != 0)
+	if (inject_api.cuptiGetStreamIdEx(ctx, stream, (uint8_t)per_thread,
+	    &id) != CUPTI_SUCCESS || inject_stream_event(&ev, type, ctx) != 0)
 		return;
 	ev.u.stream.stream = id;
 	ev.u.stream.handle = handle;
 	if (stream == NULL)
 		flags = 3;	/* CUPTI's flag for a NULL stream */
 	else if (type == EVENT_STREAM_CREATE) {
-		cuStreamGetPriority(stream, &priority);
-		cuStreamGetFlags(stream, &flags);
+		inject_api.cuStreamGetPriority(stream, &priority);
+		inject_api.cuStreamGetFlags(stream, &flags);
 		flags = flags & CU_STREAM_NON_BLOCKING ? 2 : 1;
 	}
 	ev.u.stream.priority = priority;
@@ -458,7 +499,7 @@ inject_cupti_fail(char **cause, const char *what, CUptiResult rc)
 {
 	const char	*s = NULL;
 
-	cuptiGetResultString(rc, &s);
+	inject_api.cuptiGetResultString(rc, &s);
 	if (asprintf(cause, "%s: %s", what, s != NULL ? s : "error") == -1)
 		*cause = NULL;
 	return (-1);
@@ -477,8 +518,12 @@ inject_cupti_subscribe(char **cause)
 	params.subscriberName = "vramtrace";
 	params.oldSubscriberName = old;
 	params.oldSubscriberSize = sizeof old - 1;
-	rc = cuptiSubscribe_v2(&inject_subscriber, inject_cupti_callback,
-	    NULL, &params);
+	if (inject_api.cuptiSubscribe_v2 != NULL)
+		rc = inject_api.cuptiSubscribe_v2(&inject_subscriber,
+		    inject_cupti_callback, NULL, &params);
+	else	/* CUPTI 12: it cannot name who holds CUPTI */
+		rc = inject_api.cuptiSubscribe(&inject_subscriber,
+		    inject_cupti_callback, NULL);
 	if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		if (asprintf(cause, "another tool holds CUPTI (%s); the "
 		    "program runs untraced, and it cannot use torch.profiler "
@@ -493,9 +538,10 @@ inject_cupti_subscribe(char **cause)
 }
 
 /*
- * Subscribe to CUPTI and enable the callbacks and activity kinds we need.
- * Called once from InitializeInjection.  Returns 0, or -1 with *cause set
- * (the caller frees it); on failure nothing stays enabled.
+ * Find libcupti (inject-api.c), subscribe to it and enable the callbacks
+ * and activity kinds we need.  Called once from InitializeInjection.
+ * Returns 0, or -1 with *cause set (the caller frees it); on failure
+ * nothing stays enabled.
  */
 int
 inject_cupti_start(const struct inject_config *config, char **cause)
@@ -510,19 +556,19 @@ inject_cupti_start(const struct inject_config *config, char **cause)
 	size_t		i, nkinds = 0;
 	CUptiResult	rc;
 
-	if (inject_cupti_subscribe(cause) != 0)
+	if (inject_api_open(cause) != 0 || inject_cupti_subscribe(cause) != 0)
 		return (-1);
 	for (i = 0; i < sizeof resources / sizeof resources[0]; i++) {
-		rc = cuptiEnableCallback(1, inject_subscriber,
+		rc = inject_api.cuptiEnableCallback(1, inject_subscriber,
 		    CUPTI_CB_DOMAIN_RESOURCE, resources[i]);
 		if (rc != CUPTI_SUCCESS)
 			goto fail_callback;
 	}
-	rc = cuptiEnableCallback(1, inject_subscriber, CUPTI_CB_DOMAIN_STATE,
-	    CUPTI_CBID_STATE_FATAL_ERROR);
+	rc = inject_api.cuptiEnableCallback(1, inject_subscriber,
+	    CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
 	if (rc != CUPTI_SUCCESS)
 		goto fail_callback;
-	rc = cuptiActivityRegisterCallbacks(inject_cupti_request,
+	rc = inject_api.cuptiActivityRegisterCallbacks(inject_cupti_request,
 	    inject_cupti_complete);
 	if (rc != CUPTI_SUCCESS)
 		goto fail_callback;
@@ -543,10 +589,11 @@ inject_cupti_start(const struct inject_config *config, char **cause)
 	if (config->nvtx)
 		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MARKER;
 	for (i = 0; i < nkinds; i++) {
-		if ((rc = cuptiActivityEnable(kinds[i])) != CUPTI_SUCCESS) {
+		rc = inject_api.cuptiActivityEnable(kinds[i]);
+		if (rc != CUPTI_SUCCESS) {
 			while (i-- > 0)
-				cuptiActivityDisable(kinds[i]);
-			cuptiUnsubscribe(inject_subscriber);
+				inject_api.cuptiActivityDisable(kinds[i]);
+			inject_api.cuptiUnsubscribe(inject_subscriber);
 			return (inject_cupti_fail(cause, "cuptiActivityEnable",
 			    rc));
 		}
@@ -554,7 +601,7 @@ inject_cupti_start(const struct inject_config *config, char **cause)
 	return (0);
 
 fail_callback:
-	cuptiUnsubscribe(inject_subscriber);
+	inject_api.cuptiUnsubscribe(inject_subscriber);
 	return (inject_cupti_fail(cause, "cuptiEnableCallback", rc));
 }
 
@@ -562,16 +609,18 @@ fail_callback:
 void
 inject_cupti_flush(int forced)
 {
-	cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+	inject_api.cuptiActivityFlushAll(forced ?
+	    CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
 /*
  * NVTX's injection entry point (NVTX_INJECTION64_PATH names this library):
- * hand NVTX to the libcupti this library is bound to, so that ranges and
- * marks reach the subscriber that records them.  A process may hold two
- * copies of libcupti (PyTorch ships its own and loads it first); naming a
- * libcupti file in NVTX_INJECTION64_PATH could reach the other one.
- * Returns 0 (NVTX then stays off) when that libcupti has no NVTX support.
+ * hand NVTX to the libcupti this library uses (inject-api.c finds it, if
+ * NVTX comes first), so that ranges and marks reach the subscriber that
+ * records them.  A process may hold two copies of libcupti (PyTorch ships
+ * its own); naming a libcupti file in NVTX_INJECTION64_PATH could reach
+ * the other one.  Returns 0 (NVTX then stays off) when there is no
+ * libcupti or it has no NVTX support.
  */
 int	InitializeInjectionNvtx2(const void *)
 	    __attribute__((visibility("default")));
@@ -580,16 +629,10 @@ int
 InitializeInjectionNvtx2(const void *get_export_table)
 {
 	int	(*init)(const void *);
-	Dl_info	 info;
-	void	*h;
 
-	if (dladdr((void *)(uintptr_t)cuptiSubscribe, &info) == 0 ||
-	    info.dli_fname == NULL)
+	if (inject_api_open(NULL) != 0)
 		return (0);
-	if ((h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD)) == NULL)
-		return (0);
-	*(void **)&init = dlsym(h, "InitializeInjectionNvtx2");
-	dlclose(h);
+	*(void **)&init = dlsym(inject_api.cupti, "InitializeInjectionNvtx2");
 	if (init == NULL)
 		return (0);
 	return (init(get_export_table));

@@ -4,8 +4,9 @@
  * the life cycle and the configuration read from the environment;
  * inject-cupti.c turns CUPTI records and callbacks into events for the
  * client (client.c), inject-calls.c the driver's allocation calls (and
- * asks stack.c for their stacks); they are the files that include CUPTI
- * headers.
+ * asks stack.c for their stacks); with inject-api.c, which finds libcupti
+ * and the driver at run time and fills the table they call through
+ * (inject-api.h), they are the files that include CUPTI headers.
  */
 #ifndef INJECT_H
 #define INJECT_H
