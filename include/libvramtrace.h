@@ -16,6 +16,20 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------
+ * The library itself (lib/abi.c): what it was built as, for bindings that
+ * mirror the structs below (the Python package checks both at load).
+ */
+
+/* The version of vramtrace this library belongs to, "MAJOR.MINOR.PATCH". */
+const char *vramtrace_version(void);
+
+/*
+ * The size of struct name ("vramtrace_offload_tensor") in this library; 0
+ * for a name this header does not define.
+ */
+size_t	vramtrace_struct_size(const char *name);
+
+/* ------------------------------------------------------------------------
  * Step markers (lib/steps.c): mark steps and instants in a recording.
  *
  * Both calls reach the process's one connection to the collector through

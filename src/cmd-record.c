@@ -11,7 +11,8 @@
  * to do by VRAMTRACE_TORCH_STEPS, VRAMTRACE_TORCH_HISTORY and
  * VRAMTRACE_CHECK_OFFLOAD (--check-offload).  The
  * libraries and the Python package are looked up next to the vramtrace
- * binary first (the build tree), then where they are installed.
+ * binary first (the build tree, or the package of a pip install), then
+ * where make install puts them.
  *
  * What the allocator modes give: with cudaMallocAsync (async, the
  * default) every tensor is a driver allocation that CUPTI sees, with its
@@ -101,11 +102,19 @@ const struct cmd_entry cmd_record_entry = {
 	.exec = cmd_record_exec
 };
 
+/*
+ * Where the installed files are (Makefile.am): make install's pkglibdir,
+ * libdir and the package directory under Python's pyexecdir.  A pip
+ * install has them all next to the program, in the package's directory.
+ */
 #ifndef VRAMTRACE_PKGLIBDIR
 #define VRAMTRACE_PKGLIBDIR "/usr/local/lib/vramtrace"
 #endif
-#ifndef VRAMTRACE_PKGDATADIR
-#define VRAMTRACE_PKGDATADIR "/usr/local/share/vramtrace"
+#ifndef VRAMTRACE_LIBDIR
+#define VRAMTRACE_LIBDIR "/usr/local/lib"
+#endif
+#ifndef VRAMTRACE_PKGPYDIR
+#define VRAMTRACE_PKGPYDIR ""
 #endif
 #ifndef VRAMTRACE_SRCDIR
 #define VRAMTRACE_SRCDIR "."
@@ -126,36 +135,35 @@ struct record_options {
 };
 
 /*
- * Find a file in the first of several directories that has it: an
- * environment override, then dirs relative to the running binary, then an
- * installed location.  Returns a new string, or NULL.
+ * Find a file: env (may be NULL) names it, else the first of paths that
+ * exists (a relative one is taken from the directory of the running
+ * program: the build tree, or the package of a pip install).  Returns a
+ * new string, or NULL.
  */
 static char *
-record_find(const char *env, const char *name, const char *const *rel,
-    const char *installed)
+record_find(const char *env, const char *const *paths)
 {
 	char		 exe[PATH_MAX], *path, *slash;
 	const char	*s;
 	ssize_t		 n;
 
-	if ((s = getenv(env)) != NULL && *s != '\0')
+	if (env != NULL && (s = getenv(env)) != NULL && *s != '\0')
 		return (access(s, R_OK) == 0 ? xstrdup(s) : NULL);
 	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		if ((slash = strrchr(exe, '/')) != NULL)
-			*slash = '\0';
-		for (; *rel != NULL; rel++) {
-			xasprintf(&path, "%s/%s%s", exe, *rel, name);
-			if (access(path, R_OK) == 0)
-				return (path);
-			free(path);
-		}
+	exe[n > 0 ? n : 0] = '\0';
+	if ((slash = strrchr(exe, '/')) != NULL)
+		*slash = '\0';
+	for (; *paths != NULL; paths++) {
+		if (**paths == '/')
+			path = xstrdup(*paths);
+		else if (*exe != '\0')
+			xasprintf(&path, "%s/%s", exe, *paths);
+		else
+			continue;
+		if (access(path, R_OK) == 0)
+			return (path);
+		free(path);
 	}
-	xasprintf(&path, "%s/%s", installed, name);
-	if (access(path, R_OK) == 0)
-		return (path);
-	free(path);
 	return (NULL);
 }
 
@@ -212,35 +220,42 @@ record_prepend(const char *var, const char *dir)
 }
 
 /*
- * Put the sitecustomize and the vramtrace package first on PYTHONPATH.
- * 0, or -1 with a message given.
+ * Put the package's sitecustomize (its _site directory) first on
+ * PYTHONPATH; it imports the package it belongs to by its path, so no
+ * other module of the directory that holds the package (a whole
+ * site-packages) comes before the program's own.  0, or -1 with a message
+ * given.
  */
 static int
 record_python_path(void)
 {
-	static const char *const pys[] = { "python/", "../share/vramtrace/python/",
-	    NULL };
-	char	*py, *site;
+	static const char *const sites[] = {
+		"python/vramtrace/_site/sitecustomize.py",	/* build tree */
+		"_site/sitecustomize.py",			/* pip */
+		VRAMTRACE_PKGPYDIR "/_site/sitecustomize.py",	/* make install */
+		VRAMTRACE_SRCDIR "/python/vramtrace/_site/sitecustomize.py",
+		NULL
+	};
+	const char	*dir = getenv("VRAMTRACE_PYTHONDIR");
+	const char	*named[] = { NULL, NULL };
+	char		*site, *given = NULL;
 
-	py = record_find("VRAMTRACE_PYTHONDIR", "vramtrace/__init__.py", pys,
-	    VRAMTRACE_PKGDATADIR "/python");
-	if (py == NULL) {
-		xasprintf(&py, "%s/python/vramtrace/__init__.py",
-		    VRAMTRACE_SRCDIR);
-		if (access(py, R_OK) != 0) {
-			log_warn("the vramtrace Python package was not found "
-			    "(set VRAMTRACE_PYTHONDIR)");
-			free(py);
-			return (-1);
-		}
+	if (dir != NULL && *dir != '\0') {
+		xasprintf(&given, "%s/vramtrace/_site/sitecustomize.py", dir);
+		named[0] = given;
 	}
-	*strrchr(py, '/') = '\0';		/* .../python/vramtrace */
-	xasprintf(&site, "%s/_site", py);
-	*strrchr(py, '/') = '\0';		/* .../python */
-	record_prepend("PYTHONPATH", py);
+	site = record_find(NULL, given != NULL ? named : sites);
+	if (site == NULL) {
+		log_warn("the vramtrace Python package was not found%s%s "
+		    "(set VRAMTRACE_PYTHONDIR to the directory that holds it)",
+		    given != NULL ? " at " : "", given != NULL ? given : "");
+		free(given);
+		return (-1);
+	}
+	free(given);
+	*strrchr(site, '/') = '\0';		/* .../vramtrace/_site */
 	record_prepend("PYTHONPATH", site);
 	free(site);
-	free(py);
 	return (0);
 }
 
@@ -248,13 +263,14 @@ record_python_path(void)
 static int
 record_environment(struct record_options *o, const char *allocator)
 {
-	static const char *const libs[] = { ".libs/", "", "../lib/vramtrace/",
-	    NULL };
+	static const char *const injects[] = { "libvramtrace-inject.so",
+	    VRAMTRACE_PKGLIBDIR "/libvramtrace-inject.so", NULL };
+	static const char *const libs[] = { "libvramtrace.so",
+	    VRAMTRACE_LIBDIR "/libvramtrace.so.0", NULL };
 	char	*inject, *lib, ms[32];
 	int	 history;
 
-	inject = record_find("VRAMTRACE_INJECT_LIBRARY",
-	    "libvramtrace-inject.so", libs, VRAMTRACE_PKGLIBDIR);
+	inject = record_find("VRAMTRACE_INJECT_LIBRARY", injects);
 	if (inject == NULL) {
 #ifdef HAVE_CUPTI
 		log_warn("libvramtrace-inject.so not found next to the "
@@ -276,8 +292,7 @@ record_environment(struct record_options *o, const char *allocator)
 	if (o->nvtx)
 		setenv("NVTX_INJECTION64_PATH", inject, 1);
 	free(inject);
-	if ((lib = record_find("VRAMTRACE_LIBRARY", "libvramtrace.so", libs,
-	    VRAMTRACE_PKGLIBDIR)) != NULL) {
+	if ((lib = record_find("VRAMTRACE_LIBRARY", libs)) != NULL) {
 		setenv("VRAMTRACE_LIBRARY", lib, 1);
 		free(lib);
 	}

@@ -1,7 +1,7 @@
 /*
  * fake-offload.c: libvramtrace's offload engine over a fake runtime, as a
  * library (tests/libfake-offload.so) that the Python binding loads in
- * place of libvramtrace.so (VRAMTRACE_LIB) to test the saved-tensor hooks
+ * place of libvramtrace.so (VRAMTRACE_LIBRARY) to test the saved-tensor hooks
  * without a GPU (tests/offload-python.py), over the fake runtime
  * (fake-runtime.h) with every event complete.
  */

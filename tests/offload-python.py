@@ -5,7 +5,7 @@ GPU or torch, as TAP.
 Drives vramtrace._offload.Hooks (the CPython extension) and
 vramtrace._engine.PyHooks (the same hooks in Python over ctypes) with fake
 tensors over the engine built on a fake runtime (tests/libfake-offload.so,
-loaded as VRAMTRACE_LIB), through steps whose backward runs after the
+loaded as VRAMTRACE_LIBRARY), through steps whose backward runs after the
 context: a tensor saved twice, a parameter, a small tensor, a storage of
 the model's, views that show most of a storage, a narrow view of a wide
 one, a view of a cast of a parameter (made again at unpack, refused once

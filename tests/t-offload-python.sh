@@ -16,5 +16,5 @@ if nm -D "$fake" 2>/dev/null | grep -q __asan_init; then
 	echo "1..0 # SKIP sanitizer build"
 	exit 0
 fi
-VRAMTRACE_LIB=$fake exec "$PYTHON3" "$s/tests/offload-python.py" "$ext" \
+VRAMTRACE_LIBRARY=$fake exec "$PYTHON3" "$s/tests/offload-python.py" "$ext" \
 	"$s/python"

@@ -31,6 +31,8 @@ import os
 import sys
 import threading
 
+from vramtrace import _library
+
 __all__ = ["SHAPE", "DTYPE", "DEVICE", "CONTENTS", "NOT_TENSOR", "STRIDES",
            "Meta", "Pair", "Ledger", "Emitter", "after_import", "capture",
            "differences"]
@@ -290,70 +292,39 @@ class Ledger:
         return line
 
 
-class _StepRec(ctypes.Structure):
-    _fields_ = [("step", ctypes.c_int64), ("packs", ctypes.c_uint64),
-                ("unpacks", ctypes.c_uint64), ("checked", ctypes.c_uint64),
-                ("differ", ctypes.c_uint64),
-                ("packed_bytes", ctypes.c_uint64),
-                ("moved_bytes", ctypes.c_uint64), ("device", ctypes.c_int32),
-                ("pad", ctypes.c_uint32), ("engine", ctypes.c_char_p)]
-
-
-class _DiffRec(ctypes.Structure):
-    _fields_ = [("step", ctypes.c_int64), ("pack_ns", ctypes.c_uint64),
-                ("unpack_ns", ctypes.c_uint64), ("index", ctypes.c_uint64),
-                ("bytes", ctypes.c_uint64), ("differs", ctypes.c_uint32),
-                ("device", ctypes.c_int32), ("engine", ctypes.c_char_p),
-                ("pack_site", ctypes.c_char_p),
-                ("unpack_site", ctypes.c_char_p), ("where", ctypes.c_char_p),
-                ("shape", ctypes.c_char_p), ("dtype", ctypes.c_char_p),
-                ("detail", ctypes.c_char_p)]
-
-
 def _bytes(s):
     return s.encode("utf-8", "replace") if s else None
 
 
 class Emitter:
     """Sends check-step and check-diff events through libvramtrace.so
-    (VRAMTRACE_LIBRARY, which `vramtrace record` sets, or VRAMTRACE_LIB).
-    Without the library it does nothing; the library itself does nothing
-    when the process is not being recorded."""
+    (vramtrace._library).  Without a library of this package's version it
+    says so once and does nothing; the library itself does nothing when
+    the process is not being recorded."""
 
-    def __init__(self, path=None):
-        self._step = self._diff = None
-        path = path or os.environ.get("VRAMTRACE_LIBRARY") or \
-            os.environ.get("VRAMTRACE_LIB")
-        if not path:
-            return
-        try:
-            lib = ctypes.CDLL(path)
-            self._step, self._diff = lib.vramtrace_check_step, \
-                lib.vramtrace_check_diff
-        except (OSError, AttributeError):
-            self._step = self._diff = None
-            return
-        self._step.argtypes = [ctypes.POINTER(_StepRec)]
-        self._step.restype = None
-        self._diff.argtypes = [ctypes.POINTER(_DiffRec)]
-        self._diff.restype = ctypes.c_int
+    def __init__(self):
+        lib = _library.load_or_warn("offload check results are not "
+                                    "recorded")
+        self._step = lib.vramtrace_check_step if lib is not None else None
+        self._diff = lib.vramtrace_check_diff if lib is not None else None
 
     def step(self, step, engine, t):
         if self._step is None:
             return
-        r = _StepRec(step, t.packs, t.unpacks, t.checked, t.differ,
-                     t.packed_bytes, t.moved_bytes, t.device, 0,
-                     _bytes(engine))
+        r = _library.CheckStep(step, t.packs, t.unpacks, t.checked,
+                               t.differ, t.packed_bytes, t.moved_bytes,
+                               t.device, 0, _bytes(engine))
         self._step(ctypes.byref(r))
 
     def diff(self, d):
         if self._diff is None:
             return
-        r = _DiffRec(d.step, d.pack_ns, d.unpack_ns, d.index, d.bytes,
-                     d.differs, d.device, _bytes(d.engine),
-                     _bytes(d.pack_site), _bytes(d.unpack_site),
-                     _bytes(d.site), _bytes(d.shape), _bytes(d.dtype),
-                     _bytes(d.detail))
+        r = _library.CheckDiff(d.step, d.pack_ns, d.unpack_ns, d.index,
+                               d.bytes, d.differs, d.device,
+                               _bytes(d.engine), _bytes(d.pack_site),
+                               _bytes(d.unpack_site), _bytes(d.site),
+                               _bytes(d.shape), _bytes(d.dtype),
+                               _bytes(d.detail))
         self._diff(ctypes.byref(r))
 
 

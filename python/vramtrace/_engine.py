@@ -1,4 +1,5 @@
-"""vramtrace._engine: libvramtrace's offload engine through ctypes.
+"""vramtrace._engine: libvramtrace's offload engine through ctypes (the
+library and its structs come from vramtrace._library).
 
 Engine wraps one C engine (create, enter, exit, stats: a few calls a
 step).  The calls made for every tensor go through the saved-tensor hooks:
@@ -9,10 +10,10 @@ behave the same way; see lib/offload-python*.c for what they do.
 """
 
 import ctypes
-import ctypes.util
-import os
 
-MAX_DIMS = 8
+from vramtrace._library import (MAX_DIMS, STAT_NAMES, Config, Request,
+                                Stats, Tensor, load_library)
+
 BREAKS = {"dedupe-generation": 0x1, "exit-cleanup": 0x2,
           "stream-wait": 0x4, "slab": 0x8}
 KEEP_FLAG, RECOMPUTE_FLAG = 0x1, 0x2
@@ -20,111 +21,12 @@ KEPT, STASHED, COPIED, DEDUPED, RECOMPUTE = 0, 1, 2, 3, 4
 FROM_STASH, FROM_BUFFER, NEED_BUFFER = 1, 2, 3
 REQ_DROP, REQ_ALLOC = 1, 2
 
-
-class Config(ctypes.Structure):
-    _fields_ = [("slab_bytes", ctypes.c_uint64),
-                ("min_offload_size", ctypes.c_uint64),
-                ("budget", ctypes.c_int64),
-                ("prefetch", ctypes.c_uint64),
-                ("max_memory", ctypes.c_uint64),
-                ("max_memory_fraction", ctypes.c_double),
-                ("max_fwd_stash", ctypes.c_uint32),
-                ("breaks", ctypes.c_uint32),
-                ("use_streams", ctypes.c_int32),
-                ("use_pin_memory", ctypes.c_int32),
-                ("device", ctypes.c_int32)]
-
-
-class Tensor(ctypes.Structure):
-    _fields_ = [("storage", ctypes.c_uint64),
-                ("generation", ctypes.c_uint64),
-                ("src", ctypes.c_uint64),
-                ("bytes", ctypes.c_uint64),
-                ("offset", ctypes.c_int64),
-                ("shape", ctypes.c_int64 * MAX_DIMS),
-                ("stride", ctypes.c_int64 * MAX_DIMS),
-                ("ndim", ctypes.c_int32),
-                ("dtype", ctypes.c_int32),
-                ("flags", ctypes.c_uint32),
-                ("pad", ctypes.c_uint32)]
-
-
-class Request(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_uint64),
-                ("bytes", ctypes.c_uint64),
-                ("kind", ctypes.c_uint32),
-                ("pad", ctypes.c_uint32)]
-
-
-STAT_NAMES = ("step packs offloads offloaded_bytes kept kept_bytes "
-              "dedupe_hits dedupe_releases reaps unpacks prefetches "
-              "pool_fallbacks host_allocs self_waits exit_syncs "
-              "dropped_entries live_entries fwd_stash bwd_stash slab_bytes "
-              "slab_used dedupe_keys events budget_cutoff restored_bytes "
-              "fwd_waits bwd_waits learning_steps profile_hooks "
-              "predicted_peak max_memory hooks recomputed "
-              "recomputed_bytes").split()
-
-
-class Stats(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_uint64) for n in STAT_NAMES]
-
-
 # The functions the hooks call, in the order vramtrace._offload.Hooks
 # takes their addresses.
 HOOK_FUNCTIONS = ("vramtrace_offload_pack", "vramtrace_offload_unpack",
                   "vramtrace_offload_restore", "vramtrace_offload_reached",
                   "vramtrace_offload_next", "vramtrace_offload_alive",
                   "vramtrace_offload_error")
-
-_lib = None
-
-
-def load_library():
-    """Load libvramtrace.so once: $VRAMTRACE_LIB, next to this package,
-    the build tree (.libs), or the linker's search path."""
-    global _lib
-    if _lib is not None:
-        return _lib
-    here = os.path.dirname(os.path.abspath(__file__))
-    top = os.path.dirname(os.path.dirname(here))
-    names = [os.environ.get("VRAMTRACE_LIB"),
-             os.path.join(here, "libvramtrace.so"),
-             os.path.join(top, ".libs", "libvramtrace.so"),
-             os.path.join(top, "libvramtrace.so"),
-             ctypes.util.find_library("vramtrace")]
-    for name in names:
-        if name and (os.path.sep not in name or os.path.exists(name)):
-            lib = ctypes.CDLL(name)
-            break
-    else:
-        raise OSError("libvramtrace.so not found: set VRAMTRACE_LIB")
-    P, U64, I64, I = (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_int64,
-                      ctypes.c_int)
-    sigs = {
-        "vramtrace_offload_config_init": (I, [ctypes.POINTER(Config)]),
-        "vramtrace_offload_create": (P, [ctypes.POINTER(Config),
-                                         ctypes.c_char_p, ctypes.c_size_t]),
-        "vramtrace_offload_free": (None, [P]),
-        "vramtrace_offload_error": (ctypes.c_char_p, [P]),
-        "vramtrace_offload_enter": (I, [P, I64]),
-        "vramtrace_offload_sample": (None, [P, I64]),
-        "vramtrace_offload_exit": (I, [P]),
-        "vramtrace_offload_backward_done": (I, [P]),
-        "vramtrace_offload_pack": (I, [P, ctypes.POINTER(Tensor), U64,
-                                       ctypes.POINTER(U64)]),
-        "vramtrace_offload_reached": (I, [P, I64, U64]),
-        "vramtrace_offload_alive": (I, [P, U64]),
-        "vramtrace_offload_unpack": (I, [P, U64, U64, ctypes.POINTER(U64)]),
-        "vramtrace_offload_restore": (I, [P, U64, U64, U64]),
-        "vramtrace_offload_next": (I, [P, ctypes.POINTER(Request)]),
-        "vramtrace_offload_stats": (None, [P, ctypes.POINTER(Stats)]),
-    }
-    for fn, (res, args) in sigs.items():
-        f = getattr(lib, fn)
-        f.restype, f.argtypes = res, args
-    _lib = lib
-    return lib
 
 
 def default_config():

@@ -1,51 +1,36 @@
-"""Step markers through ctypes, no compiled extension.
-
-The calls go to libvramtrace.so (VRAMTRACE_LIBRARY, set by vramtrace
-record) or, when that library is not there, straight to the injection
-library CUDA loads (CUDA_INJECTION64_PATH).  Without either they do nothing.
+"""Step markers: vramtrace.step() and vramtrace.mark(name) call
+libvramtrace.so's vramtrace_step() and vramtrace_mark() (loaded by
+vramtrace._library on the first call), which reach the recording through
+the injection library, and do nothing when the process is not recorded.
+Without a library of this package's version they say so once and do
+nothing.
 """
-import ctypes
-import os
+from vramtrace import _library
 
-_step = None
-_mark = None
 listeners = []          # called at every step(): the offload check's end
+_lib = None
+_tried = False
 
 
 def _load():
-    global _step, _mark
-    for var, step_name, mark_name in (
-            ("VRAMTRACE_LIBRARY", "vramtrace_step", "vramtrace_mark"),
-            ("CUDA_INJECTION64_PATH", "vramtrace_inject_step",
-             "vramtrace_inject_mark")):
-        path = os.environ.get(var)
-        if not path:
-            continue
-        try:
-            lib = ctypes.CDLL(path)
-            _step = getattr(lib, step_name)
-            _mark = getattr(lib, mark_name)
-        except (OSError, AttributeError):
-            continue
-        _step.argtypes = []
-        _step.restype = None
-        _mark.argtypes = [ctypes.c_char_p]
-        _mark.restype = None
-        return
+    global _lib, _tried
+    if not _tried:
+        _tried = True
+        _lib = _library.load_or_warn("steps are not marked")
+    return _lib
 
 
 def step():
     """End the current training step."""
     for f in listeners:
         f()
-    if _step is not None:
-        _step()
+    lib = _lib if _tried else _load()
+    if lib is not None:
+        lib.vramtrace_step()
 
 
 def mark(name):
     """Record a named instant."""
-    if _mark is not None:
-        _mark(str(name).encode())
-
-
-_load()
+    lib = _lib if _tried else _load()
+    if lib is not None:
+        lib.vramtrace_mark(str(name).encode())

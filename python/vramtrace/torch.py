@@ -39,7 +39,7 @@ from torch.autograd.graph import saved_tensors_hooks
 
 from vramtrace import _engine
 from vramtrace._check_torch import check_offload
-from vramtrace._engine import load_library  # noqa: F401 (public before)
+from vramtrace._library import load_library  # noqa: F401 (public)
 
 try:
     from torch.multiprocessing.reductions import StorageWeakRef

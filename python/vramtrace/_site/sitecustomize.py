@@ -13,6 +13,12 @@ environment what to do; each switch below is one section:
 A section imports nothing of PyTorch: a finder (vramtrace._check's
 after_import) waits for the module it needs and runs it once that module
 is loaded.  Any other sitecustomize further down sys.path still runs.
+
+record puts only this directory on PYTHONPATH: the vramtrace package it
+belongs to (its parent directory) is imported from there by its path, so
+that the program gets the package of the vramtrace that records it (and
+its library), and nothing else of the directory that holds the package (a
+whole site-packages, for another Python perhaps) comes before its own.
 """
 import importlib.machinery
 import importlib.util
@@ -20,6 +26,25 @@ import os
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _own_package():
+    package = os.path.dirname(_HERE)
+    spec = importlib.util.spec_from_file_location(
+        "vramtrace", os.path.join(package, "__init__.py"),
+        submodule_search_locations=[package])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["vramtrace"] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # the program runs as it would without us
+        del sys.modules["vramtrace"]
+        sys.stderr.write("vramtrace: the package in %s: %s: %s\n"
+                         % (package, type(e).__name__, e))
+
+
+if "vramtrace" not in sys.modules:
+    _own_package()
 
 
 def _chain():
