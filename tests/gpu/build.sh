@@ -3,7 +3,9 @@
 # The lent GPU machines have no SQLite or ncursesw development files: when
 # they are missing, headers and libraries are taken from .gpu-deps/ in the
 # source tree (sqlite/: sqlite3.h, libsqlite3.so.0; ncurses/: include/,
-# lib/), which the caller carries along (it is git-ignored).
+# lib/), which the caller carries along (it is git-ignored).  With
+# GPU_DEPS_ONLY=1 it only points configure at them (SQLITE_CFLAGS and the
+# like, exported), for a build of its own (pip install .).
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 OUT=${OUT:-$(mktemp -d)}
 deps=$TOP/.gpu-deps
@@ -23,7 +25,9 @@ if [ ! -f /usr/include/ncursesw/curses.h ] && [ -d "$deps/ncurses" ]; then
 	done
 	export NCURSES_LIBS
 fi
-if [ ! -x "$TOP/vramtrace" ] || [ -n "${REBUILD:-}" ]; then
+if [ -n "${GPU_DEPS_ONLY:-}" ]; then
+	:
+elif [ ! -x "$TOP/vramtrace" ] || [ -n "${REBUILD:-}" ]; then
 	(cd "$TOP" && autoreconf -fi && ./configure && make -j16) \
 		>"$OUT/build.log" 2>&1 || {
 		tail -30 "$OUT/build.log"; echo "build failed"; exit 1; }
