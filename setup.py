@@ -74,15 +74,21 @@ def _ignored(rel, isdir, rules):
     return ignored
 
 
+def _git(*args):
+    return subprocess.run(["git", "-C", HERE] + list(args), check=True,
+                          capture_output=True).stdout.decode()
+
+
 def sources():
-    """The source tree's files, relative to it: git's list, or, without
-    git (an unpacked tarball, a copied tree), those .gitignore keeps."""
+    """The source tree's files, relative to it: git's list where the tree
+    is a git work tree of its own, or else (an unpacked tarball, a copy of
+    the tree, inside another repository or not) those .gitignore keeps."""
     try:
-        out = subprocess.run(["git", "-C", HERE, "ls-files", "-z", "-c",
-                              "-o", "--exclude-standard"], check=True,
-                             capture_output=True).stdout
-        return [p for p in out.decode().split("\0")
-                if p and os.path.isfile(os.path.join(HERE, p))]
+        top = _git("rev-parse", "--show-toplevel").strip()
+        if os.path.realpath(top) == os.path.realpath(HERE):
+            out = _git("ls-files", "-z", "-c", "-o", "--exclude-standard")
+            return [p for p in out.split("\0")
+                    if p and os.path.isfile(os.path.join(HERE, p))]
     except (OSError, subprocess.CalledProcessError):
         pass
     rules, files = _rules(), []
