@@ -101,7 +101,9 @@ ok $? "no CUDA runtime: the engine says so: $(tail -1 "$TMP/err")"
 run env PATH="$(cd "$b" && pwd):$PATH" "$PYTHON3" -m vramtrace --version
 [ "$rc" -eq 0 ] && grep -q "^vramtrace $version " "$TMP/out"
 ok $? "python3 -m vramtrace runs the program"
-run env PATH=/nonexistent "$PYTHON3" -m vramtrace --version
+# (the interpreter itself: $PYTHON3 may be a launcher that needs PATH)
+py=$("$PYTHON3" -c 'import sys; print(sys.executable)')
+run env PATH=/nonexistent "$py" -m vramtrace --version
 [ "$rc" -eq 127 ] && grep -q "the vramtrace program is neither in the package" "$TMP/err"
 ok $? "and says so when there is none"
 done_testing
