@@ -4,17 +4,19 @@
 # exits 1 when something is wrong.
 #
 #	installed.sh DESTDIR BINDIR LIBDIR INCLUDEDIR PKGLIBDIR PKGPYDIR
-#	    PYTHON VERSION MANPAGE [INJECT]
+#	    PYTHON VERSION MANPAGE [INJECT [EXTENSION]]
 #
 # The files and links of libvramtrace.so and its soname; no library of the
 # traced process needs a CUDA library to load; the examples of
 # libvramtrace(3) (MANPAGE) build through pkg-config against the installed
 # header and library and run; python imports the installed package and
 # loads the installed library; the program says its version.  INJECT is
-# libvramtrace-inject.so when it was built.
+# libvramtrace-inject.so when it was built, EXTENSION the vramtrace._offload
+# extension when it was (its path in the build tree).
 D=$1 BINDIR=$2 LIBDIR=$3 INCLUDEDIR=$4 PKGLIBDIR=$5 PKGPYDIR=$6 PY=$7
 VERSION=$8 MANPAGE=$9
 INJECT=${10:-}
+EXTENSION=${11:+${11##*/}}
 CC=${CC:-cc}
 T=$(mktemp -d /tmp/vramtrace-installed-XXXXXX) || exit 99
 trap 'rm -rf "$T"' EXIT
@@ -105,6 +107,14 @@ print(os.path.realpath(vramtrace.load_library()._name))' >"$T/out" 2>&1
 	st=$?
 	[ $st -eq 0 ] || sed 's/^/# /' "$T/out"
 	ok $st "python3 imports the installed package and loads the installed library through it"
+	if [ -n "$EXTENSION" ]; then
+		PYTHONPATH="$D${PKGPYDIR%/vramtrace}" "$PY" -c 'import vramtrace._offload as m
+print(m.__file__)' >"$T/out" 2>&1 &&
+			[ "$(cat "$T/out")" = "$D$PKGPYDIR/$EXTENSION" ]
+		st=$?
+		[ $st -eq 0 ] || sed 's/^/# /' "$T/out"
+		ok $st "python3 imports the installed extension vramtrace._offload ($EXTENSION)"
+	fi
 	PATH="$D$BINDIR:$PATH" PYTHONPATH="$D${PKGPYDIR%/vramtrace}" \
 		"$PY" -m vramtrace --version >"$T/out" 2>&1 &&
 		grep -q "^vramtrace $VERSION " "$T/out"
