@@ -4,20 +4,40 @@
 # recorder replays snapshots of the leak zoo; the marker and the fixture
 # must fail the leaking steps with vramtrace's verdict, sites and stacks,
 # pass the clean ones, warn on INCONCLUSIVE, and refuse what cannot be
-# judged.  The replayed snapshots have 40 steps, whatever the test ran.  Skips where configure found no Python with pytest.
+# judged.  The replayed snapshots have 40 steps, whatever the test ran.
+# Skips where configure found no Python with pytest.
+#
+# The package and the program come from the source and build trees, the
+# plugin from -p; with VRAMTRACE_TEST_PYTHON (.ci/run sets it to a
+# virtual environment that pip installed vramtrace into), from what is
+# installed there: that python3, the plugin found through its pytest11
+# entry point, the program the package holds.
 . "${srcdir:-.}/tests/lib.sh"
-b=${top_builddir:-.}
-plan 16
-if [ -z "$PYTEST_PYTHON" ]; then
-	skip 16 "no Python with pytest (Debian: python3-pytest)"
+src=$(cd "$srcdir" && pwd)
+b=$(cd "${top_builddir:-.}" && pwd)
+plan 17
+if [ -n "${VRAMTRACE_TEST_PYTHON:-}" ]; then
+	py=$VRAMTRACE_TEST_PYTHON
+	set -- env -u PYTHONPATH
+	plugin=
+else
+	py=$PYTEST_PYTHON
+	set -- env PYTHONPATH="$src/python" PATH="$b:$PATH"
+	plugin="-p vramtrace.pytest_plugin"
+fi
+if [ -z "$py" ]; then
+	skip 17 "no Python with pytest (Debian: python3-pytest)"
 	exit 0
 fi
-cp -R "$srcdir/tests/pytest-plugin" "$TMP/t"
-run env PYTHONPATH="$srcdir/python" PATH="$(cd "$b" && pwd):$PATH" \
-	PYTHONDONTWRITEBYTECODE=1 VRAMTRACE_ZOO="$srcdir/tests/data/zoo" \
+cp -R "$src/tests/pytest-plugin" "$TMP/t"
+# From $TMP: python3 -m puts the current directory on sys.path.
+# shellcheck disable=SC2086 # $plugin: no word, or two
+(cd "$TMP" && run "$@" PYTHONDONTWRITEBYTECODE=1 \
+	VRAMTRACE_ZOO="$src/tests/data/zoo" \
 	VRAMTRACE_STEPS_LOG="$TMP/steps" \
-	"$PYTEST_PYTHON" -m pytest -p vramtrace.pytest_plugin \
-	-p no:cacheprovider -v -rA --rootdir="$TMP/t" "$TMP/t/test_zoo.py"
+	"$py" -m pytest $plugin -p no:cacheprovider -v -rA \
+	--rootdir="$TMP/t" "$TMP/t/test_zoo.py"; echo "$rc" >"$TMP/rc")
+rc=$(cat "$TMP/rc")
 [ "$rc" -eq 1 ]
 ok $? "pytest fails the run (status $rc)"
 result() {	# result TEST PASSED|FAILED
@@ -67,10 +87,20 @@ ok $? "positional options: refused"
 grep -q "^FAILED test_zoo.py::test_marker_clean" "$TMP/out"
 [ $? -ne 0 ]
 ok $? "no clean step failed"
-grep -q "gpu_leaks(warmup=1, steps=5, threshold=None)" "$TMP/out" ||
-	env PYTHONPATH="$srcdir/python" "$PYTEST_PYTHON" -m pytest \
-	-p vramtrace.pytest_plugin -p no:cacheprovider --markers |
+# shellcheck disable=SC2086
+(cd "$TMP" && "$@" "$py" -m pytest $plugin -p no:cacheprovider --markers) |
 	grep -q "@pytest.mark.gpu_leaks(warmup=1, steps=5, threshold=None)"
 ok $? "the marker is registered"
+# shellcheck disable=SC2086
+(cd "$TMP" && "$@" "$py" -c 'import vramtrace._leaks as l, vramtrace.pytest_plugin as p
+print(p.__file__); print(l.program())') >"$TMP/where" 2>&1
+if [ -n "${VRAMTRACE_TEST_PYTHON:-}" ]; then
+	pkg=$(sed -n 1p "$TMP/where") && pkg=${pkg%/pytest_plugin.py} &&
+		[ "$(sed -n 2p "$TMP/where")" = "$pkg/vramtrace" ] &&
+		case $pkg in "$src"/*) false ;; esac
+else
+	[ "$(sed -n 1p "$TMP/where")" = "$src/python/vramtrace/pytest_plugin.py" ]
+fi
+ok $? "the plugin and the program: $(tr '\n' ' ' <"$TMP/where")"
 [ $tap_failed -eq 0 ] || sed 's/^/# /' "$TMP/out" | tail -80
 done_testing
