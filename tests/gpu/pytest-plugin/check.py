@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import sysconfig
 import xml.etree.ElementTree as ET
 
 junit, source, site, rec, db, rec2, db2, vt = sys.argv[1:9]
@@ -64,6 +65,8 @@ def recorded(path, dbpath, label):
         len([p for p in ours if p.startswith(site)]) == 2)
     row(label + " engine offloaded", ">0", r["stats"].get("offloads"),
         (r["stats"].get("offloads") or 0) > 0)
+    row(label + " hooks: vramtrace._offload", headers, r.get("extension"),
+        r.get("extension") == headers)
     n = subprocess.run([vt, "sql", dbpath, "--format", "csv",
                         "select count(*) from allocations"],
                        capture_output=True, text=True).stdout.split()
@@ -77,6 +80,13 @@ def recorded(path, dbpath, label):
         leaks.get("total_steps") == 8 and leaks.get("verdict") == "CLEAN")
 
 
+# pip install . builds the extension where this python3 has its headers.
+headers = os.path.exists(os.path.join(sysconfig.get_paths()["include"],
+                                      "Python.h"))
+ext = os.path.join(site, "vramtrace", "_offload.abi3.so")
+row("pip install: _offload.abi3.so", "installed" if headers else
+    "absent (no Python.h)", "installed" if os.path.exists(ext) else "absent",
+    os.path.exists(ext) == headers)
 recorded(rec, db, "record")
 recorded(rec2, db2, "record process,wheels")
 w = [max(len(r[i]) for r in rows) for i in range(3)]
