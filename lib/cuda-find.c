@@ -171,8 +171,13 @@ cuda_find_try(const char *path, const char *how, char *msg, size_t len)
 	return (h);
 }
 
+/*
+ * The first soname of the search's stem, major by major, that dlopen with
+ * flags gives; msg says its file and how it was found.
+ */
 static void *
-cuda_find_process(struct cuda_find_search *s, char *msg, size_t len)
+cuda_find_soname(struct cuda_find_search *s, int flags, const char *how,
+    char *msg, size_t len)
 {
 	struct link_map	*map;
 	char		 name[64];
@@ -181,16 +186,26 @@ cuda_find_process(struct cuda_find_search *s, char *msg, size_t len)
 
 	for (i = 0; i < CUDA_FIND_NMAJORS && s->majors[i] != 0; i++) {
 		snprintf(name, sizeof name, "%s.%d", s->stem, s->majors[i]);
-		if ((h = dlopen(name, RTLD_NOW | RTLD_NOLOAD)) == NULL)
+		if ((h = dlopen(name, flags)) == NULL)
 			continue;
 		if (dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 &&
 		    map->l_name != NULL && *map->l_name != '\0')
-			snprintf(msg, len, "%s (loaded by the process)",
-			    map->l_name);
+			snprintf(msg, len, "%s (%s)", map->l_name, how);
 		else
-			snprintf(msg, len, "%s (loaded by the process)", name);
+			snprintf(msg, len, "%s (%s)", name, how);
 		return (h);
 	}
+	return (NULL);
+}
+
+static void *
+cuda_find_process(struct cuda_find_search *s, char *msg, size_t len)
+{
+	void	*h;
+
+	if ((h = cuda_find_soname(s, RTLD_NOW | RTLD_NOLOAD,
+	    "loaded by the process", msg, len)) != NULL)
+		return (h);
 	if (*s->loaded != '\0' &&
 	    (h = dlopen(s->loaded, RTLD_NOW | RTLD_NOLOAD)) != NULL) {
 		snprintf(msg, len, "%s (loaded by the process)", s->loaded);
@@ -255,29 +270,6 @@ cuda_find_toolkit(struct cuda_find_search *s, const char *dir,
 	return (NULL);
 }
 
-static void *
-cuda_find_system(struct cuda_find_search *s, char *msg, size_t len)
-{
-	struct link_map	*map;
-	char		 name[64];
-	void		*h;
-	size_t		 m;
-
-	for (m = 0; m < CUDA_FIND_NMAJORS && s->majors[m] != 0; m++) {
-		snprintf(name, sizeof name, "%s.%d", s->stem, s->majors[m]);
-		if ((h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) == NULL)
-			continue;
-		if (dlinfo(h, RTLD_DI_LINKMAP, &map) != 0 ||
-		    map->l_name == NULL || *map->l_name == '\0')
-			snprintf(msg, len, "%s (the linker's path)", name);
-		else
-			snprintf(msg, len, "%s (the linker's path)",
-			    map->l_name);
-		return (h);
-	}
-	return (NULL);
-}
-
 /* Append one place looked in to the message of a failed search. */
 static void
 cuda_find_looked(char *msg, size_t len, const char *place, const char *dir)
@@ -334,7 +326,8 @@ cuda_find_open(int which, const char *toolkit, char *msg, size_t len)
 			    toolkit);
 	}
 	if (h == NULL && cuda_find_step("system")) {
-		h = cuda_find_system(s, msg, len);
+		h = cuda_find_soname(s, RTLD_NOW | RTLD_LOCAL,
+		    "the linker's path", msg, len);
 		cuda_find_looked(looked, sizeof looked, "the linker's path",
 		    NULL);
 	}
