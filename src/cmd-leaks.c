@@ -25,7 +25,8 @@ static const struct cmd_option cmd_leaks_options[] = {
 	CMD_OPTION_FORMAT(formats, "text (default), json or csv (live bytes"
 	    " per step and stream)"),
 	{ .name = "fail-on-leak", .letter = 'F', .kind = CMD_FLAG,
-	  .help = "exit 1 on a LEAK verdict" },
+	  .help = "exit 1 on a LEAK verdict, or on blocks left on a destroyed"
+	  " stream or a growing side stream (garbage)" },
 	CMD_OPTION_END
 };
 
@@ -39,15 +40,21 @@ const struct cmd_entry cmd_leaks_entry = {
 };
 
 static void
-print_text(const struct leak_report *r, const struct query_check *c)
+print_text(const struct leak_report *r, const struct leak_options *opts,
+    const struct query_check *c)
 {
 	char	a[32], b[32];
 	size_t	i;
 
 	printf("run %" PRId64 ": %zu steps, warm-up %d, threshold %s per "
-	    "step, layer %s\n", r->run_id, r->nsteps, r->warmup,
-	    fmt_bytes((int64_t)r->threshold, a, sizeof a),
-	    event_layer_name((unsigned int)r->layer));
+	    "step", r->run_id, r->nsteps, r->warmup,
+	    fmt_bytes((int64_t)r->threshold, a, sizeof a));
+	if (opts->threshold == 0)
+		printf(" (%s over %" PRId64 " steps)", r->device_bytes > 0 ?
+		    "1% of the device's memory" : "1 GiB, the device's memory "
+		    "unknown", r->shape.horizon > 0 ? r->shape.horizon :
+		    (int64_t)LEAK_SHAPE_HORIZON);
+	printf(", layer %s\n", event_layer_name((unsigned int)r->layer));
 	leak_print_verdict(stdout, "verdict: ", r);
 	check_report_text(stdout, "", c);
 	if (r->nranks > 0) {
@@ -95,8 +102,10 @@ print_json_streams(const struct leak_report *r)
 		    leak_verdict_name(s->verdict));
 		json_string(stdout, leak_garbage_name(s->garbage));
 		printf(", \"garbage_bytes\": %" PRId64 ", \"garbage_blocks\": %"
-		    PRId64 ", \"live_per_step\": [", s->garbage_bytes,
-		    s->garbage_blocks);
+		    PRId64 ", \"segment_bytes\": %" PRId64 ", "
+		    "\"segment_blocks\": %" PRId64 ", \"live_per_step\": [",
+		    s->garbage_bytes, s->garbage_blocks, s->segment_bytes,
+		    s->segment_blocks);
 		for (k = 0; k < r->nsteps; k++)
 			printf("%s%" PRId64, k ? ", " : "",
 			    s->live_per_step[k]);
@@ -153,11 +162,14 @@ print_json(const struct leak_report *r, const struct query_check *c)
 	printf(", \"layer\": \"%s\", \"steps\": %" PRId64 ", \"total_steps\": "
 	    "%zu, \"warmup\": %d, \"threshold\": %" PRIu64
 	    ", \"growth_bytes_per_step\": %.1f, \"grew_fraction\": %.3f, "
-	    "\"peak_bytes\": %" PRId64 ",\n ",
+	    "\"peak_bytes\": %" PRId64 ", \"device_bytes\": ",
 	    event_layer_name((unsigned int)r->layer), r->steps_analysed,
 	    r->nsteps, r->warmup, r->threshold, r->growth_bytes_per_step,
 	    r->grew_fraction, r->peak_bytes);
-	printf("\"usage_only\": %s, \"note\": ", r->usage_only ? "true" :
+	json_int_or_null(stdout, (int64_t)r->device_bytes, r->device_bytes > 0);
+	printf(",\n ");
+	leak_json_shape(stdout, r);
+	printf(",\n \"usage_only\": %s, \"note\": ", r->usage_only ? "true" :
 	    "false");
 	json_string(stdout, r->usage_only ? LEAK_USAGE_NOTE : NULL);
 	printf(",\n \"offload_check\": ");
@@ -251,12 +263,12 @@ cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 			log_warn("%s", check_report_summary(&c, line,
 			    sizeof line));
 	} else
-		print_text(r, &c);
+		print_text(r, &opts, &c);
 	if (c.diffs > 0)
 		rc = EXIT_CORRUPT;
 	else
-		rc = cmd_args_has(args, 'F') && r->verdict == LEAK_LEAK ?
-		    EXIT_FOUND : EXIT_OK;
+		rc = cmd_args_has(args, 'F') && (r->verdict == LEAK_LEAK ||
+		    leak_garbage_fails(r)) ? EXIT_FOUND : EXIT_OK;
 	query_check_free(&c);
 	leak_report_free(r);
 	return (rc);

@@ -99,7 +99,8 @@ struct cmd_entry {
 /* The options of leaks and report: what to analyse, and how. */
 #define CMD_OPTIONS_LEAK(run_help) \
 	CMD_OPTION_WARMUP("steps left out at the start (1)"), \
-	CMD_OPTION_THRESHOLD("the growth per step that is a leak (1MiB)"), \
+	CMD_OPTION_THRESHOLD("the growth per step that matters (default: 1% of" \
+	    " the device's memory over 100000 steps)"), \
 	CMD_OPTION_RUN(run_help), \
 	CMD_OPTION_LAYER("segment, pool, block or host (default: block, else" \
 	    " pool, else segment)")
@@ -139,6 +140,7 @@ extern const struct cmd_entry cmd_tui_entry;
 
 /* leak-print.c */
 struct leak_report;
+const char *leak_print_shape(const struct leak_report *, char *, size_t);
 void	 leak_print_verdict(FILE *, const char *, const struct leak_report *);
 void	 leak_print_streams(FILE *, const struct leak_report *, size_t);
 void	 leak_print_suspects(FILE *, const struct leak_report *, size_t);

@@ -11,21 +11,74 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "leak.h"
 #include "cmd.h"
 #include "unknown.h"
 
 /*
+ * The shape of r's total in words, into buf of len bytes: what it does,
+ * with its period and onset step ("periodic: grows every 5 steps from step
+ * 5").  An empty string when it has no shape (too few steps).
+ */
+const char *
+leak_print_shape(const struct leak_report *r, char *buf, size_t len)
+{
+	const struct leak_shape_result	*sh = &r->shape;
+	int64_t				 on = leak_report_onset(r);
+
+	switch (sh->shape) {
+	case LEAK_SHAPE_FLAT:
+		snprintf(buf, len, "flat: the same live bytes at every step");
+		break;
+	case LEAK_SHAPE_NOISE:
+		snprintf(buf, len, "noise: changes that keep nothing");
+		break;
+	case LEAK_SHAPE_BOUNDED:
+		snprintf(buf, len, "bounded: rises and falls back every %"
+		    PRId64 " steps", sh->period);
+		break;
+	case LEAK_SHAPE_WARMUP:
+		snprintf(buf, len, "warm-up: grew, then flat from step %" PRId64,
+		    on);
+		break;
+	case LEAK_SHAPE_STEADY:
+		snprintf(buf, len, "steady: grows at every step from step %"
+		    PRId64, on);
+		break;
+	case LEAK_SHAPE_PERIODIC:
+		snprintf(buf, len, "periodic: grows every %" PRId64 " steps "
+		    "from step %" PRId64, sh->period, on);
+		break;
+	case LEAK_SHAPE_LATE_ONSET:
+		snprintf(buf, len, "late onset: flat, then grows every %" PRId64
+		    " step%s from step %" PRId64, sh->period, sh->period == 1 ?
+		    "" : "s", on);
+		break;
+	case LEAK_SHAPE_IRREGULAR:
+		snprintf(buf, len, "irregular: keeps growing, at uneven steps, "
+		    "from step %" PRId64, on);
+		break;
+	default:
+		buf[0] = '\0';
+	}
+	return (buf);
+}
+
+/*
  * Print the verdict in one line after prefix: the verdict, the growth per
  * step, how many steps grew and, for a leak, the stream that grows most;
- * for INCONCLUSIVE, why.
+ * for INCONCLUSIVE, why.  Then, when the series has a shape, a line
+ * "shape:" (as wide as prefix) saying it in words and, for a leak, what it
+ * reaches over the horizon; a CLEAN that grew says why it is clean.
  */
 void
 leak_print_verdict(FILE *f, const char *prefix, const struct leak_report *r)
 {
 	const struct leak_stream	*top;
 	char				 b[FMT_LEN], s[FMT_LEN], p[FMT_LEN];
+	char				 words[128];
 
 	fprintf(f, "%s%s", prefix, leak_verdict_name(r->verdict));
 	if (r->verdict == LEAK_INCONCLUSIVE) {
@@ -48,6 +101,19 @@ leak_print_verdict(FILE *f, const char *prefix, const struct leak_report *r)
 		    top->growth_bytes_per_step, b, sizeof b));
 	}
 	fprintf(f, ", layer %s\n", event_layer_name((unsigned int)r->layer));
+	if (*leak_print_shape(r, words, sizeof words) == '\0')
+		return;
+	fprintf(f, "%-*s%s", (int)strlen(prefix), "shape:", words);
+	if (r->verdict == LEAK_LEAK) {
+		fprintf(f, "; %s over %" PRId64 " steps",
+		    fmt_delta(r->shape.horizon_bytes, b, sizeof b),
+		    r->shape.horizon);
+		if (r->shape.steps_to_full >= 0)
+			fprintf(f, ", the device full in %" PRId64 " steps",
+			    r->shape.steps_to_full);
+	} else if (r->reason != NULL)
+		fprintf(f, " (%s)", r->reason);
+	fputc('\n', f);
 }
 
 static const struct leak_report *sort_report;
@@ -84,7 +150,9 @@ print_devices(FILE *f, const struct leak_report *r)
 
 /*
  * Print a table of at most max streams, most live bytes first: live bytes
- * at the last step, growth per step and the garbage kind.  A run seen
+ * at the last step, growth per step and the garbage kind; memory with no
+ * stream (a synchronous cudaMalloc, outside the stream-ordered pool) says
+ * what it holds and that it is not garbage.  A run seen
  * through usage samples only gets its devices, each with its verdict, and
  * a line saying what is not visible.
  */
@@ -119,6 +187,11 @@ leak_print_streams(FILE *f, const struct leak_report *r, size_t max)
 			    s->garbage_blocks);
 		else if (s->is_default)
 			fprintf(f, "(default stream)");
+		else if (s->stream == UNKNOWN_U64 && s->segment_bytes > 0)
+			fprintf(f, "(no stream: %s in %" PRId64 " segments "
+			    "from synchronous cudaMalloc, not garbage)",
+			    fmt_bytes(s->segment_bytes, a, sizeof a),
+			    s->segment_blocks);
 		fputc('\n', f);
 	}
 	free(order);

@@ -362,7 +362,8 @@ fit_project(const struct fit *f, const struct leak_shape_params *p,
 	int64_t	peak = p->peak_bytes;
 	size_t	k;
 
-	out->horizon_bytes = rate * (double)fit_horizon(f, p);
+	out->horizon = fit_horizon(f, p);
+	out->horizon_bytes = rate * (double)out->horizon;
 	out->projected_bytes = (double)f->y[f->m - 1] + out->horizon_bytes;
 	out->steps_to_full = -1;
 	if (peak == 0) {

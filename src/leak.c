@@ -7,11 +7,21 @@
  * the counts that the garbage kinds need); it uses neither SQLite nor
  * curses, so tests/t-leak.c checks it with made-up numbers.
  *
- * The series analysed start at the end of the warm-up (the last warm-up
- * step's live bytes are the baseline; with no warm-up, at step 1) and end
- * at the last step.  The slope is Theil-Sen's: the median of the slopes
- * between every pair of points, the mean of the two middle ones for an even
- * count; a step "grew" when its live bytes are above the step before's.
+ * The verdict, the growth per step, the shape, its period and onset and the
+ * projection are the shape model's (leak-shape.c) on the total live bytes
+ * per step; each stream gets the same model on its own series, with its own
+ * device's memory.  The series analysed start at the end of the warm-up
+ * (the last warm-up step's live bytes are the baseline; with no warm-up, at
+ * step 1) and end at the last step; a step "grew" when its live bytes are
+ * above the step before's (grew_fraction, said, not judged).
+ *
+ * Garbage, per stream (vramtrace(1), GARBAGE): destroyed, a destroyed stream
+ * that still holds blocks never freed; growing, a side stream whose own
+ * series is a LEAK; stranded, a side stream that holds cached segments,
+ * no live blocks, and allocated nothing for LEAK_STRANDED_STEPS steps.
+ * Memory with no stream (a synchronous cudaMalloc outside the
+ * stream-ordered pool, as libraries make for their workspaces) is on no
+ * stream to strand: it is never garbage, and reports say what it holds.
  */
 #include "config.h"
 
@@ -61,6 +71,37 @@ leak_garbage_name(enum leak_garbage g)
 	default:
 		return (NULL);
 	}
+}
+
+/*
+ * The step number at which the shape of r's total starts (its onset: the
+ * first growing step, or the step a warm-up reached its plateau), or
+ * UNKNOWN_INT when it has none.
+ */
+int64_t
+leak_report_onset(const struct leak_report *r)
+{
+	if (r->shape.onset < 0 || (size_t)r->shape.onset >= r->nsteps)
+		return (UNKNOWN_INT);
+	return (r->steps[r->shape.onset].step);
+}
+
+/*
+ * Whether r holds garbage that fails a CI run (--fail-on-leak): blocks on a
+ * destroyed stream, or a growing side stream.  A stranded cache does not:
+ * torch.cuda.empty_cache() gives it back.
+ */
+int
+leak_garbage_fails(const struct leak_report *r)
+{
+	size_t	i;
+
+	for (i = 0; i < r->nstreams; i++) {
+		if (r->streams[i].garbage == LEAK_GARBAGE_DESTROYED ||
+		    r->streams[i].garbage == LEAK_GARBAGE_GROWING)
+			return (1);
+	}
+	return (0);
 }
 
 /* Free a report and everything it holds; NULL is fine. */
@@ -129,28 +170,6 @@ median(double *v, size_t n)
 }
 
 /*
- * The Theil-Sen slope of the points (i, v[i]) for i in [0, n): the median
- * of the pairwise slopes.  0 for fewer than two points.
- */
-double
-leak_slope(const int64_t *v, size_t n)
-{
-	double	*s, m;
-	size_t	 i, j, k = 0;
-
-	if (n < 2)
-		return (0);
-	s = xreallocarray(NULL, n * (n - 1) / 2, sizeof *s);
-	for (i = 0; i < n; i++) {
-		for (j = i + 1; j < n; j++)
-			s[k++] = (double)(v[j] - v[i]) / (double)(j - i);
-	}
-	m = median(s, k);
-	free(s);
-	return (m);
-}
-
-/*
  * The skew of n ranks: which grows fastest (the first of equals), the
  * median growth and their ratio (NaN when the median is not above 0).  No
  * ranks: worst is -1 and the numbers 0 and NaN.
@@ -195,13 +214,6 @@ leak_grew_fraction(const int64_t *v, size_t n)
 	return ((double)grew / (double)(n - 1));
 }
 
-/* Does a series with this slope and growth fraction leak? */
-static int
-leak_grows(const struct leak_report *r, double slope, double grew)
-{
-	return (slope > (double)r->threshold && grew > 0.5);
-}
-
 /*
  * Mark each device's default stream where the data did not say: the stream
  * with the most bytes allocated on that device is its main compute stream.
@@ -241,10 +253,9 @@ leak_classify(const struct leak_report *r, struct leak_stream *s,
 		s->garbage = LEAK_GARBAGE_DESTROYED;
 		s->garbage_bytes = s->unfreed_bytes;
 		s->garbage_blocks = s->unfreed_blocks;
-	} else if (s->is_default)
+	} else if (s->is_default || s->stream == UNKNOWN_U64)
 		return;
-	else if (r->verdict != LEAK_INCONCLUSIVE &&
-	    leak_grows(r, s->growth_bytes_per_step, s->grew_fraction)) {
+	else if (r->verdict != LEAK_INCONCLUSIVE && s->verdict == LEAK_LEAK) {
 		s->garbage = LEAK_GARBAGE_GROWING;
 		s->garbage_bytes = s->new_live_bytes;
 		s->garbage_blocks = s->new_live_blocks;
@@ -258,21 +269,41 @@ leak_classify(const struct leak_report *r, struct leak_stream *s,
 }
 
 /*
- * Compute the verdict, the slopes and the garbage kinds of a report whose
+ * The shape model on live[0..nsteps) with r's warm-up and threshold, and
+ * device_bytes of memory (0: unknown).
+ */
+static void
+leak_fit(const struct leak_report *r, const int64_t *live,
+    uint64_t device_bytes, struct leak_shape_result *out)
+{
+	struct leak_shape_params	p;
+
+	leak_shape_defaults(&p);
+	p.warmup = r->warmup;
+	p.threshold = r->threshold;
+	p.device_bytes = device_bytes;
+	leak_shape_fit(live, r->nsteps, &p, out);
+}
+
+/*
+ * Compute the verdict, the shapes and the garbage kinds of a report whose
  * numbers are in: r->steps (live bytes per step), r->streams (live bytes per
- * step and the counts), r->warmup and r->threshold.  Sets steps_analysed,
- * the growth and the fractions, delta_bytes, peak_bytes, the verdict and its
- * reason, top_stream, and each stream's is_default (where the data did not
- * say), growth, verdict (INCONCLUSIVE with the run's), garbage kind, bytes
- * and blocks.
+ * step, the counts and their device's memory), r->warmup, r->threshold (0:
+ * what matters over the horizon) and r->device_bytes.  Sets steps_analysed,
+ * the shape fit of the total (r->shape) and its growth, the fractions,
+ * delta_bytes, peak_bytes, the verdict and its reason, r->threshold to the
+ * bytes per step that matter, top_stream, and each stream's is_default
+ * (where the data did not say), growth, verdict (INCONCLUSIVE with the
+ * run's), garbage kind, bytes and blocks.
  */
 void
 leak_analyse(struct leak_report *r)
 {
-	struct leak_stream	*s;
-	int64_t			*live;
-	size_t			 i, first, n;
-	double			 best = 0;
+	struct leak_stream		*s;
+	struct leak_shape_result	 fit;
+	int64_t				*live;
+	size_t				 i, first, n;
+	double				 best = 0;
 
 	first = r->warmup > 0 ? (size_t)r->warmup - 1 : 0;
 	r->steps_analysed = (int64_t)r->nsteps - r->warmup;
@@ -289,38 +320,29 @@ leak_analyse(struct leak_report *r)
 			r->peak_bytes = live[i];
 	}
 	r->first_live = n > 0 ? live[first] : 0;
-	r->growth_bytes_per_step = leak_slope(live + first, n);
 	r->grew_fraction = leak_grew_fraction(live + first, n);
+	leak_fit(r, live, r->device_bytes, &r->shape);
 	free(live);
-	if (r->nsteps == 0) {
-		r->verdict = LEAK_INCONCLUSIVE;
-		r->reason = "no step markers";
-	} else if (r->steps_analysed < LEAK_MIN_STEPS) {
-		r->verdict = LEAK_INCONCLUSIVE;
-		r->reason = "fewer than 3 steps after the warm-up";
-	} else {
-		r->verdict = leak_grows(r, r->growth_bytes_per_step,
-		    r->grew_fraction) ? LEAK_LEAK : LEAK_CLEAN;
-		r->reason = NULL;
-	}
+	r->growth_bytes_per_step = r->shape.growth_bytes_per_step;
+	r->verdict = r->shape.verdict;
+	r->reason = r->nsteps == 0 ? "no step markers" : r->shape.reason;
 
 	leak_mark_defaults(r);
 	r->top_stream = -1;
 	for (i = 0; i < r->nstreams; i++) {
 		s = &r->streams[i];
-		s->growth_bytes_per_step = leak_slope(s->live_per_step + first,
-		    n);
+		leak_fit(r, s->live_per_step, s->device_bytes, &fit);
+		s->growth_bytes_per_step = fit.growth_bytes_per_step;
 		s->grew_fraction = leak_grew_fraction(s->live_per_step + first,
 		    n);
-		if (r->verdict == LEAK_INCONCLUSIVE)
-			s->verdict = LEAK_INCONCLUSIVE;
-		else
-			s->verdict = leak_grows(r, s->growth_bytes_per_step,
-			    s->grew_fraction) ? LEAK_LEAK : LEAK_CLEAN;
+		s->verdict = r->verdict == LEAK_INCONCLUSIVE ?
+		    LEAK_INCONCLUSIVE : fit.verdict;
 		leak_classify(r, s, first);
 		if (s->growth_bytes_per_step > best) {
 			best = s->growth_bytes_per_step;
 			r->top_stream = (int)i;
 		}
 	}
+	if (r->threshold == 0)
+		r->threshold = (uint64_t)ceil(r->shape.min_rate);
 }

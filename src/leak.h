@@ -12,6 +12,7 @@
 #define LEAK_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "unknown.h"
@@ -33,13 +34,76 @@ enum leak_garbage {
 struct leak_options {
 	int64_t		 run_id;	/* 0: the newest run */
 	int		 warmup;	/* steps left out at the start */
-	uint64_t	 threshold;	/* bytes per step */
+	uint64_t	 threshold;	/* bytes per step; 0: what matters */
+					/* over the horizon (leak-shape.c) */
 	int		 layer;		/* -1: choose (block, pool, segment) */
 	int64_t		 process_id;	/* processes.id; 0: all processes */
 };
 /* The defaults, for the CLI and the TUI alike (leak_options_init). */
 #define LEAK_DEFAULT_WARMUP	1
-#define LEAK_DEFAULT_THRESHOLD	(UINT64_C(1) << 20)	/* 1 MiB */
+#define LEAK_DEFAULT_THRESHOLD	0	/* scaled to the device */
+
+/*
+ * The shape of a series of live bytes per step (leak-shape.c), and the
+ * verdict it supports.  The rule, its parameters and its limits are written
+ * out at the top of leak-shape.c and in vramtrace(1).
+ */
+enum leak_shape {
+	LEAK_SHAPE_NONE = 0,		/* too few steps to tell */
+	LEAK_SHAPE_FLAT,		/* the same at every step */
+	LEAK_SHAPE_NOISE,		/* changes that keep nothing */
+	LEAK_SHAPE_BOUNDED,		/* rises and falls back (period) */
+	LEAK_SHAPE_WARMUP,		/* grew, then a plateau (onset: its step) */
+	LEAK_SHAPE_STEADY,		/* grows at every step */
+	LEAK_SHAPE_PERIODIC,		/* grows every period-th step */
+	LEAK_SHAPE_LATE_ONSET,		/* flat, then grows from onset on */
+	LEAK_SHAPE_IRREGULAR		/* keeps growing, at irregular steps */
+};
+
+struct leak_shape_params {
+	int		 warmup;	/* steps before the baseline (1) */
+	int64_t		 horizon;	/* steps of the long run (100000) */
+	uint64_t	 device_bytes;	/* the device's memory; 0: unknown */
+	double		 device_fraction; /* of it that matters (0.01) */
+	uint64_t	 min_growth;	/* what matters when it is unknown */
+	uint64_t	 threshold;	/* bytes per step that matter; 0: */
+					/* what matters over the horizon */
+	int64_t		 peak_bytes;	/* for steps_to_full; 0: the series' */
+};
+
+/*
+ * What leak_shape_fit() found.  Indices are into the series it was given;
+ * -1 is none.  reason is static text (NULL when there is nothing to add).
+ */
+struct leak_shape_result {
+	enum leak_verdict verdict;
+	enum leak_shape	 shape;
+	const char	*reason;	/* why INCONCLUSIVE, or why CLEAN */
+					/* though it grew */
+	int64_t		 steps;		/* steps after the baseline */
+	double		 growth_bytes_per_step; /* the rate of the growth */
+					/* kept (Theil-Sen), else of all */
+	double		 growth_upper;	/* its one-sided 99% upper bound */
+	double		 p_value;	/* of the trend; 1: not tested */
+	int64_t		 period;	/* steps between growths (periodic, */
+					/* late onset), falls (bounded); 0 */
+	int64_t		 onset;		/* first growing step (leak shapes), */
+					/* the plateau's step (warm-up); -1 */
+	int64_t		 window;	/* steps per window (W) */
+	int64_t		 windows;	/* windows analysed (B) */
+	int64_t		 rises;		/* windows whose growth was kept */
+	int64_t		 kept_bytes;	/* growth kept since the onset */
+	double		 min_rate;	/* bytes per step that matter */
+	int64_t		 horizon;	/* steps of the long run */
+	double		 horizon_bytes;	/* the rate over the horizon */
+	double		 projected_bytes; /* live after the horizon */
+	int64_t		 steps_to_full;	/* -1: unknown or not growing */
+};
+
+/* Defaults of the rule (see LEAK_SHAPE_* in leak-shape.c). */
+#define LEAK_SHAPE_HORIZON		100000
+#define LEAK_SHAPE_DEVICE_FRACTION	0.01
+#define LEAK_SHAPE_MIN_GROWTH		(1024ULL * 1024 * 1024)
 
 /* One stream's story. */
 struct leak_stream {
@@ -68,6 +132,7 @@ struct leak_stream {
 	int64_t		 unfreed_blocks;
 	int64_t		 segment_bytes;	/* segment layer, live at the end */
 	int64_t		 segment_blocks;
+	uint64_t	 device_bytes;	/* its device's memory; 0: unknown */
 };
 
 /* An allocation site holding live bytes allocated in the growing steps. */
@@ -120,7 +185,9 @@ struct leak_report {
 	const char	*reason;	/* why INCONCLUSIVE, or NULL */
 	int		 layer;		/* the layer analysed */
 	int		 warmup;
-	uint64_t	 threshold;
+	uint64_t	 threshold;	/* as asked (0: scaled), then the */
+					/* bytes per step that matter */
+	uint64_t	 device_bytes;	/* the devices' memory; 0: unknown */
 	int64_t		 steps_analysed;
 	double		 growth_bytes_per_step;
 	double		 grew_fraction;
@@ -131,6 +198,9 @@ struct leak_report {
 	size_t		 nstreams;
 	struct leak_suspect *suspects;
 	size_t		 nsuspects;
+
+	/* The shape of the total's growth, its period, onset, projection. */
+	struct leak_shape_result shape;
 
 	/* For the verdict line and reports. */
 	int		 top_stream;	/* index of the fastest grower; -1 */
@@ -165,10 +235,14 @@ struct leak_stream *leak_report_stream(struct leak_report *, int32_t,
 	     uint64_t);
 const char *leak_verdict_name(enum leak_verdict);
 const char *leak_garbage_name(enum leak_garbage);
-double	 leak_slope(const int64_t *, size_t);
+int64_t	 leak_report_onset(const struct leak_report *);
+int	 leak_garbage_fails(const struct leak_report *);
 double	 leak_grew_fraction(const int64_t *, size_t);
 void	 leak_analyse(struct leak_report *);
 void	 leak_skew(const struct leak_rank *, size_t, struct leak_skew *);
+
+/* leak-json.c */
+void	 leak_json_shape(FILE *, const struct leak_report *);
 
 /* leak-trend.c */
 /*
@@ -196,68 +270,7 @@ const char *leak_direction_name(enum leak_direction);
 int	 leak_worse(const struct leak_report *, const struct leak_report *,
 	     uint64_t);
 
-/*
- * leak-shape.c: the shape of live bytes over the steps and the verdict it
- * supports, from the series alone (pure: no SQLite, no curses).  The rule,
- * its parameters and its limits are written out at the top of leak-shape.c
- * and in vramtrace(1).
- */
-enum leak_shape {
-	LEAK_SHAPE_NONE = 0,		/* too few steps to tell */
-	LEAK_SHAPE_FLAT,		/* the same at every step */
-	LEAK_SHAPE_NOISE,		/* changes that keep nothing */
-	LEAK_SHAPE_BOUNDED,		/* rises and falls back (period) */
-	LEAK_SHAPE_WARMUP,		/* grew, then a plateau (onset: its step) */
-	LEAK_SHAPE_STEADY,		/* grows at every step */
-	LEAK_SHAPE_PERIODIC,		/* grows every period-th step */
-	LEAK_SHAPE_LATE_ONSET,		/* flat, then grows from onset on */
-	LEAK_SHAPE_IRREGULAR		/* keeps growing, at irregular steps */
-};
-
-struct leak_shape_params {
-	int		 warmup;	/* steps before the baseline (1) */
-	int64_t		 horizon;	/* steps of the long run (100000) */
-	uint64_t	 device_bytes;	/* the device's memory; 0: unknown */
-	double		 device_fraction; /* of it that matters (0.01) */
-	uint64_t	 min_growth;	/* what matters when it is unknown */
-	uint64_t	 threshold;	/* bytes per step that matter; 0: */
-					/* what matters over the horizon */
-	int64_t		 peak_bytes;	/* for steps_to_full; 0: the series' */
-};
-
-/*
- * What leak_shape_fit() found.  Indices are into the series it was given;
- * -1 is none.  reason is static text (NULL when there is nothing to add).
- */
-struct leak_shape_result {
-	enum leak_verdict verdict;
-	enum leak_shape	 shape;
-	const char	*reason;	/* why INCONCLUSIVE, or why CLEAN */
-					/* though it grew */
-	int64_t		 steps;		/* steps after the baseline */
-	double		 growth_bytes_per_step; /* the rate of the growth */
-					/* kept (Theil-Sen), else of all */
-	double		 growth_upper;	/* its one-sided 99% upper bound */
-	double		 p_value;	/* of the trend; 1: not tested */
-	int64_t		 period;	/* steps between growths (periodic, */
-					/* late onset), falls (bounded); 0 */
-	int64_t		 onset;		/* first growing step (leak shapes), */
-					/* the plateau's step (warm-up); -1 */
-	int64_t		 window;	/* steps per window (W) */
-	int64_t		 windows;	/* windows analysed (B) */
-	int64_t		 rises;		/* windows whose growth was kept */
-	int64_t		 kept_bytes;	/* growth kept since the onset */
-	double		 min_rate;	/* bytes per step that matter */
-	double		 horizon_bytes;	/* the rate over the horizon */
-	double		 projected_bytes; /* live after the horizon */
-	int64_t		 steps_to_full;	/* -1: unknown or not growing */
-};
-
-/* Defaults of the rule (see LEAK_SHAPE_* in leak-shape.c). */
-#define LEAK_SHAPE_HORIZON		100000
-#define LEAK_SHAPE_DEVICE_FRACTION	0.01
-#define LEAK_SHAPE_MIN_GROWTH		(1024ULL * 1024 * 1024)
-
+/* leak-shape.c */
 void	 leak_shape_defaults(struct leak_shape_params *);
 void	 leak_shape_fit(const int64_t *, size_t,
 	     const struct leak_shape_params *, struct leak_shape_result *);

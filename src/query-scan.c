@@ -409,6 +409,36 @@ build_suspects(struct query *q, struct leak_report *r, struct lk_scan *sc,
 }
 
 /*
+ * The memory of each stream's device, and of the devices the streams use
+ * together (0 when any of them is unknown), from the run's devices.
+ */
+static void
+load_device_bytes(struct leak_report *r, const struct query_run *run)
+{
+	struct leak_stream	*s;
+	size_t			 i, j;
+	int			 known = r->nstreams > 0, seen;
+
+	r->device_bytes = 0;
+	for (i = 0; i < r->nstreams; i++) {
+		s = &r->streams[i];
+		for (j = 0; j < run->ndevices; j++) {
+			if (run->devices[j].device == s->device &&
+			    run->devices[j].total_bytes > 0)
+				s->device_bytes =
+				    (uint64_t)run->devices[j].total_bytes;
+		}
+		known = known && s->device_bytes > 0;
+		for (j = seen = 0; j < i; j++)
+			seen = seen || r->streams[j].device == s->device;
+		if (!seen)
+			r->device_bytes += s->device_bytes;
+	}
+	if (!known)
+		r->device_bytes = 0;
+}
+
+/*
  * Analyse run opts->run_id (0: the newest) of q, or only the allocations and
  * streams of process opts->process_id when it is not 0: everything but the
  * ranks (query-ranks.c).  A whole run with no allocations is analysed from
@@ -431,12 +461,9 @@ query_scan(struct query *q, const struct leak_options *opts,
 	r->run_id = opts->run_id != 0 ? opts->run_id : query_latest_run(q);
 	r->warmup = opts->warmup;
 	r->threshold = opts->threshold;
-	if (query_run(q, r->run_id, 0, &run, cause) != 0) {
-		query_run_free(&run);
+	if (query_run(q, r->run_id, 0, &run, cause) != 0)
 		goto fail;
-	}
 	imported = run.source != NULL && strcmp(run.source, "import") == 0;
-	query_run_free(&run);
 	if (load_steps(q, r, cause) != 0)
 		goto fail;
 	sc.nsteps = (int64_t)r->nsteps;
@@ -453,12 +480,15 @@ query_scan(struct query *q, const struct leak_options *opts,
 		goto fail;
 	if (build_suspects(q, r, &sc, cause) != 0)
 		goto fail;
+	load_device_bytes(r, &run);
 	leak_analyse(r);
+	query_run_free(&run);
 	scan_free(&sc);
 	*out = r;
 	return (0);
 
 fail:
+	query_run_free(&run);
 	scan_free(&sc);
 	leak_report_free(r);
 	return (-1);

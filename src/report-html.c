@@ -262,7 +262,7 @@ write_step_end_peak(FILE *f, const struct leak_report *lr)
 
 /*
  * The verdict.  shape, period, onset and projection are the leak model's
- * (issue 12); they are null until the analysis gives them.
+ * (leak_json_shape).
  */
 static void
 write_verdict(FILE *f, const struct leak_report *lr)
@@ -291,9 +291,8 @@ write_verdict(FILE *f, const struct leak_report *lr)
 		fputs("}", f);
 	} else
 		fputs("null", f);
-	fprintf(f, ",\"usage_only\":%s,\"shape\":null,\"period\":null,"
-	    "\"onset\":null,\"projection\":null", lr->usage_only ? "true" :
-	    "false");
+	fprintf(f, ",\"usage_only\":%s,", lr->usage_only ? "true" : "false");
+	leak_json_shape(f, lr);
 	write_step_end_peak(f, lr);
 	write_bars(f, lr);
 	fputs(",\"suspects\":[", f);

@@ -142,8 +142,8 @@ run "$VRAMTRACE" record -o "$TMP/stop.db" -- sh -c 'exit 3' --help
 # The defaults --help states are those the analysis uses.
 run "$VRAMTRACE" leaks "$TMP/run.db" --format json
 w=$("$VRAMTRACE" leaks -h | sed -n 's/.*--warmup N .*(\([0-9]*\))$/\1/p')
-t=$("$VRAMTRACE" leaks -h | sed -n 's/.*--threshold BYTES .*(\([0-9]*\)MiB)$/\1/p')
-[ -n "$w" ] && [ -n "$t" ] && jq_py "$TMP/out" "d['warmup'] == $w and d['threshold'] == $t * 1048576"
+t=$("$VRAMTRACE" leaks -h | tr -s ' \n' ' ' | sed -n 's/.*--threshold BYTES .*(default: \([0-9]*\)% of the device.s memory over \([0-9]*\) steps).*/\1 \2/p')
+[ -n "$w" ] && [ -n "$t" ] && jq_py "$TMP/out" "d['warmup'] == $w and d['threshold'] == __import__('math').ceil(${t% *} / 100 * (d['device_bytes'] or 2 ** 30 * 100) / ${t#* })"
 ok $? "leaks: the warm-up and threshold --help states are the ones applied"
 # The manual's entry of each command has --help's usage line and options.
 if command -v "$PY" >/dev/null 2>&1; then

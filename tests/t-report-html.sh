@@ -54,7 +54,8 @@ assert v["verdict"] == lk["verdict"] == "LEAK", v["verdict"]
 assert abs(v["growth_bytes_per_step"] - lk["growth_bytes_per_step"]) < 1
 assert [b[2] for b in v["bars"]] == [0] + [112250880] * 4, v["bars"]
 assert [v[k] for k in ("shape", "period", "onset", "projection")] == \
-    [None] * 4
+    [lk[k] for k in ("shape", "period", "onset", "projection")], v
+assert v["shape"] == "steady" and v["projection"]["steps"] == 100000, v
 PY
 ok $? "the verdict, growth and step-end peak are those of leaks and report"
 jq_py "$G" '[(s["stream"], s["garbage"]) for l in d["lanes"] for k in l["tracks"] if k["layer"] == "block" for s in k["series"]] == [(0, None), (1031036896, "growing")]'

@@ -17,7 +17,7 @@ grep -q 'offload.py:88 stash' "$TMP/out"; ok $? "overview: the suspect site"
 sed 's/ site="stash@[^"]*"//' "$TMP/leak.txt" >"$TMP/nostack.txt"
 spool nostack || exit 99
 run "$VRAMTRACE" tui --dump overview "$TMP/nostack.db"
-grep -Eq '^ +60\.0 MiB +3 blocks +stream 13 +\(no stack\)$' "$TMP/out" &&
+grep -Eq '^ +100\.0 MiB +5 blocks +stream 13 +\(no stack\)$' "$TMP/out" &&
     ! grep -q '(null)' "$TMP/out"
 ok $? "overview: a suspect without a stack says so, never (null)"
 run "$VRAMTRACE" tui --dump 2 "$TMP/leak.db"
@@ -25,7 +25,7 @@ grep -Eq '^ +0 13 .*GARBAGE growing' "$TMP/out"
 ok $? "streams: stream 13 flagged GARBAGE growing"
 grep -E '^ +0 7 ' "$TMP/out" | grep -q GARBAGE; [ $? -ne 0 ]
 ok $? "streams: stream 7 not flagged"
-grep -q '▃▅▆█' "$TMP/out"; ok $? "streams: the sparkline climbs, from 0: 20, 40, 60, 80 MiB"
+grep -q '▂▃▅▆▇█' "$TMP/out"; ok $? "streams: the sparkline climbs, from 0: 20, 40, ... 120 MiB"
 # A flat 0 B stream and a flat 1.2 GiB one: one scale from 0 for both.
 {
 	echo 'process-start 1000 pid=1'
@@ -69,7 +69,7 @@ ok $? "offload: per step"
 run "$VRAMTRACE" tui --dump offload "$TMP/clean.db"
 grep -q 'no offload events' "$TMP/out"; ok $? "offload: none"
 run "$VRAMTRACE" tui --dump diff "$TMP/leak.db"
-grep -q 'step 3 -> step 4' "$TMP/out" &&
+grep -q 'step 5 -> step 6' "$TMP/out" &&
     grep -q '+2 blocks +21.0 MiB appeared, -1 blocks -1.0 MiB went away' \
     "$TMP/out"
 ok $? "diff: the last two steps"

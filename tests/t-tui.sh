@@ -74,21 +74,21 @@ ok $? "80x24: the footer stays"
 head -n 1 "$TMP/screen" | grep -Eq '^ 1  2  3  4 Blocks  5  6  LEAK \+20\.0 MiB/step *$' &&
     tail -n 1 "$TMP/screen" | grep -Eq '^s sort .* t stream  …  +\? help  q quit *$'
 ok $? "80x24: the tab bar keeps the verdict whole, the footer ends in … where keys do not fit"
-keys 6 a a
-wait_for 'step 1 -> step 4' &&
-    grep -q '+4 blocks +61.0 MiB appeared, -1 blocks -1.0 MiB went away' \
+keys 6 a a a a
+wait_for 'step 1 -> step 6' &&
+    grep -q '+6 blocks +101.0 MiB appeared, -1 blocks -1.0 MiB went away' \
     "$TMP/screen"
 ok $? "diff: a moves step A"
 keys v
-wait_for '^ +60\.0 MiB +3 .*offload\.py:88 stash'
+wait_for '^ +100\.0 MiB +5 .*offload\.py:88 stash'
 ok $? "diff: v groups by site"
 keys g p
 wait_for 'steps A B:' &&
-    grep -Eq '^ +60\.0 MiB +3 .*offload\.py:88 stash' "$TMP/screen"
+    grep -Eq '^ +100\.0 MiB +5 .*offload\.py:88 stash' "$TMP/screen"
 ok $? "diff: g is the first row, as in every view, and keeps the groups"
 # A after B: what step 4 held and step 1 did not is gone, in the list of
 # blocks as in the sites (one diff for both).  The steps typed replace
-# those the prompt offers ("1 4").
+# those the prompt offers ("1 6").
 keys 4 Space 1 Enter v
 wait_for 'step 4 -> step 1' &&
     grep -q '+1 blocks +1.0 MiB appeared, -4 blocks -61.0 MiB went away' \

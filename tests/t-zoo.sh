@@ -1,23 +1,23 @@
 #!/bin/sh
 # t-zoo.sh: the leak zoo (tests/data/zoo, see its README.md), real training
 # loops recorded and snapshotted on a GPU.  For every file EXPECT lists: it
-# is decompressed (a recording replayed into a database), `vramtrace leaks
-# --format json` gives its live bytes per step, which must be what the
+# is decompressed (a recording replayed into a database), and `vramtrace
+# leaks --format json` must give (1) live bytes per step that are what the
 # program measured itself (torch.cuda.memory_allocated() after each
 # optimizer.step(): the same bytes in a recording; in a snapshot the same
 # up to one constant under 64 KiB (14,224 B less in these files, not yet
-# explained); none in a snapshot without history), and the shape model
-# (src/leak-shape.c, through tests/shape-fit) must give the verdict, shape,
-# period and onset EXPECT says.  One Python process prints the TAP.
+# explained); none in a snapshot without history), (2) the verdict, shape,
+# period, onset and garbage EXPECT says, and (3) under --fail-on-leak, a
+# failure exactly when the verdict is LEAK or garbage fails (destroyed,
+# growing), with the same report.  One Python process prints the TAP.
 . "${srcdir:-.}/tests/lib.sh"
-"$PY" - "$srcdir/tests/data/zoo" "$VRAMTRACE" \
-    "${top_builddir:-.}/tests/shape-fit" "$TMP" <<'PY'
+"$PY" - "$srcdir/tests/data/zoo" "$VRAMTRACE" "$TMP" <<'PY'
 import json, lzma, os, shutil, subprocess, sys
 
-zoo, vramtrace, fit, tmp = sys.argv[1:5]
+zoo, vramtrace, tmp = sys.argv[1:4]
 rows = [l.split() for l in open(os.path.join(zoo, "EXPECT"))
         if l.strip() and not l.startswith("#")]
-print("1..%d" % (2 * len(rows)))
+print("1..%d" % (3 * len(rows)))
 n = failed = 0
 
 
@@ -28,6 +28,12 @@ def ok(cond, what, why=""):
     print("%sok %d - %s" % ("" if cond else "not ", n, what))
     if not cond and why:
         print("# " + why)
+
+
+def leaks(path, *extra):
+    r = subprocess.run([vramtrace, "leaks", path, "--format", "json"] +
+                       list(extra), capture_output=True, text=True)
+    return r.returncode, json.loads(r.stdout) if r.stdout else None
 
 
 for name, verdict, shape, period, onset, garbage in rows:
@@ -43,9 +49,8 @@ for name, verdict, shape, period, onset, garbage in rows:
     else:
         facts = json.load(open(os.path.join(zoo, stem + ".snap.json")))
         path = base
-    r = subprocess.run([vramtrace, "leaks", path, "--format", "json"],
-                       capture_output=True, text=True)
-    live = [p["live_bytes"] for p in json.loads(r.stdout)["per_step"]]
+    rc, lk = leaks(path)
+    live = [p["live_bytes"] for p in lk["per_step"]]
     want = facts["allocated"]
     diff = set(g - w for g, w in zip(live, want))
     if facts["snapshot"] and not facts["history"]:
@@ -55,18 +60,26 @@ for name, verdict, shape, period, onset, garbage in rows:
             abs(min(diff)) < 65536
     else:
         good = live == want
-    ok(good, "%s: live bytes per step as the program measured them" % name,
+    ok(rc == 0 and good,
+       "%s: live bytes per step as the program measured them" % name,
        "steps %d/%d, differences %s" % (len(live), len(want),
                                         sorted(diff)[:5]))
-    r = subprocess.run([fit], input="\n".join(map(str, live)),
-                       capture_output=True, text=True)
-    m = json.loads(r.stdout)
-    got = (m["verdict"], m["shape"], str(m["period"]) if m["period"] else "-",
-           str(m["onset_step"]) if m["onset_step"] > 0 else "-")
-    ok(got == (verdict, shape, period, onset),
-       "%s: %s %s, period %s, onset %s" % (name, verdict, shape, period,
-                                           onset),
-       "got %s: %s" % (" ".join(got), m["reason"]))
+    g = " ".join(sorted("%s:%d:%d" % (s["garbage"], s["garbage_bytes"],
+                                      s["garbage_blocks"])
+                        for s in lk["streams"] if s["garbage"])) or "-"
+    got = (lk["verdict"], lk["shape"] or "none",
+           str(lk["period"]) if lk["period"] else "-",
+           str(lk["onset"]) if lk["onset"] is not None else "-", g)
+    ok(got == (verdict, shape, period, onset, garbage),
+       "leaks %s: %s %s, period %s, onset %s, garbage %s" % (
+           name, verdict, shape, period, onset, garbage),
+       "got %s: %s" % (" ".join(got), lk["reason"]))
+    fails = verdict == "LEAK" or garbage.split(":")[0] in ("destroyed",
+                                                           "growing")
+    frc, flk = leaks(path, "--fail-on-leak")
+    ok(flk == lk and (frc != 0) == fails,
+       "leaks %s --fail-on-leak: %s" % (name, "fails" if fails else
+                                        "exit 0"), "exit %d" % frc)
 sys.exit(1 if failed else 0)
 PY
 rc=$?

@@ -1,6 +1,6 @@
 # tui-scenario.sh: databases for the TUI tests, through mkspool and replay.
-# Source it after lib.sh.  make_leak_db DB: a run whose side stream 13
-# keeps 20 MiB per step (a stash never cleared) while the main stream 7
+# Source it after lib.sh.  make_leak_db DB: a run of 6 steps whose side
+# stream 13 keeps 20 MiB per step (a stash never cleared) while the main stream 7
 # (the one that allocates the most: 100 MiB of activations a step, freed
 # within it) is flat, with stacks and offload events.  make_clean_db DB: the same without
 # the stash.  make_check_db DB: the leaking run recorded with the offload
@@ -43,6 +43,18 @@ alloc 1730 address=0x5000 bytes=20971520 stream=13 layer=block site="stash@offlo
 alloc 1800 address=0x80000000 bytes=104857600 stream=7 layer=block site="act@model.py:20|main@train.py:40"
 free 1890 address=0x80000000 bytes=104857600 stream=7 layer=block
 step-end 1900
+free 1910 address=0x1000 bytes=1048576 stream=7
+alloc 1920 address=0x1000 bytes=1048576 stream=7 layer=block site="fwd@train.py:12|main@train.py:40"
+alloc 1930 address=0x6000 bytes=20971520 stream=13 layer=block site="stash@offload.py:88|backward@train.py:52|main@train.py:41"
+alloc 2000 address=0x80000000 bytes=104857600 stream=7 layer=block site="act@model.py:20|main@train.py:40"
+free 2090 address=0x80000000 bytes=104857600 stream=7 layer=block
+step-end 2100
+free 2110 address=0x1000 bytes=1048576 stream=7
+alloc 2120 address=0x1000 bytes=1048576 stream=7 layer=block site="fwd@train.py:12|main@train.py:40"
+alloc 2130 address=0x7000 bytes=20971520 stream=13 layer=block site="stash@offload.py:88|backward@train.py:52|main@train.py:41"
+alloc 2200 address=0x80000000 bytes=104857600 stream=7 layer=block site="act@model.py:20|main@train.py:40"
+free 2290 address=0x80000000 bytes=104857600 stream=7 layer=block
+step-end 2300
 SPOOL
 }
 
