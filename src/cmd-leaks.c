@@ -50,10 +50,11 @@ print_text(const struct leak_report *r, const struct leak_options *opts,
 	    "step", r->run_id, r->nsteps, r->warmup,
 	    fmt_bytes((int64_t)r->threshold, a, sizeof a));
 	if (opts->threshold == 0)
-		printf(" (%s over %" PRId64 " steps)", r->device_bytes > 0 ?
-		    "1% of the device's memory" : "1 GiB, the device's memory "
-		    "unknown", r->shape.horizon > 0 ? r->shape.horizon :
-		    (int64_t)LEAK_SHAPE_HORIZON);
+		printf(" (%s over %" PRId64 " steps%s)", r->device_bytes > 0 ?
+		    "1% of the device's memory" : "1 GiB",
+		    r->shape.horizon > 0 ? r->shape.horizon :
+		    (int64_t)LEAK_SHAPE_HORIZON, r->device_bytes > 0 ? "" :
+		    ", the device's memory unknown");
 	printf(", layer %s\n", event_layer_name((unsigned int)r->layer));
 	leak_print_verdict(stdout, "verdict: ", r);
 	check_report_text(stdout, "", c);
@@ -61,7 +62,8 @@ print_text(const struct leak_report *r, const struct leak_options *opts,
 		printf("\n");
 		leak_print_ranks(stdout, r);
 	}
-	printf("\n%6s  %12s  %12s\n", "step", "live", "change");
+	if (r->nsteps > 0)
+		printf("\n%6s  %12s  %12s\n", "step", "live", "change");
 	for (i = 0; i < r->nsteps; i++)
 		printf("%6" PRId64 "  %12s  %12s%s\n", r->steps[i].step,
 		    fmt_bytes(r->steps[i].live_bytes, a, sizeof a),
@@ -72,8 +74,11 @@ print_text(const struct leak_report *r, const struct leak_options *opts,
 	leak_print_streams(stdout, r, r->nstreams);
 	if (r->nsuspects == 0)
 		return;
-	printf("\nsites holding memory allocated after the warm-up, live at "
-	    "the last step:\n");
+	if (r->nsteps == 0)
+		printf("\nsites holding memory live at the end:\n");
+	else
+		printf("\nsites holding memory allocated after the warm-up, "
+		    "live at the last step:\n");
 	leak_print_suspects(stdout, r, r->nsuspects);
 }
 

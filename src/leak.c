@@ -325,7 +325,10 @@ leak_analyse(struct leak_report *r)
 	free(live);
 	r->growth_bytes_per_step = r->shape.growth_bytes_per_step;
 	r->verdict = r->shape.verdict;
-	r->reason = r->nsteps == 0 ? "no step markers" : r->shape.reason;
+	if (r->nsteps > 0)
+		r->reason = r->shape.reason;
+	else
+		r->reason = r->no_history ? LEAK_NO_HISTORY : "no step markers";
 
 	leak_mark_defaults(r);
 	r->top_stream = -1;

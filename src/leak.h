@@ -212,6 +212,12 @@ struct leak_report {
 	 */
 	int		 usage_only;
 
+	/*
+	 * An imported snapshot without allocation history: no steps; its
+	 * streams hold the blocks live at the dump, its suspects the sites.
+	 */
+	int		 no_history;
+
 	/* Two or more processes with ranks: each alone, and the skew. */
 	struct leak_rank *ranks;
 	size_t		 nranks;
@@ -221,6 +227,10 @@ struct leak_report {
 /* What a report of a run seen through usage samples only cannot tell. */
 #define LEAK_USAGE_NOTE "attach saw total usage per device only; streams " \
 	"and blocks are not visible"
+/* Why a snapshot without allocation history has no verdict, and the fix. */
+#define LEAK_NO_HISTORY "the snapshot has no allocation history: call " \
+	"torch.cuda.memory._record_memory_history() before the steps, then " \
+	"dump it"
 /* Steps a side stream must be idle for its cache to count as stranded. */
 #define LEAK_STRANDED_STEPS	3
 /* Fewer steps than this after the warm-up: INCONCLUSIVE. */

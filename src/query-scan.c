@@ -14,7 +14,10 @@
  *
  * A key's deltas live in an array of nsteps + 2 slots: slot k is step k
  * (1..nsteps), slot nsteps + 1 is after the last marker; an allocation with
- * no step (alloc_ns unknown, before tracing began) counts from step 1.
+ * no step (alloc_ns unknown, before tracing began) counts from step 1.  A
+ * run with no steps (a snapshot without allocation history) has one slot,
+ * the end: its streams hold what is live there, its suspects every site
+ * that holds it.
  */
 #include "config.h"
 
@@ -167,6 +170,15 @@ scan_group(struct lk_scan *sc, struct lk_key *k, int64_t a, int64_t f,
 	k->alloc_bytes += bytes;
 	if (a > k->last_alloc_step)
 		k->last_alloc_step = a;
+	if (last == 0) {
+		/* No steps: what is live at the end is what it holds. */
+		if (f <= 0) {
+			s = scan_site(sc, k, site_id);
+			s->bytes = s->live_last = bytes;
+			s->blocks = blocks;
+		}
+		return;
+	}
 	if (a > w && a <= last && (f <= 0 || f > last)) {
 		k->new_live_bytes += bytes;
 		k->new_live_blocks += blocks;
@@ -179,6 +191,7 @@ scan_group(struct lk_scan *sc, struct lk_key *k, int64_t a, int64_t f,
 			s = scan_site(sc, k, site_id);
 		s->live_last = bytes;
 	}
+
 	if (w >= 1 && a <= w && (f <= 0 || f > w)) {
 		if (s == NULL)
 			s = scan_site(sc, k, site_id);
@@ -263,7 +276,10 @@ load_steps(struct query *q, struct leak_report *r, char **cause)
 	return (0);
 }
 
-/* Live bytes and blocks at each step end from a key's deltas. */
+/*
+ * Live bytes and blocks at each step end from a key's deltas, and at the
+ * end of the last step (with no steps, at the end: what the run left).
+ */
 static void
 stream_fill(struct leak_report *r, struct leak_stream *s,
     const struct lk_key *k)
@@ -271,6 +287,10 @@ stream_fill(struct leak_report *r, struct leak_stream *s,
 	int64_t	bytes = 0, blocks = 0;
 	size_t	i;
 
+	if (r->nsteps == 0) {
+		bytes = k->delta[1];
+		blocks = k->delta_n[1];
+	}
 	for (i = 0; i < r->nsteps; i++) {
 		bytes += k->delta[i + 1];
 		blocks += k->delta_n[i + 1];
@@ -464,6 +484,12 @@ query_scan(struct query *q, const struct leak_options *opts,
 	if (query_run(q, r->run_id, 0, &run, cause) != 0)
 		goto fail;
 	imported = run.source != NULL && strcmp(run.source, "import") == 0;
+	if (imported && (r->no_history = query_int_arg(q, "SELECT NOT EXISTS"
+	    " (SELECT 1 FROM snapshots WHERE run_id = ?1 AND"
+	    " trace_entries > 0)", r->run_id)) < 0) {
+		query_fail(q, cause);
+		goto fail;
+	}
 	if (load_steps(q, r, cause) != 0)
 		goto fail;
 	sc.nsteps = (int64_t)r->nsteps;

@@ -16,7 +16,7 @@
 #include "tap.h"
 
 #define MiB	(1024 * 1024)
-#define TESTS	38
+#define TESTS	39
 
 /* A report of n steps with a total series and nstreams empty streams. */
 static struct leak_report *
