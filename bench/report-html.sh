@@ -22,7 +22,7 @@ if [ -z "$db" ]; then
 	db=$tmp/run.db
 fi
 if [ ! -e "$db" ]; then
-	./bench/leaks "$n" "$db" >/dev/null
+	./bench/leaks "$n" "$db" 100 >/dev/null
 fi
 /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" \
     ./vramtrace report "$db" --html "$tmp/page.html" 2>"$tmp/err"

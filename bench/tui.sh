@@ -12,7 +12,7 @@ DB=${2:-/tmp/vramtrace-bench-tui-$N.db}
 VT=${VRAMTRACE:-./vramtrace}
 GEN=${GEN_DB:-./bench/leaks}
 command -v tmux >/dev/null || { echo "bench/tui.sh: needs tmux" >&2; exit 77; }
-[ -f "$DB" ] || "$GEN" "$N" "$DB"
+[ -f "$DB" ] || "$GEN" "$N" "$DB" 100
 LOG=$(mktemp /tmp/vramtrace-bench-tui-XXXXXX)
 SOCK=vt-bench-$$
 tm() { tmux -L "$SOCK" "$@"; }

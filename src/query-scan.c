@@ -67,6 +67,7 @@ struct lk_scan {
 	size_t		 nkeys;
 	struct lk_site	*sites;
 	size_t		 nsites;
+	size_t		 sites_cap;	/* grown by doubling */
 };
 
 static struct lk_key *
@@ -98,8 +99,11 @@ scan_site(struct lk_scan *sc, const struct lk_key *k, int64_t site_id)
 {
 	struct lk_site	*s;
 
-	sc->sites = xreallocarray(sc->sites, sc->nsites + 1,
-	    sizeof *sc->sites);
+	if (sc->nsites == sc->sites_cap) {
+		sc->sites_cap = sc->sites_cap == 0 ? 64 : 2 * sc->sites_cap;
+		sc->sites = xreallocarray(sc->sites, sc->sites_cap,
+		    sizeof *sc->sites);
+	}
 	s = &sc->sites[sc->nsites++];
 	memset(s, 0, sizeof *s);
 	s->layer = k->layer;
