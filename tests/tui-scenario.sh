@@ -37,25 +37,19 @@ offload 1540 kind=pool_fallback bytes=8192
 alloc 1600 address=0x80000000 bytes=104857600 stream=7 layer=block site="act@model.py:20|main@train.py:40"
 free 1690 address=0x80000000 bytes=104857600 stream=7 layer=block
 step-end 1700
-free 1710 address=0x1000 bytes=1048576 stream=7
-alloc 1720 address=0x1000 bytes=1048576 stream=7 layer=block site="fwd@train.py:12|main@train.py:40"
-alloc 1730 address=0x5000 bytes=20971520 stream=13 layer=block site="stash@offload.py:88|backward@train.py:52|main@train.py:41"
-alloc 1800 address=0x80000000 bytes=104857600 stream=7 layer=block site="act@model.py:20|main@train.py:40"
-free 1890 address=0x80000000 bytes=104857600 stream=7 layer=block
-step-end 1900
-free 1910 address=0x1000 bytes=1048576 stream=7
-alloc 1920 address=0x1000 bytes=1048576 stream=7 layer=block site="fwd@train.py:12|main@train.py:40"
-alloc 1930 address=0x6000 bytes=20971520 stream=13 layer=block site="stash@offload.py:88|backward@train.py:52|main@train.py:41"
-alloc 2000 address=0x80000000 bytes=104857600 stream=7 layer=block site="act@model.py:20|main@train.py:40"
-free 2090 address=0x80000000 bytes=104857600 stream=7 layer=block
-step-end 2100
-free 2110 address=0x1000 bytes=1048576 stream=7
-alloc 2120 address=0x1000 bytes=1048576 stream=7 layer=block site="fwd@train.py:12|main@train.py:40"
-alloc 2130 address=0x7000 bytes=20971520 stream=13 layer=block site="stash@offload.py:88|backward@train.py:52|main@train.py:41"
-alloc 2200 address=0x80000000 bytes=104857600 stream=7 layer=block site="act@model.py:20|main@train.py:40"
-free 2290 address=0x80000000 bytes=104857600 stream=7 layer=block
-step-end 2300
 SPOOL
+	# Steps 4 to 6: the same again, 20 MiB more kept each time.
+	for k in 0 1 2; do
+		t=$((1700 + 200 * k))
+		cat <<SPOOL
+free $((t + 10)) address=0x1000 bytes=1048576 stream=7
+alloc $((t + 20)) address=0x1000 bytes=1048576 stream=7 layer=block site="fwd@train.py:12|main@train.py:40"
+alloc $((t + 30)) address=0x$((5 + k))000 bytes=20971520 stream=13 layer=block site="stash@offload.py:88|backward@train.py:52|main@train.py:41"
+alloc $((t + 100)) address=0x80000000 bytes=104857600 stream=7 layer=block site="act@model.py:20|main@train.py:40"
+free $((t + 190)) address=0x80000000 bytes=104857600 stream=7 layer=block
+step-end $((t + 200))
+SPOOL
+	done
 }
 
 make_leak_db() {
