@@ -72,7 +72,9 @@ query_connect(struct query *q, const char *path)
 
 	if (!query_beside(path, "-wal") && !query_beside(path, "-journal"))
 		flags = SQLITE_OPEN_READWRITE;
-	if (sqlite3_open_v2(path, &q->db, flags, NULL) != SQLITE_OK)
+	/* One thread uses a connection: no mutex on every call. */
+	if (sqlite3_open_v2(path, &q->db, flags | SQLITE_OPEN_NOMUTEX,
+	    NULL) != SQLITE_OK)
 		return (-1);
 	if (flags == SQLITE_OPEN_READWRITE && sqlite3_exec(q->db,
 	    "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK)
