@@ -7,8 +7,11 @@
  * string ids the producer defined, the process row its PROCESS_START made,
  * and the stacks (site strings) it resolved.  It hands each event, with
  * its strings resolved and its process known, to the writer of its table;
- * it binds no SQL itself.  String ids are small integers; they index a
- * growing array.  A site string holds one frame per line,
+ * it binds no SQL itself.  String ids are whatever the producer chose
+ * (lib/client.c counts from 1), so they go through a hash map to a dense
+ * array of the strings defined: memory follows the strings a stream
+ * defined, never the size of an id it names.  A site string holds one
+ * frame per line,
  * "name<TAB>filename<TAB>line", innermost first, after an optional first
  * line "!KIND" that says which kind of stack it is (lib/stack.h).
  *
@@ -47,12 +50,19 @@ struct held_event {
 	int64_t		process_id;
 };
 
+/* A string a source defined, and the site it resolved to (0: not yet). */
+struct source_string {
+	char		*text;
+	int64_t		 site_id;
+};
+
 struct store_source {
 	struct store	*store;
 	char		*name;
-	char		**strings;	/* by id; NULL: undefined */
-	int64_t		*site_ids;	/* by string id; 0: not resolved */
+	struct store_idmap ids;		/* string id -> index in strings + 1 */
+	struct source_string *strings;
 	size_t		 nstrings;
+	size_t		 strings_alloc;
 	int64_t		 process_id;	/* of the latest PROCESS_START */
 	int64_t		 apply_pid;	/* of the event being applied */
 	int64_t		 step_begin;	/* ns of the last STEP_BEGIN; 0 */
@@ -92,9 +102,9 @@ store_source_free(struct store_source *src)
 	if (src == NULL)
 		return;
 	for (i = 0; i < src->nstrings; i++)
-		free(src->strings[i]);
+		free(src->strings[i].text);
 	free(src->strings);
-	free(src->site_ids);
+	store_idmap_free(&src->ids);
 	free(src->heap);
 	free(src->fifo);
 	free(src->name);
@@ -121,40 +131,47 @@ source_error(struct store_source *src, char **cause, const char *fmt, ...)
 	return (-1);
 }
 
+/* The string defined under id, or NULL. */
+static struct source_string *
+source_string_of(struct store_source *src, uint32_t id)
+{
+	int64_t	i;
+
+	if (id == 0 || (i = store_idmap_get(&src->ids, id)) == 0)
+		return (NULL);
+	return (&src->strings[i - 1]);
+}
+
 static const char *
 source_string(struct store_source *src, uint32_t id)
 {
-	if (id == 0 || id >= src->nstrings)
-		return (NULL);
-	return (src->strings[id]);
+	struct source_string	*ss = source_string_of(src, id);
+
+	return (ss != NULL ? ss->text : NULL);
 }
 
 static int
 define_string(struct store_source *src, const struct event_string *es,
     char **cause)
 {
-	size_t	n;
+	struct source_string	*ss;
 
 	if (es->id == 0 || es->id >= SOURCE_STRINGS_MAX)
 		return (source_error(src, cause, "string id %" PRIu32
 		    " out of range", es->id));
-	if (es->id >= src->nstrings) {
-		n = src->nstrings == 0 ? 64 : src->nstrings;
-		while (n <= es->id)
-			n *= 2;
-		src->strings = xreallocarray(src->strings, n,
-		    sizeof *src->strings);
-		src->site_ids = xreallocarray(src->site_ids, n,
-		    sizeof *src->site_ids);
-		memset(src->strings + src->nstrings, 0,
-		    (n - src->nstrings) * sizeof *src->strings);
-		memset(src->site_ids + src->nstrings, 0,
-		    (n - src->nstrings) * sizeof *src->site_ids);
-		src->nstrings = n;
-	}
-	free(src->strings[es->id]);
-	src->strings[es->id] = xstrndup(es->text, es->length);
-	src->site_ids[es->id] = 0;
+	if ((ss = source_string_of(src, es->id)) == NULL) {
+		if (src->nstrings == src->strings_alloc) {
+			src->strings_alloc = src->strings_alloc == 0 ? 64 :
+			    2 * src->strings_alloc;
+			src->strings = xreallocarray(src->strings,
+			    src->strings_alloc, sizeof *src->strings);
+		}
+		ss = &src->strings[src->nstrings++];
+		store_idmap_put(&src->ids, es->id, (int64_t)src->nstrings);
+	} else
+		free(ss->text);
+	ss->text = xstrndup(es->text, es->length);
+	ss->site_id = 0;
 	return (0);
 }
 
@@ -166,18 +183,19 @@ static int
 source_site(struct store_source *src, uint32_t id, int64_t *site,
     char **cause)
 {
+	struct source_string	*ss;
 	struct store_frame	*frames = NULL;
-	const char		*text, *kind = NULL;
+	const char		*kind = NULL;
 	char			*copy, *line, *save, *f1, *f2;
 	size_t			 n = 0;
 	int			 rc;
 
 	*site = 0;
-	if ((text = source_string(src, id)) == NULL)
+	if ((ss = source_string_of(src, id)) == NULL)
 		return (0);
-	if ((*site = src->site_ids[id]) != 0)
+	if ((*site = ss->site_id) != 0)
 		return (0);
-	copy = xstrdup(text);
+	copy = xstrdup(ss->text);
 	for (line = strtok_r(copy, "\n", &save); line != NULL;
 	    line = strtok_r(NULL, "\n", &save)) {
 		if (n == 0 && kind == NULL && line[0] == '!') {
@@ -202,7 +220,7 @@ source_site(struct store_source *src, uint32_t id, int64_t *site,
 	free(frames);
 	free(copy);
 	if (rc == 0)
-		src->site_ids[id] = *site;
+		ss->site_id = *site;
 	return (rc);
 }
 

@@ -12,8 +12,10 @@
  * allowed) that become EVENT_STRING records; a site is frames separated by
  * '|', each "function@file:line", innermost first.  layer= takes a layer
  * name, kind= an offload kind name or a copy kind number; set_check() has
- * the offload check's keys.  '#' starts a comment.  --truncate N cuts the
- * output after N bytes; --corrupt N flips a bit of byte N.
+ * the offload check's keys.  '#' starts a comment.  "string TIME id=N
+ * text=TEXT" defines string id N itself, as a hostile producer could.
+ * --truncate N cuts the output after N bytes; --corrupt N flips a bit of
+ * byte N.
  */
 #include "config.h"
 
@@ -339,7 +341,7 @@ main(int argc, char **argv)
 			if (strcmp(event_type_name(t), tok) == 0)
 				break;
 		}
-		if (t == EVENT_TYPE_MAX || t == EVENT_STRING)
+		if (t == EVENT_TYPE_MAX)
 			fatal("%s:%d: unknown event %s", argv[1], lineno, tok);
 		ev.type = (uint8_t)t;
 		defaults(&ev);
@@ -351,7 +353,16 @@ main(int argc, char **argv)
 				fatal("%s:%d: %s is not key=value", argv[1],
 				    lineno, tok);
 			*eq = '\0';
-			set_field(&ev, tok, eq + 1, &st, &b);
+			if (t != EVENT_STRING)
+				set_field(&ev, tok, eq + 1, &st, &b);
+			else if (strcmp(tok, "id") == 0)
+				ev.u.string.id = (uint32_t)number(tok, eq + 1);
+			else if (strcmp(tok, "text") == 0) {
+				ev.u.string.text = eq + 1;
+				ev.u.string.length = (uint32_t)strlen(eq + 1);
+			} else
+				fatal("%s:%d: a string has id and text",
+				    argv[1], lineno);
 		}
 		if (event_buffer_add(&b, &ev) != 0)
 			fatal("%s:%d: cannot encode", argv[1], lineno);
