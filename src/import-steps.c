@@ -4,7 +4,9 @@
  *
  * Steps: each END annotation whose name matches the step marker closes a
  * step, in time order.  Without such annotations, --step-every cuts fixed
- * windows from the first trace entry; otherwise the run has no steps.
+ * windows from the first trace entry, at most IMPORT_WINDOWS_MAX of them
+ * (a snapshot whose times span years would otherwise make steps without
+ * end); otherwise the run has no steps.
  */
 #include "config.h"
 
@@ -25,19 +27,31 @@ compare_u64(const void *a, const void *b)
 static int
 step_windows(struct import_state *st, uint64_t every, char **cause)
 {
-	uint64_t	end;
-	int64_t		k = 0;
+	uint64_t	span, n, k, start;
 
 	if (st->first_ns == EVENT_NONE)
 		return (0);
-	for (end = st->first_ns + every; ; end += every) {
-		if (store_rows_step(st->store, 0, ++k, end - every, end,
-		    "window", cause) != 0)
-			return (-1);
-		if (end >= st->last_ns)
-			break;
+	/* Windows [first + (k-1) every, first + k every) until one ends at
+	 * or after the last entry; one at least. */
+	span = st->last_ns - st->first_ns;
+	n = span / every + (span % every != 0);
+	if (n == 0)
+		n = 1;
+	if (n > IMPORT_WINDOWS_MAX) {
+		xasprintf(cause, "%s: --step-every %" PRIu64 " ms cuts %" PRIu64
+		    " steps from a trace of %.0f s (at most %d): choose a"
+		    " larger --step-every", st->file, every / 1000000, n,
+		    (double)(st->last_ns - st->first_ns) / 1e9,
+		    IMPORT_WINDOWS_MAX);
+		return (-1);
 	}
-	st->summary->steps = k;
+	for (k = 1; k <= n; k++) {
+		start = st->first_ns + (k - 1) * every;
+		if (store_rows_step(st->store, 0, (int64_t)k, start,
+		    start + every, "window", cause) != 0)
+			return (-1);
+	}
+	st->summary->steps = (int64_t)n;
 	st->summary->step_source = "time";
 	return (0);
 }

@@ -26,6 +26,9 @@ struct import_summary {
 	const char	*step_source;	/* "annotation", "time" or "none" */
 };
 
+/* The most steps --step-every may cut (vramtrace(1), LIMITS). */
+#define IMPORT_WINDOWS_MAX	1000000
+
 /* The default step marker: the END of every optimizer step. */
 #define IMPORT_STEP_MARKER	"^Optimizer\\.step"
 
