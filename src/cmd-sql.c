@@ -40,11 +40,13 @@ struct sql_out {
 	long	  rows;
 };
 
+/* A CSV field, escaped for a terminal (fmt_safe), quoted when needed. */
 static void
 csv_field(const char *v)
 {
 	if (v == NULL)
 		return;
+	v = fmt_safe(v);
 	if (strpbrk(v, ",\"\n\r") == NULL) {
 		fputs(v, stdout);
 		return;
@@ -101,7 +103,7 @@ sql_row(void *arg, int n, const char **values, const int *types, int header)
 		for (i = 0; i < n; i++) {
 			if (i > 0)
 				putchar('|');
-			fputs(values[i] != NULL ? values[i] :
+			fputs(values[i] != NULL ? fmt_safe(values[i]) :
 			    (header ? "" : "NULL"), stdout);
 		}
 		putchar('\n');

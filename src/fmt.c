@@ -7,6 +7,14 @@
  * always enough) and returns it, so that calls nest in one printf.  A
  * value that is not known (unknown.h) prints as FMT_UNKNOWN, "n/a", never
  * as 0; JSON prints it as null (json.c).
+ *
+ * Text that came from an input file (a frame name, a command line, a
+ * host) passes through fmt_safe() before it reaches a terminal, so that a
+ * file cannot move the cursor, set the title, clear the screen or forge a
+ * line: control characters, escape sequences, line breaks, bidirectional
+ * overrides and bytes that are not UTF-8 print as visible escapes.  Its
+ * results, which have no bound on length, live in a small ring instead of
+ * the caller's buffer.
  */
 #include "config.h"
 
@@ -15,6 +23,8 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "unknown.h"
@@ -149,9 +159,115 @@ fmt_int(int64_t v, char *buf, size_t len)
 	return (buf);
 }
 
-/* A string, or "n/a" for NULL (and for "", which some structs still use). */
+/* Escaped strings kept for the callers of fmt_safe(); see there. */
+#define FMT_SAFE_RING	16
+static char	*fmt_safe_ring[FMT_SAFE_RING];
+static size_t	 fmt_safe_next;
+
+/*
+ * The length of the UTF-8 sequence at s that prints as itself (a valid,
+ * shortest encoding of a character that is neither a C1 control, a
+ * surrogate, a line or paragraph separator nor a bidirectional control),
+ * or 0 when the byte at s must be escaped (*cp is the character, or -1
+ * for a byte that is not UTF-8).
+ */
+static size_t
+fmt_safe_len(const unsigned char *s, long *cp)
+{
+	uint32_t	c;
+	size_t		n, i;
+
+	*cp = -1;
+	if (s[0] >= 0x20 && s[0] < 0x7f)
+		return (1);
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return (0);
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, c = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, c = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, c = s[0] & 0x07;
+	else
+		return (0);
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return (0);
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 ||
+	    c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
+		return (0);	/* overlong, too large, or a surrogate */
+	if (c < 0xa0 || c == 0x200e || c == 0x200f ||
+	    (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)) {
+		*cp = c;
+		return (0);
+	}
+	return (n);
+}
+
+/*
+ * s as it may reach a terminal: s itself when all of it prints as itself,
+ * else a copy where a tab, a line feed and a carriage return are "\t",
+ * "\n" and "\r", another control character or a byte that is not UTF-8
+ * is "\xNN", and a C1 control, a line or paragraph separator or a
+ * bidirectional control is "\uNNNN".  NULL stays NULL.  A copy lives
+ * until FMT_SAFE_RING later calls have made theirs, so that one printf may
+ * hold that many.  For text, CSV and the TUI; JSON escapes by its own
+ * rules (json.c).
+ */
+const char *
+fmt_safe(const char *s)
+{
+	const unsigned char	*p;
+	char			*out, *o;
+	size_t			 n;
+	long			 cp;
+
+	if (s == NULL)
+		return (NULL);
+	for (p = (const unsigned char *)s; *p != '\0'; p += n) {
+		if ((n = fmt_safe_len(p, &cp)) == 0)
+			break;
+	}
+	if (*p == '\0')
+		return (s);
+	/* A byte grows to 4 at most ("\xNN"; "\uNNNN" takes 2 or 3). */
+	o = out = xreallocarray(NULL, strlen(s) + 1, 4);
+	memcpy(o, s, (size_t)(p - (const unsigned char *)s));
+	o += p - (const unsigned char *)s;
+	while (*p != '\0') {
+		if ((n = fmt_safe_len(p, &cp)) != 0) {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+			continue;
+		}
+		if (cp == '\t' || cp == '\n' || cp == '\r') {
+			*o++ = '\\';
+			*o++ = cp == '\t' ? 't' : cp == '\n' ? 'n' : 'r';
+		} else if (cp < 0 || cp < 0x80)
+			o += sprintf(o, "\\x%02x", *p);
+		else
+			o += sprintf(o, "\\u%04lx", (unsigned long)cp);
+		/* A character escaped whole skips its bytes. */
+		p += cp >= 0x80 ? (cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4) : 1;
+	}
+	*o = '\0';
+	free(fmt_safe_ring[fmt_safe_next]);
+	fmt_safe_ring[fmt_safe_next] = out;
+	fmt_safe_next = (fmt_safe_next + 1) % FMT_SAFE_RING;
+	return (out);
+}
+
+/*
+ * A string as fmt_safe() makes it, or "n/a" for NULL (and for "", which
+ * some structs still use).
+ */
 const char *
 fmt_text(const char *s)
 {
-	return (s != NULL && *s != '\0' ? s : FMT_UNKNOWN);
+	return (s != NULL && *s != '\0' ? fmt_safe(s) : FMT_UNKNOWN);
 }

@@ -82,7 +82,7 @@ leak_print_verdict(FILE *f, const char *prefix, const struct leak_report *r)
 
 	fprintf(f, "%s%s", prefix, leak_verdict_name(r->verdict));
 	if (r->verdict == LEAK_INCONCLUSIVE) {
-		fprintf(f, " (%s)\n", r->reason);
+		fprintf(f, " (%s)\n", fmt_safe(r->reason));
 		return;
 	}
 	fprintf(f, ", %s per step, %s of %" PRId64 " steps grew",
@@ -212,7 +212,7 @@ leak_print_suspects(FILE *f, const struct leak_report *r, size_t max)
 		fprintf(f, "%12s  %8" PRId64 "  %-18s  %s\n",
 		    fmt_bytes(x->bytes, a, sizeof a), x->blocks,
 		    fmt_stream(x->stream, c, sizeof c),
-		    x->site != NULL ? x->site : "(no stack)");
+		    x->site != NULL ? fmt_safe(x->site) : "(no stack)");
 	}
 }
 

@@ -16,17 +16,21 @@
 const char	*log_program = "vramtrace";
 static void	(*log_fatal_hook)(void);
 
-/* Print "vramtrace: MESSAGE" on stderr. */
+/*
+ * Print "vramtrace: MESSAGE" on stderr, one line: what a message quotes
+ * from an input file is escaped (fmt_safe).
+ */
 void
 log_warn(const char *fmt, ...)
 {
-	va_list	ap;
+	va_list	 ap;
+	char	*msg;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "%s: ", log_program);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	xvasprintf(&msg, fmt, ap);
 	va_end(ap);
+	fprintf(stderr, "%s: %s\n", log_program, fmt_safe(msg));
+	free(msg);
 }
 
 /* Set the function fatal() calls before printing; NULL for none. */
@@ -46,7 +50,7 @@ fatal(const char *fmt, ...)
 		log_fatal_hook();
 	va_start(ap, fmt);
 	fprintf(stderr, "%s: fatal: ", log_program);
-	vfprintf(stderr, fmt, ap);
+	vfprintf(stderr, fmt, ap);	/* no allocation: out of memory */
 	fputc('\n', stderr);
 	va_end(ap);
 	exit(EXIT_FOUND);

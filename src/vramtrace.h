@@ -65,6 +65,7 @@ const char *fmt_duration(uint64_t, uint64_t, char *, size_t);
 const char *fmt_date(uint64_t, char *, size_t);
 const char *fmt_percent(double, char *, size_t);
 const char *fmt_int(int64_t, char *, size_t);
+const char *fmt_safe(const char *);
 const char *fmt_text(const char *);
 
 /* nvml.c */

@@ -95,13 +95,15 @@ tui_canvas_decode(const unsigned char **s)
 
 /*
  * Write UTF-8 text at row y, column x, at most max columns (-1: to the
- * edge), with attribute attr.  Returns the column after the text.
+ * edge), with attribute attr; what would not print as itself is escaped
+ * first (fmt_safe), as the commands' text is.  Returns the column after
+ * the text.
  */
 int
 tui_canvas_put(struct tui_canvas *c, int y, int x, int max, int attr,
     const char *text)
 {
-	const unsigned char	*s = (const unsigned char *)text;
+	const unsigned char	*s = (const unsigned char *)fmt_safe(text);
 	struct tui_cell		*cell;
 	int			 end = max < 0 ? c->w : x + max;
 
