@@ -92,7 +92,7 @@ cmd_replay_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	int			 append = cmd_args_has(args, 'a');
 
 	(void)self;
-	s = store_open(output, append ? STORE_APPEND : STORE_CREATE |
+	s = store_open(output, (append ? STORE_APPEND : STORE_CREATE) |
 	    STORE_ATOMIC, &cause);
 	if (s == NULL)
 		return (cmd_fail(cause));

@@ -216,8 +216,8 @@ import_snapshot(const char *path, const char *out,
 		*cause = xstrerror_cause("%s", path);
 		return (-1);
 	}
-	st.store = store_open(out, opt->append ? STORE_APPEND :
-	    STORE_CREATE | STORE_ATOMIC, cause);
+	st.store = store_open(out, (opt->append ? STORE_APPEND : STORE_CREATE) |
+	    STORE_ATOMIC, cause);
 	if (st.store == NULL)
 		return (-1);
 	memset(&info, 0, sizeof info);

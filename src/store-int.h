@@ -7,6 +7,7 @@
 #ifndef STORE_INT_H
 #define STORE_INT_H
 
+#include <signal.h>
 #include <sqlite3.h>
 
 #include "vramtrace.h"
@@ -179,6 +180,10 @@ struct store {
 	sqlite3		*db;
 	char		*path;		/* the name the caller asked for */
 	char		*tmp_path;	/* STORE_ATOMIC: where we write */
+	int		 tmp_fd;	/* holds tmp_path's lock; -1 */
+	int		 atomic_slot;	/* store-atomic.c's slot + 1; 0 */
+	int		 one_txn;	/* an atomic append: no autocommit */
+	volatile sig_atomic_t interrupted; /* a signal stops the writers */
 	int		 flags;
 	int		 in_txn;
 	int64_t		 run_id;
@@ -207,6 +212,15 @@ int	 store_sql_step(struct store *, sqlite3_stmt *, const char *,
 	     char **);
 int	 store_sql_exec(struct store *, const char *, const char *, char **);
 int	 store_sql_begin(struct store *, char **);
+int	 store_sql_open(struct store *, const char *, char **);
+
+/* store-atomic.c */
+int	 store_atomic_create(struct store *, char **);
+void	 store_atomic_watch(struct store *);
+void	 store_atomic_forget(struct store *);
+void	 store_atomic_remove(struct store *);
+void	 store_atomic_release(struct store *);
+void	 store_atomic_reraise(void);
 
 /* store-rows.c */
 int	 store_rows_prepare(struct store *, char **);

@@ -94,7 +94,8 @@ store_sql_bind_text(sqlite3_stmt *st, int i, const char *v)
 /*
  * Run a write statement to completion, reset it and clear its bindings;
  * count it towards the next automatic commit.  0, or -1 with *cause
- * ("PATH: cannot write to TABLE: SQLite's message").
+ * ("PATH: cannot write to TABLE: SQLite's message"; "PATH: interrupted"
+ * once a signal stopped the store, store-atomic.c).
  */
 int
 store_sql_step(struct store *s, sqlite3_stmt *st, const char *table,
@@ -102,6 +103,11 @@ store_sql_step(struct store *s, sqlite3_stmt *st, const char *table,
 {
 	int	rc;
 
+	if (s->interrupted) {
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+		return (store_sql_error(s, cause, "interrupted"));
+	}
 	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
 		store_sql_error(s, cause, "cannot write to %s:", table);
 	sqlite3_reset(st);
@@ -118,6 +124,8 @@ int
 store_sql_exec(struct store *s, const char *sql, const char *doing,
     char **cause)
 {
+	if (s->interrupted)
+		return (store_sql_error(s, cause, "interrupted"));
 	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		return (store_sql_error(s, cause, "%s:", doing));
 	return (0);
@@ -133,5 +141,25 @@ store_sql_begin(struct store *s, char **cause)
 	    cause) != 0)
 		return (-1);
 	s->in_txn = 1;
+	return (0);
+}
+
+/*
+ * Open path (a plain file name, never an SQLite URI: util_sqlite_uri) for
+ * reading and writing, creating it if missing, into s->db; a busy
+ * database fails at once.  0, or -1 with *cause.
+ */
+int
+store_sql_open(struct store *s, const char *path, char **cause)
+{
+	char	*uri = util_sqlite_uri(path, NULL);
+	int	 rc;
+
+	rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI, NULL);
+	free(uri);
+	if (rc != SQLITE_OK)
+		return (store_sql_error(s, cause, "cannot open:"));
+	sqlite3_busy_timeout(s->db, 0);
 	return (0);
 }

@@ -13,9 +13,15 @@
  * marked complete by store_run_finish(), which also builds the secondary
  * indexes: until then a reader sees complete = 0.
  *
- * With STORE_ATOMIC the database is written under a temporary name in the
- * same directory and renamed over the real name by store_close(), so a
- * failed import never leaves a file that looks complete.
+ * With STORE_ATOMIC a run is added whole or not at all: a new database is
+ * written under a temporary name in the same directory and renamed over
+ * the real name by store_close(), so a failed import never leaves a file
+ * that looks complete; an existing one gets the run in one transaction
+ * (no automatic commits: SQLite spills what its cache cannot hold into
+ * the WAL, or the rollback journal, and a failure rolls it all back) and
+ * keeps its journal mode, so that a failed append leaves it byte for byte
+ * as it was.  store-atomic.c makes the temporary file and handles the
+ * signals that stop such a store.
  */
 #include "config.h"
 
@@ -87,22 +93,6 @@ store_create_schema(struct store *s, char **cause)
 }
 
 static void
-remove_tmp(struct store *s)
-{
-	static const char	*suffix[] = { "", "-wal", "-shm", "-journal" };
-	char			*p;
-	size_t			 i;
-
-	if (s->tmp_path == NULL)
-		return;
-	for (i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
-		xasprintf(&p, "%s%s", s->tmp_path, suffix[i]);
-		unlink(p);
-		free(p);
-	}
-}
-
-static void
 store_free(struct store *s)
 {
 	int	i;
@@ -111,6 +101,8 @@ store_free(struct store *s)
 		sqlite3_finalize(s->stmt[i]);
 	if (s->db != NULL)
 		sqlite3_close(s->db);
+	store_atomic_forget(s);
+	store_atomic_release(s);
 	store_live_free(&s->live);
 	store_groups_reset(&s->groups);
 	store_top_reset(&s->top);
@@ -125,10 +117,9 @@ store_free(struct store *s)
 /*
  * Open a database for writing.  flags: STORE_CREATE makes a new database
  * (an existing file is an error), STORE_APPEND opens an existing vramtrace
- * database (or creates one if missing), STORE_ATOMIC (with STORE_CREATE)
- * writes a temporary file that store_close() renames into place.  Returns
- * the store, or NULL with *cause set ("PATH: what is wrong"); the file is
- * left untouched on error.
+ * database (or creates one if missing), STORE_ATOMIC adds the run whole or
+ * not at all (see the top of the file).  Returns the store, or NULL with
+ * *cause set ("PATH: what is wrong"); the file is left untouched on error.
  */
 struct store *
 store_open(const char *path, int flags, char **cause)
@@ -136,12 +127,17 @@ store_open(const char *path, int flags, char **cause)
 	struct store	*s;
 	struct stat	 sb;
 	const char	*target = path;
-	int		 exists, fd;
+	int		 exists;
 
 	s = xcalloc(1, sizeof *s);
 	s->path = xstrdup(path);
 	s->flags = flags;
+	s->tmp_fd = -1;
 	store_live_init(&s->live);
+	if (*path == '\0') {
+		store_sql_error(s, cause, "an empty file name");
+		goto fail;
+	}
 	exists = stat(path, &sb) == 0;
 	if ((flags & STORE_CREATE) && exists) {
 		store_sql_error(s, cause, "already exists (use --append to add "
@@ -153,28 +149,25 @@ store_open(const char *path, int flags, char **cause)
 		goto fail;
 	}
 	if ((flags & STORE_ATOMIC) && !exists) {
-		xasprintf(&s->tmp_path, "%s.tmp-XXXXXX", path);
-		if ((fd = util_mkstemp(s->tmp_path)) == -1) {
-			if (cause != NULL)
-				*cause = xstrerror_cause("%s: cannot create a "
-				    "temporary file", path);
+		if (store_atomic_create(s, cause) != 0)
 			goto fail;
-		}
-		close(fd);
+		store_atomic_watch(s);
 		target = s->tmp_path;
 	}
-	if (sqlite3_open_v2(target, &s->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		store_sql_error(s, cause, "cannot open:");
+	s->one_txn = (flags & STORE_ATOMIC) && exists;
+	if (store_sql_open(s, target, cause) != 0)
 		goto fail;
-	}
-	sqlite3_busy_timeout(s->db, 0);
+	if (s->one_txn)
+		store_atomic_watch(s);
 	if (exists) {
 		if (store_check_schema(s, cause) != 0 ||
 		    store_add_missing(s, cause) != 0)
 			goto fail;
 	}
-	if (sqlite3_exec(s->db, "PRAGMA journal_mode = WAL;"
+	/* An append that must leave the file as it was on failure keeps
+	 * its journal mode; everything else is written in WAL mode. */
+	if (sqlite3_exec(s->db, s->one_txn ? "" : "PRAGMA journal_mode = WAL",
+	    NULL, NULL, NULL) != SQLITE_OK || sqlite3_exec(s->db,
 	    "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;"
 	    "PRAGMA temp_store = MEMORY; PRAGMA threads = 2;", NULL, NULL,
 	    NULL) != SQLITE_OK) {
@@ -197,7 +190,7 @@ fail:
 		sqlite3_close(s->db);
 		s->db = NULL;
 	}
-	remove_tmp(s);
+	store_atomic_remove(s);
 	store_free(s);
 	return (NULL);
 }
@@ -276,11 +269,14 @@ store_commit(struct store *s, char **cause)
 	return (0);
 }
 
-/* Commit when the transaction has grown large; for the writers' loops. */
+/*
+ * Commit when the transaction has grown large, for the writers' loops;
+ * never in the one transaction of an atomic append.
+ */
 int
 store_maybe_commit(struct store *s, char **cause)
 {
-	if (s->writes < STORE_AUTOCOMMIT)
+	if (s->writes < STORE_AUTOCOMMIT || s->one_txn)
 		return (0);
 	return (store_commit(s, cause));
 }
@@ -344,6 +340,8 @@ store_close(struct store *s, char **cause)
 	    sqlite3_exec(s->db, "PRAGMA journal_mode = DELETE", NULL, NULL,
 	    NULL) != SQLITE_OK)
 		rc = store_sql_error(s, cause, "cannot checkpoint:");
+	if (rc != 0 && s->in_txn)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	if (sqlite3_close(s->db) != SQLITE_OK && rc == 0)
 		rc = store_sql_error(s, cause, "cannot close:");
 	s->db = NULL;
@@ -355,15 +353,19 @@ store_close(struct store *s, char **cause)
 			rc = -1;
 		}
 		if (rc != 0)
-			remove_tmp(s);
+			store_atomic_remove(s);
 	}
 	store_free(s);
+	if (rc != 0)
+		store_atomic_reraise();
 	return (rc);
 }
 
 /*
  * Give up: roll back what is not committed, close, and remove the
- * temporary file of an atomic store.  For error paths.
+ * temporary file of an atomic store.  For error paths.  When a signal
+ * interrupted an atomic store, the process then ends by that signal
+ * (store-atomic.c).
  */
 void
 store_abort(struct store *s)
@@ -378,6 +380,7 @@ store_abort(struct store *s)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_close(s->db);
 	s->db = NULL;
-	remove_tmp(s);
+	store_atomic_remove(s);
 	store_free(s);
+	store_atomic_reraise();
 }

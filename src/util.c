@@ -1,7 +1,7 @@
 /*
  * util.c: small helpers the commands share: sorting, recognising a
  * snapshot pickle by its first bytes, terminals, making and writing an
- * output file.
+ * output file, naming a file to SQLite.
  */
 #include "config.h"
 
@@ -134,4 +134,39 @@ util_write_file(const char *path, int (*write)(FILE *, void *, char **),
 out:
 	free(tmp);
 	return (rc);
+}
+
+/*
+ * The SQLite URI of the file at path, with query parameters params (NULL:
+ * none; "mode=ro&immutable=1").  Every database is opened through one,
+ * with SQLITE_OPEN_URI, so that a name is always a file name: SQLite
+ * built to read URIs would otherwise take "file:x.db?mode=memory" for a
+ * database in memory.  Every byte but letters, digits and "/._~-" is
+ * %-escaped.  The caller frees the result.
+ */
+char *
+util_sqlite_uri(const char *path, const char *params)
+{
+	static const char	 hex[] = "0123456789ABCDEF";
+	const unsigned char	*p;
+	char			*uri, *u;
+
+	/* "file:" "//" path ("%XX" per byte at most) "?" params '\0' */
+	u = uri = xreallocarray(NULL, strlen(path) * 3 + 8 + (params != NULL ?
+	    strlen(params) + 1 : 0), 1);
+	u += sprintf(u, "file:%s", path[0] == '/' ? "//" : "");
+	for (p = (const unsigned char *)path; *p != '\0'; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("/._~-", *p) != NULL)
+			*u++ = (char)*p;
+		else {
+			*u++ = '%';
+			*u++ = hex[*p >> 4];
+			*u++ = hex[*p & 15];
+		}
+	}
+	if (params != NULL)
+		u += sprintf(u, "?%s", params);
+	*u = '\0';
+	return (uri);
 }

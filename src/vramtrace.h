@@ -53,6 +53,7 @@ int	 util_isatty_err(void);
 int	 util_mkstemp(char *);
 int	 util_write_file(const char *, int (*)(FILE *, void *, char **),
 	     void *, char **);
+char	*util_sqlite_uri(const char *, const char *);
 
 /* fmt.c */
 #define FMT_UNKNOWN	"n/a"	/* how text shows a value not known */
@@ -83,7 +84,7 @@ char	*git_head(const char *);
 struct store;
 #define STORE_CREATE	0x1	/* make a new database; fail if it exists */
 #define STORE_APPEND	0x2	/* add a run to an existing database */
-#define STORE_ATOMIC	0x4	/* write a temporary file, rename on close */
+#define STORE_ATOMIC	0x4	/* the run whole or not at all (store.c) */
 struct store_run_info {
 	const char	*source;	/* "record", "import", "replay", "attach" */
 	const char	*input;		/* the file imported or replayed; NULL */
