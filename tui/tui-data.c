@@ -194,8 +194,7 @@ tui_data_poll(struct tui *t)
 	    memcmp(&p, &t->poll, sizeof p) == 0)
 		return (0);
 	if (tui_data_run(t, p.run_id, &cause) != 0) {
-		snprintf(t->message, sizeof t->message, "%s", cause);
-		free(cause);
+		tui_frame_fail(t, cause);
 		return (0);
 	}
 	t->poll = p;

@@ -257,6 +257,18 @@ tui_frame_prompt_key(struct tui *t, int key)
 }
 
 /*
+ * A query failed: show why (cause, which is freed) on the status line,
+ * and remember it, so that tui --dump fails.
+ */
+void
+tui_frame_fail(struct tui *t, char *cause)
+{
+	snprintf(t->message, sizeof t->message, "%s", cause);
+	free(cause);
+	t->failed = 1;
+}
+
+/*
  * Act on a key: the prompt's or the help's first, then the keys of every
  * view, then the current view's.  Returns 1 when the screen must be
  * drawn again.

@@ -70,8 +70,7 @@ tui_list_row(struct tui *t, struct tui_list *l, int64_t i)
 		}
 		n = l->fetch(t, l->arg, first, l->rows, l->cap, &cause);
 		if (n < 0) {
-			snprintf(t->message, sizeof t->message, "%s", cause);
-			free(cause);
+			tui_frame_fail(t, cause);
 			l->valid = 0;
 			return (NULL);
 		}

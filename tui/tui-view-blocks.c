@@ -294,8 +294,7 @@ tui_view_blocks_stack(struct tui *t, struct tui_view_blocks *v,
 		v->nframes = query_blocks_frames(t->q, b->site_id, v->frames,
 		    BLOCKS_FRAMES, &cause);
 		if (v->nframes < 0) {
-			snprintf(t->message, sizeof t->message, "%s", cause);
-			free(cause);
+			tui_frame_fail(t, cause);
 			v->nframes = 0;
 		}
 		v->stack_site = b->site_id;

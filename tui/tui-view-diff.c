@@ -86,8 +86,7 @@ tui_view_diff_read(struct tui *t, struct tui_view_diff *v)
 	v->groups = v->by_site;
 	if (query_diff(t->q, &a, t->q, &b, -1, v->by_site ?
 	    QUERY_DIFF_GROUPS : 0, &v->report, &cause) != 0) {
-		snprintf(t->message, sizeof t->message, "%s", cause);
-		free(cause);
+		tui_frame_fail(t, cause);
 	}
 }
 

@@ -72,8 +72,7 @@ tui_view_offload_reload(struct tui *t, void *state)
 	if (query_offload(t->q, t->run.id, &v->steps, &v->n,
 	    &cause) != 0 || query_check(t->q, t->run.id,
 	    TUI_OFFLOAD_CHECK_FIRST, &v->check, &cause) != 0) {
-		snprintf(t->message, sizeof t->message, "%s", cause);
-		free(cause);
+		tui_frame_fail(t, cause);
 	}
 	memset(sum, 0, sizeof *sum);
 	for (i = 0; i < v->n; i++) {

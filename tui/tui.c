@@ -116,7 +116,9 @@ tui_main(const char *path, int64_t run, int live)
 /*
  * Print view `view` (a name or 1-6) of path, run `run`, to f as text, as
  * the screen would show it on a TUI_DUMP_WIDTH x TUI_DUMP_HEIGHT terminal
- * without the footer.  The analysis is done first.  0, or -1 with *cause.
+ * without the footer.  The analysis is done first.  0, or -1 with *cause
+ * when a query failed (the view is printed all the same, with the error
+ * where the screen shows it).
  */
 int
 tui_dump(const char *path, int64_t run, const char *view, FILE *f,
@@ -126,6 +128,7 @@ tui_dump(const char *path, int64_t run, const char *view, FILE *f,
 	struct tui_canvas	*c;
 	int			 i;
 
+	*cause = NULL;
 	if ((i = tui_frame_find_view(view)) < 0) {
 		xasprintf(cause, "unknown view %s (overview, streams, steps,"
 		    " blocks, offload, diff or 1-6)", view);
@@ -141,7 +144,11 @@ tui_dump(const char *path, int64_t run, const char *view, FILE *f,
 	tui_frame_draw(&t, c, 0);
 	tui_canvas_write(c, f);
 	tui_canvas_free(c);
+	if (t.failed)
+		*cause = xstrdup(t.message);
+	else if (t.report_error != NULL)
+		*cause = xstrdup(t.report_error);
 	tui_frame_free(&t);
 	tui_data_close(&t);
-	return (0);
+	return (*cause != NULL ? -1 : 0);
 }

@@ -129,6 +129,7 @@ struct tui {
 	int64_t		 runs;		/* in the database */
 	struct leak_report *report;	/* NULL while the analysis runs */
 	char		*report_error;	/* why there is no report */
+	int		 failed;	/* a query failed (tui_frame_fail) */
 	struct tui_worker *worker;	/* the analysis being computed */
 	struct query_poll poll;
 	uint64_t	 polled_ns;
@@ -197,6 +198,7 @@ void	 tui_frame_prompt(struct tui *, const char *, tui_prompt_fn, void *,
 	     const char *);
 void	 tui_frame_reload(struct tui *);
 void	 tui_frame_free(struct tui *);
+void	 tui_frame_fail(struct tui *, char *);
 
 /* tui.c */
 int	 tui_main(const char *, int64_t, int);
