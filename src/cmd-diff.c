@@ -112,7 +112,7 @@ print_text(const struct diff_report *r, const struct diff_arg *a,
 		    fmt_bytes(g->gone_bytes, y, sizeof y),
 		    g->gone_blocks, (int)g->device,
 		    fmt_stream(g->stream, z, sizeof z),
-		    g->site != NULL ? g->site : "(no stack)");
+		    g->site != NULL ? fmt_safe(g->site) : "(no stack)");
 	}
 }
 

@@ -49,10 +49,8 @@ replay_file(const char *path, struct store_source *src, char **cause)
 	ssize_t			 n;
 	int			 fd, rc = 0, got;
 
-	if ((fd = open(path, O_RDONLY)) == -1) {
-		*cause = xstrerror_cause("%s", path);
+	if ((fd = util_open_input(path, cause)) == -1)
 		return (-1);
-	}
 	event_reader_init(&r, path);
 	while (rc == 0 && (n = read(fd, buf, sizeof buf)) != 0) {
 		if (n < 0) {

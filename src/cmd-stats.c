@@ -81,8 +81,9 @@ print_text(const struct stats *s)
 		return;
 	printf("\nallocator settings\n");
 	for (i = 0; i < s->nsettings; i++)
-		printf("  %-36s %s\n", s->settings[i].key,
-		    s->settings[i].value != NULL ? s->settings[i].value : "");
+		printf("  %-36s %s\n", fmt_safe(s->settings[i].key),
+		    s->settings[i].value != NULL ?
+		    fmt_safe(s->settings[i].value) : "");
 }
 
 static void

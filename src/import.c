@@ -212,10 +212,8 @@ import_snapshot(const char *path, const char *out,
 	cb.arg = &st;
 	if (opt->progress)
 		cb.progress = on_progress;
-	if (access(path, R_OK) != 0) {
-		*cause = xstrerror_cause("%s", path);
+	if (util_check_input(path, cause) != 0)
 		return (-1);
-	}
 	st.store = store_open(out, (opt->append ? STORE_APPEND : STORE_CREATE) |
 	    STORE_ATOMIC, cause);
 	if (st.store == NULL)

@@ -34,10 +34,8 @@
 
 #include "query-int.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static int
 query_error(struct query *q, char **cause, const char *what)
@@ -47,36 +45,24 @@ query_error(struct query *q, char **cause, const char *what)
 	return (-1);
 }
 
-/* Is there a file path+suffix that is not empty (or can we not tell)? */
-static int
-query_beside(const char *path, const char *suffix)
-{
-	struct stat	 sb;
-	char		*name;
-	int		 found;
-
-	xasprintf(&name, "%s%s", path, suffix);
-	if (stat(name, &sb) == 0)
-		found = sb.st_size > 0;
-	else
-		found = errno != ENOENT;
-	free(name);
-	return (found);
-}
-
-/* Open q->db on path without writing to it (see the top of the file). */
+/*
+ * Open q->db on path without writing to it (see the top of the file;
+ * util_sqlite_read_mode decides, by a plain file name, never a URI).
+ */
 static int
 query_connect(struct query *q, const char *path)
 {
-	int	flags = SQLITE_OPEN_READONLY;
+	const char	*mode = util_sqlite_read_mode(path);
+	char		*uri = util_sqlite_uri(path, mode);
+	int		 rc;
 
-	if (!query_beside(path, "-wal") && !query_beside(path, "-journal"))
-		flags = SQLITE_OPEN_READWRITE;
 	/* One thread uses a connection: no mutex on every call. */
-	if (sqlite3_open_v2(path, &q->db, flags | SQLITE_OPEN_NOMUTEX,
-	    NULL) != SQLITE_OK)
+	rc = sqlite3_open_v2(uri, &q->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+	free(uri);
+	if (rc != SQLITE_OK)
 		return (-1);
-	if (flags == SQLITE_OPEN_READWRITE && sqlite3_exec(q->db,
+	if (strcmp(mode, "mode=rw") == 0 && sqlite3_exec(q->db,
 	    "PRAGMA query_only = 1", NULL, NULL, NULL) != SQLITE_OK)
 		return (-1);
 	return (0);
@@ -92,19 +78,12 @@ struct query *
 query_open(const char *path, char **cause)
 {
 	struct query	*q;
-	struct stat	 sb;
 	char		*why;
 
 	q = xcalloc(1, sizeof *q);
 	q->path = xstrdup(path);
-	if (stat(path, &sb) != 0) {
-		*cause = xstrerror_cause("%s", path);
+	if (util_check_input(path, cause) != 0)
 		goto fail;
-	}
-	if (!S_ISREG(sb.st_mode)) {
-		query_error(q, cause, "not a regular file");
-		goto fail;
-	}
 	if (query_connect(q, path) != 0) {
 		query_error(q, cause, "cannot open");
 		goto fail;

@@ -3,7 +3,9 @@
  * store, with ids remapped, so that the files written on the nodes of one
  * multi-node job become one database.
  *
- * The other file is ATTACHed and each table is copied with one INSERT ...
+ * The other file is ATTACHed as a reader opens it (util_sqlite_read_mode:
+ * never created, never rolled back, nothing left beside it; no statement
+ * here writes to it) and each table is copied with one INSERT ...
  * SELECT.  Tables with an integer id get the output's largest id as an
  * offset (computed for all tables before anything is copied, so that a
  * reference such as allocations.process_id can add the offset of the table
@@ -388,18 +390,23 @@ store_merge(struct store *s, const char *path, int join, char **cause)
 	sqlite3_stmt	*st;
 	int64_t		 off[OFF_MAX];
 	int		 i, rc = -1, joined = 0;
+	const char	*why;
+	char		*uri;
 
-	if (store_commit(s, cause) != 0)
+	if (util_check_input(path, cause) != 0 || store_commit(s, cause) != 0)
 		return (-1);
 	if (sqlite3_prepare_v2(s->db, "ATTACH ?1 AS src", -1, &st, NULL) !=
 	    SQLITE_OK)
 		return (store_sql_error(s, cause, "cannot merge:"));
-	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	uri = util_sqlite_uri(path, util_sqlite_read_mode(path));
+	sqlite3_bind_text(st, 1, uri, -1, free);
 	i = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (i != SQLITE_DONE) {
+		why = store_schema_read_error(sqlite3_extended_errcode(s->db));
 		if (cause != NULL)
-			xasprintf(cause, "%s: cannot open: %s", path,
+			xasprintf(cause, "%s: %s%s", path, why != NULL ? why :
+			    "cannot open: ", why != NULL ? "" :
 			    sqlite3_errmsg(s->db));
 		return (-1);
 	}

@@ -454,6 +454,26 @@ const char *store_schema_index_sql =
 "ANALYZE;\n";
 
 /*
+ * Why SQLite cannot read a database, for the extended codes that are
+ * about how it was left rather than what it holds: a hot journal, which a
+ * reader that never writes cannot roll back, or a WAL database whose -shm
+ * it cannot make.  NULL for any other code.
+ */
+const char *
+store_schema_read_error(int code)
+{
+	if (code == SQLITE_READONLY_ROLLBACK)
+		return ("a writer stopped in the middle of a transaction and "
+		    "left its -journal, which vramtrace never rolls back for "
+		    "a reader: open it once with sqlite3 to do so");
+	if (code == SQLITE_READONLY_CANTINIT ||
+	    code == SQLITE_READONLY_CANTLOCK || code == SQLITE_READONLY_DIRECTORY)
+		return ("in WAL mode, and the -shm file that reading it needs "
+		    "cannot be made in its directory");
+	return (NULL);
+}
+
+/*
  * Check that database `schema` of db ("main", or the name another file was
  * attached as) is a vramtrace database of a version this vramtrace reads:
  * 0 with *version set, or -1 with *why (no path in it; the caller frees it)
@@ -480,7 +500,11 @@ store_schema_check(struct sqlite3 *db, const char *schema, int *version,
 			*version = sqlite3_column_int(st, 0);
 		sqlite3_finalize(st);
 	}
-	if (rc == SQLITE_NOTADB)
+	if ((rc != SQLITE_OK || (step != SQLITE_ROW && step != SQLITE_DONE)) &&
+	    store_schema_read_error(sqlite3_extended_errcode(db)) != NULL)
+		*why = xstrdup(store_schema_read_error(
+		    sqlite3_extended_errcode(db)));
+	else if (rc == SQLITE_NOTADB)
 		*why = xstrdup("not a vramtrace database (not an SQLite file)");
 	else if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED ||
 	    step == SQLITE_BUSY || step == SQLITE_LOCKED)

@@ -336,9 +336,12 @@ store_close(struct store *s, char **cause)
 		sqlite3_finalize(s->stmt[i]);
 		s->stmt[i] = NULL;
 	}
-	if (rc == 0 && s->tmp_path != NULL &&
-	    sqlite3_exec(s->db, "PRAGMA journal_mode = DELETE", NULL, NULL,
-	    NULL) != SQLITE_OK)
+	/* The temporary file is renamed alone: its log goes into it first.
+	 * A new database stays in WAL mode when --append made it, as a
+	 * record --append does. */
+	if (rc == 0 && s->tmp_path != NULL && sqlite3_exec(s->db,
+	    (s->flags & STORE_APPEND) ? "PRAGMA wal_checkpoint(TRUNCATE)" :
+	    "PRAGMA journal_mode = DELETE", NULL, NULL, NULL) != SQLITE_OK)
 		rc = store_sql_error(s, cause, "cannot checkpoint:");
 	if (rc != 0 && s->in_txn)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);

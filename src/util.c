@@ -1,11 +1,14 @@
 /*
- * util.c: small helpers the commands share: sorting, recognising a
- * snapshot pickle by its first bytes, terminals, making and writing an
- * output file, naming a file to SQLite.
+ * util.c: small helpers the commands share: sorting, refusing an input
+ * that is not a regular file, recognising a snapshot pickle by its first
+ * bytes, terminals, making and writing an output file, naming a file to
+ * SQLite.
  */
 #include "config.h"
 
 #include "vramtrace.h"
+
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,25 +29,89 @@ util_sort(void *base, size_t n, size_t size,
 		qsort(base, n, size, cmp);
 }
 
+/* What a file of mode m is, for a message: "a directory", "a device"... */
+static const char *
+util_file_kind(mode_t m)
+{
+	if (S_ISDIR(m))
+		return ("a directory");
+	if (S_ISFIFO(m))
+		return ("a named pipe (FIFO)");
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return ("a device");
+	if (S_ISSOCK(m))
+		return ("a socket");
+	return ("not a regular file");
+}
+
+/*
+ * Open path for reading if it is a regular file.  A directory, a FIFO, a
+ * device or a socket is refused with one line that says which ("PATH: a
+ * directory, not a file to read"), never waiting for a writer on a FIFO
+ * (it is opened non-blocking, and only regular files are read).  Returns
+ * the descriptor (blocking, close-on-exec), or -1 with *cause.
+ */
+int
+util_open_input(const char *path, char **cause)
+{
+	struct stat	sb;
+	int		fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1) {
+		*cause = xstrerror_cause("%s", path);
+		return (-1);
+	}
+	if (fstat(fd, &sb) != 0) {
+		*cause = xstrerror_cause("%s", path);
+		close(fd);
+		return (-1);
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		xasprintf(cause, "%s: %s, not a file to read", path,
+		    util_file_kind(sb.st_mode));
+		close(fd);
+		return (-1);
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return (fd);
+}
+
+/* util_open_input() without keeping the file open: 0, or -1 with *cause. */
+int
+util_check_input(const char *path, char **cause)
+{
+	int	fd;
+
+	if ((fd = util_open_input(path, cause)) == -1)
+		return (-1);
+	close(fd);
+	return (0);
+}
+
 /*
  * Is path a pickle rather than a database?  Looks at the name first
- * (.pickle, .pkl) and then at the first byte (PROTO opcode 0x80).
+ * (.pickle, .pkl) and then at the first byte (PROTO opcode 0x80) of a
+ * regular file (anything else is left to the reader to refuse).
  */
 int
 util_is_pickle(const char *path)
 {
 	const char	*dot = strrchr(path, '.');
-	FILE		*f;
-	int		 c;
+	unsigned char	 c;
+	char		*cause = NULL;
+	int		 fd;
+	ssize_t		 n;
 
 	if (dot != NULL && (strcmp(dot, ".pickle") == 0 ||
 	    strcmp(dot, ".pkl") == 0))
 		return (1);
-	if ((f = fopen(path, "rb")) == NULL)
+	if ((fd = util_open_input(path, &cause)) == -1) {
+		free(cause);
 		return (0);
-	c = fgetc(f);
-	fclose(f);
-	return (c == 0x80);
+	}
+	n = read(fd, &c, 1);
+	close(fd);
+	return (n == 1 && c == 0x80);
 }
 
 /* Is standard output a terminal? */
@@ -96,6 +163,39 @@ util_mkstemp(char *template)
 			return (fd);
 	}
 	return (-1);
+}
+
+/* Is there a file path+suffix that is not empty (or can we not tell)? */
+static int
+util_beside(const char *path, const char *suffix)
+{
+	struct stat	 sb;
+	char		*name;
+	int		 found;
+
+	xasprintf(&name, "%s%s", path, suffix);
+	if (stat(name, &sb) == 0)
+		found = sb.st_size > 0;
+	else
+		found = errno != ENOENT;
+	free(name);
+	return (found);
+}
+
+/*
+ * How a reader opens the existing database at path (util_sqlite_uri's
+ * params) so that it leaves nothing beside it and changes nothing
+ * (query.c says why): "mode=ro" when a -wal or -journal that is not empty
+ * lies beside it (read through them, never roll back, leave them as
+ * found), else "mode=rw" (never created; the caller writes nothing, so
+ * SQLite's own close removes the -wal and -shm it made).
+ */
+const char *
+util_sqlite_read_mode(const char *path)
+{
+	if (util_beside(path, "-wal") || util_beside(path, "-journal"))
+		return ("mode=ro");
+	return ("mode=rw");
 }
 
 /*

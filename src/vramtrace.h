@@ -47,6 +47,8 @@ char	*xstrerror_cause(const char *, ...) printflike(1, 2);
 /* util.c */
 void	 util_sort(void *, size_t, size_t,
 	     int (*)(const void *, const void *));
+int	 util_open_input(const char *, char **);
+int	 util_check_input(const char *, char **);
 int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
 int	 util_isatty_err(void);
@@ -54,6 +56,7 @@ int	 util_mkstemp(char *);
 int	 util_write_file(const char *, int (*)(FILE *, void *, char **),
 	     void *, char **);
 char	*util_sqlite_uri(const char *, const char *);
+const char *util_sqlite_read_mode(const char *);
 
 /* fmt.c */
 #define FMT_UNKNOWN	"n/a"	/* how text shows a value not known */
@@ -203,6 +206,7 @@ int	 store_merge_finish(struct store *, char **);
 #define STORE_SCHEMA_VERSION 1
 struct sqlite3;
 int	 store_schema_check(struct sqlite3 *, const char *, int *, char **);
+const char *store_schema_read_error(int);
 
 /* collector.c */
 struct collector;

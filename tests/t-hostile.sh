@@ -1,0 +1,221 @@
+#!/bin/sh
+# t-hostile.sh: inputs made to hurt and faults an unlucky user meets, each
+# with its expected outcome: bounded memory and output for a tiny hostile
+# file, all-or-nothing appends, nothing left behind by a signal (and what
+# a SIGKILL left cleaned by the next run), special files refused in one
+# line without waiting, text from a file escaped before it reaches a
+# terminal, inputs merged without being changed, output names that are
+# files and never SQLite URIs, and tui --dump failing when its queries do.
+. "${srcdir:-.}/tests/lib.sh"
+plan 34
+unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT
+tab=$(printf '\t')
+esc=$(printf '\033')
+cr=$(printf '\r')
+
+# one STATUS PATTERN DESCRIPTION: the last run exited STATUS with one line
+# on stderr matching PATTERN.
+one() {
+	[ "$(wc -l <"$TMP/err")" -eq 1 ]
+	lines=$?
+	expect "$1" "$2" "$3"
+	[ $lines -eq 0 ] || echo "# $(wc -l <"$TMP/err") lines on stderr"
+}
+
+# Nothing of OUT is left in its folder: no file, no OUT.tmp-*, no journal.
+left() {
+	ls "$(dirname "$1")" | grep -F "$(basename "$1")"
+}
+
+cat >"$TMP/run.txt" <<'SPOOL'
+process-start 1000 pid=10
+stream-create 1000 stream=7 device=0 flags=3
+alloc 1100 address=0x1000 bytes=1048576 stream=7 site="fwd@train.py:12"
+step-end 1300
+alloc 1400 address=0x2000 bytes=2097152 stream=7
+step-end 1500
+SPOOL
+spool run || exit 99
+
+# --- Bounded resources -------------------------------------------------
+# One string record naming id 2^24-1 made replay allocate 256 MiB.
+printf 'process-start 1 pid=1\nstring 2 id=16777215 text=x\nalloc 3 address=4096 bytes=512\n' >"$TMP/hid.txt"
+"$MKSPOOL" "$TMP/hid.txt" "$TMP/hid.vtr" || exit 99
+if ldd "$VRAMTRACE" 2>/dev/null | grep -q libasan; then
+	skip 1 "AddressSanitizer reserves more than the limit"
+else
+	(ulimit -v 200000; "$VRAMTRACE" replay "$TMP/hid.vtr" -o "$TMP/hid.db") \
+	    >/dev/null 2>"$TMP/err"
+	rc=$?
+	[ $rc -eq 0 ] && [ "$("$VRAMTRACE" sql "$TMP/hid.db" \
+	    'select count(*) from allocations' | tail -n 1)" = 1 ]
+	ok $? "a string id of 2^24-1 replays in 200 MB of address space ($(head -c 200 "$TMP/err"))"
+fi
+
+# A 160-byte snapshot whose trace spans 31 years, cut into 1 ms steps.
+"$PY" - "$TMP/wide.pickle" <<'PY'
+import pickle, sys
+e = lambda t, a: {"action": "alloc", "addr": a, "size": 512, "stream": 0,
+                  "time_us": t, "frames": []}
+pickle.dump({"segments": [], "device_traces": [[e(1, 4096), e(10**15, 8192)]]},
+            open(sys.argv[1], "wb"), protocol=4)
+PY
+mkdir "$TMP/w"
+run timeout 60 "$VRAMTRACE" import "$TMP/wide.pickle" --step-every 1 -o "$TMP/w/w.db"
+one 1 'wide.pickle: --step-every 1 ms cuts 1000000000000 steps .*at most 1000000' \
+    "import --step-every: too many windows is one line naming the file"
+[ -z "$(ls "$TMP/w")" ]; ok $? "...and leaves nothing behind"
+
+# --- All or nothing ----------------------------------------------------
+cp "$TMP/run.db" "$TMP/t.db" && cp "$TMP/t.db" "$TMP/t.orig"
+cat "$TMP/run.txt" "$TMP/run.txt" >"$TMP/two.txt"
+"$MKSPOOL" "$TMP/two.txt" "$TMP/bad.vtr" --corrupt $(($(wc -c <"$TMP/run.vtr") + 40))
+run "$VRAMTRACE" replay "$TMP/bad.vtr" -o "$TMP/t.db" --append
+one 1 'bad.vtr: frame checksum mismatch' "replay --append of a corrupt spool fails"
+cmp -s "$TMP/t.db" "$TMP/t.orig" && [ "$(left "$TMP/t.db")" = t.db ]
+ok $? "...and leaves the database byte for byte as it was, nothing beside it"
+run "$VRAMTRACE" import "$TMP/wide.pickle" --step-every 1 --append -o "$TMP/t.db"
+cmp -s "$TMP/t.db" "$TMP/t.orig" && [ "$(left "$TMP/t.db")" = t.db ]
+ok $? "a failed import --append leaves it as it was too"
+
+# A spool long enough to be stopped in the middle.
+"$PY" - >"$TMP/big.txt" <<'PY'
+import sys
+w = sys.stdout.write
+w("process-start 1 pid=1\n")
+for i in range(300000):
+    w("alloc %d address=%d bytes=512\n" % (i + 2, 4096 * (i + 1)))
+PY
+"$MKSPOOL" "$TMP/big.txt" "$TMP/big.vtr" || exit 99
+# stopped SIGNAL FILE ARGS...: run vramtrace ARGS with SIGNAL's default
+# action (a background job of sh ignores SIGINT), send it SIGNAL once it
+# has a file open whose name matches FILE (an extended regular
+# expression); $rc is its exit status, 99 when it never had one open.
+stopped() {
+	sig=$1 file=$2
+	shift 2
+	"$PY" -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$VRAMTRACE" "$@" >"$TMP/out" 2>"$TMP/err" &
+	pid=$!
+	i=0 opened=0
+	while [ $i -lt 600 ] && kill -0 $pid 2>/dev/null; do
+		if ls -l /proc/$pid/fd 2>/dev/null | grep -Eq -- "-> .*$file"; then
+			opened=1
+			break
+		fi
+		i=$((i + 1))
+		sleep 0.05
+	done
+	kill -s "$sig" $pid
+	wait $pid 2>/dev/null
+	rc=$?
+	[ $opened -eq 1 ] || rc=99
+}
+stopped HUP '/t\.db$' replay "$TMP/big.vtr" -o "$TMP/t.db" --append
+[ $rc -eq 129 ] && cmp -s "$TMP/t.db" "$TMP/t.orig" && [ "$(left "$TMP/t.db")" = t.db ]
+ok $? "SIGHUP in the middle of replay --append: the database as it was (exit $rc)"
+mkdir "$TMP/s"
+for sig in INT TERM HUP; do
+	stopped $sig '/s/new\.db\.tmp-' replay "$TMP/big.vtr" -o "$TMP/s/new.db"
+	[ $rc -gt 128 ] && [ -z "$(ls "$TMP/s")" ]
+	ok $? "SIG$sig in the middle of replay: no output, no temporary file (exit $rc)"
+done
+# (once it writes in WAL mode: an empty temporary file is taken for one
+# another vramtrace has just made, for a minute)
+stopped KILL '/s/new\.db\.tmp-......-wal$' replay "$TMP/big.vtr" -o "$TMP/s/new.db"
+ls "$TMP/s" | grep -q '^new\.db\.tmp-......$'
+ok $? "SIGKILL leaves the temporary file ($(ls "$TMP/s" | tr '\n' ' '))"
+run "$VRAMTRACE" replay "$TMP/run.vtr" -o "$TMP/s/new.db"
+[ $rc -eq 0 ] && grep -q 'removed .*new\.db\.tmp-.* left by a vramtrace that was stopped' "$TMP/err" &&
+    [ "$(ls "$TMP/s")" = new.db ]
+ok $? "...which the next run for that output removes, saying so"
+
+# --- Special files -----------------------------------------------------
+mkfifo "$TMP/fifo" && mkdir "$TMP/dir" || exit 99
+for c in "import" "replay" "info" "leaks" "merge" "tui --dump overview"; do
+	case $c in
+	import|replay|merge) o="-o $TMP/x.db" ;;
+	*) o= ;;
+	esac
+	run timeout 10 "$VRAMTRACE" $c "$TMP/fifo" $o
+	one 1 'fifo: a named pipe \(FIFO\), not a file to read' "$c: a FIFO at once, in one line"
+done
+run "$VRAMTRACE" import "$TMP/dir" -o "$TMP/x.db"
+one 1 'dir: a directory, not a file to read' "import: a directory"
+run "$VRAMTRACE" replay /dev/zero -o "$TMP/x.db"
+one 1 '/dev/zero: a device, not a file to read' "replay: a device"
+[ ! -e "$TMP/x.db" ]; ok $? "...and none of them left an output"
+
+# --- Text from a file never drives the terminal -------------------------
+forged="f${esc}]0;pwned$(printf '\a')${esc}[2J${cr}verdict: CLEAN@train.py:12"
+{
+	head -n 2 "$TMP/run.txt"
+	for t in 1100 1400 1600 1800; do
+		printf 'alloc %d address=%d bytes=4194304 stream=7 site="%s"\n' \
+		    $t $t "$forged"
+		printf 'step-end %d\n' $((t + 100))
+	done
+} >"$TMP/esc.txt"
+spool esc || exit 99
+for c in "leaks" "report" "diff" "sql" "sql --format csv" "tui --dump blocks"; do
+	case $c in
+	diff) set -- "$TMP/esc.db@1" "$TMP/esc.db@4" ;;
+	sql*) set -- "$TMP/esc.db" "select name from frames" ;;
+	*) set -- "$TMP/esc.db" ;;
+	esac
+	"$VRAMTRACE" $c "$@" >"$TMP/out" 2>&1
+	grep -q 'pwned' "$TMP/out" && ! grep -q "$esc" "$TMP/out" &&
+	    ! grep -q "$cr" "$TMP/out" && ! grep -q '^verdict: CLEAN' "$TMP/out"
+	ok $? "$c: a frame name's escape sequences and CR print escaped"
+done
+
+# --- merge reads its inputs, and only reads them -----------------------
+run "$VRAMTRACE" merge "$TMP/none.db" -o "$TMP/m.db"
+[ $rc -eq 1 ] && [ ! -e "$TMP/none.db" ] && [ ! -e "$TMP/m.db" ]
+ok $? "merge: a missing input is not created"
+"$PY" - "$TMP/run.db" "$TMP/hot.db" <<'PY'
+import shutil, sqlite3, sys
+# A writer stopped in the middle of a transaction that spilled its cache:
+# a copy of the database and its journal is a hot journal.
+shutil.copy(sys.argv[1], sys.argv[2] + ".w")
+c = sqlite3.connect(sys.argv[2] + ".w", isolation_level=None)
+c.execute("PRAGMA journal_mode = DELETE")
+c.execute("PRAGMA cache_size = 1")
+c.execute("BEGIN")
+c.execute("UPDATE allocations SET bytes = bytes + 1")
+c.execute("CREATE TABLE filler(x)")
+for i in range(2000):
+    c.execute("INSERT INTO filler VALUES (randomblob(500))")
+shutil.copy(sys.argv[2] + ".w", sys.argv[2])
+shutil.copy(sys.argv[2] + ".w-journal", sys.argv[2] + "-journal")
+PY
+cksum "$TMP/hot.db" "$TMP/hot.db-journal" >"$TMP/hot.sum"
+run "$VRAMTRACE" merge "$TMP/hot.db" -o "$TMP/m.db"
+one 1 'hot.db: a writer stopped in the middle of a transaction' "merge: a hot journal is named as such"
+cksum "$TMP/hot.db" "$TMP/hot.db-journal" | cmp -s - "$TMP/hot.sum" && [ ! -e "$TMP/m.db" ]
+ok $? "...and is neither rolled back nor changed"
+run "$VRAMTRACE" info "$TMP/hot.db"
+one 1 'hot.db: a writer stopped in the middle of a transaction' "info says the same"
+mkdir "$TMP/wal"
+cp "$TMP/run.db" "$TMP/wal/in.db"
+"$PY" -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("PRAGMA journal_mode = WAL")' "$TMP/wal/in.db"
+cksum "$TMP/wal/in.db" >"$TMP/wal.sum"
+run "$VRAMTRACE" merge "$TMP/wal/in.db" -o "$TMP/m.db"
+[ $rc -eq 0 ] && [ "$(ls "$TMP/wal")" = in.db ] && cksum "$TMP/wal/in.db" | cmp -s - "$TMP/wal.sum"
+ok $? "merge: an input in WAL mode is read, unchanged, nothing left beside it"
+
+# --- Names are files ---------------------------------------------------
+(cd "$TMP/s" && "$VRAMTRACE" replay "$TMP/run.vtr" -o 'file:x.db?mode=memory') >/dev/null 2>&1
+rc=$?
+[ $rc -eq 0 ] && [ -s "$TMP/s/file:x.db?mode=memory" ] &&
+    (cd "$TMP/s" && "$VRAMTRACE" info 'file:x.db?mode=memory' >/dev/null)
+ok $? "-o 'file:x.db?mode=memory' writes a file of that name, which info reads"
+
+# --- tui --dump fails when a query does --------------------------------
+cp "$TMP/run.db" "$TMP/broken.db"
+"$PY" -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("DROP TABLE offload_events"); c.commit()' "$TMP/broken.db"
+run "$VRAMTRACE" tui --dump offload "$TMP/broken.db"
+expect 1 'broken.db: no such table: offload_events' "tui --dump: a failed query is exit 1, with its cause"
+done_testing
