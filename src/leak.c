@@ -122,28 +122,75 @@ leak_report_free(struct leak_report *r)
 	}
 	free(r->ranks);
 	free(r->streams);
+	slots_free(&r->stream_slots);
 	free(r->suspects);
 	free(r->steps);
 	free(r);
 }
 
+/* A stream leak_report_stream() looks for. */
+struct leak_stream_want {
+	const struct leak_report *r;
+	int32_t		 device;
+	uint64_t	 stream;
+};
+
+static uint64_t
+leak_stream_hash(int32_t device, uint64_t stream)
+{
+	return (stream ^ ((uint64_t)(uint32_t)device << 48));
+}
+
+static uint64_t
+leak_stream_hash_at(size_t pos, const void *arg)
+{
+	const struct leak_report	*r = arg;
+
+	return (leak_stream_hash(r->streams[pos].device,
+	    r->streams[pos].stream));
+}
+
+static int
+leak_stream_same(size_t pos, const void *arg)
+{
+	const struct leak_stream_want	*w = arg;
+	const struct leak_stream	*s = &w->r->streams[pos];
+
+	return (s->device == w->device && s->stream == w->stream);
+}
+
 /*
  * The stream (device, stream) of report r, added with r->nsteps zero live
  * bytes if it is not there yet.  The pointer lasts until the next add.
+ * Found through slots.c, so that a run of many streams is not quadratic.
  */
 struct leak_stream *
 leak_report_stream(struct leak_report *r, int32_t device, uint64_t stream)
 {
+	struct leak_stream_want	 w = { r, device, stream };
 	struct leak_stream	*s;
-	size_t			 i;
+	uint64_t		 h = leak_stream_hash(device, stream);
+	size_t			*slot;
 
-	for (i = 0; i < r->nstreams; i++) {
-		s = &r->streams[i];
-		if (s->device == device && s->stream == stream)
-			return (s);
+	if (r->streams_indexed != r->nstreams) {
+		/* Streams put in without this function (a test's report). */
+		slots_free(&r->stream_slots);
+		slots_reserve(&r->stream_slots, r->nstreams,
+		    leak_stream_hash_at, r);
+		r->streams_indexed = r->nstreams;
 	}
-	r->streams = xreallocarray(r->streams, r->nstreams + 1,
-	    sizeof *r->streams);
+	slot = slots_find(&r->stream_slots, h, leak_stream_same, &w);
+	if (slot != NULL && *slot != 0)
+		return (&r->streams[*slot - 1]);
+	if (r->nstreams >= r->streams_alloc) {
+		r->streams_alloc = r->nstreams < 8 ? 16 : 2 * r->nstreams;
+		r->streams = xreallocarray(r->streams, r->streams_alloc,
+		    sizeof *r->streams);
+	}
+	slots_reserve(&r->stream_slots, r->nstreams, leak_stream_hash_at, r);
+	*slots_find(&r->stream_slots, h, leak_stream_same, &w) =
+	    r->nstreams + 1;
+	r->streams_indexed = r->nstreams + 1;
 	s = &r->streams[r->nstreams++];
 	memset(s, 0, sizeof *s);
 	s->device = device;
@@ -218,27 +265,51 @@ leak_grew_fraction(const int64_t *v, size_t n)
  * Mark each device's default stream where the data did not say: the stream
  * with the most bytes allocated on that device is its main compute stream.
  */
+static const struct leak_report *by_device_report; /* for cmp_by_device */
+
+/* Streams by device, then in report order. */
+static int
+cmp_by_device(const void *a, const void *b)
+{
+	size_t	x = *(const size_t *)a, y = *(const size_t *)b;
+	int32_t	dx = by_device_report->streams[x].device;
+	int32_t	dy = by_device_report->streams[y].device;
+
+	if (dx != dy)
+		return ((dx > dy) - (dx < dy));
+	return ((x > y) - (x < y));
+}
+
 static void
 leak_mark_defaults(struct leak_report *r)
 {
-	struct leak_stream	*s, *t, *best;
-	size_t			 i, j;
+	struct leak_stream	*t, *best;
+	size_t			*order, i, j;
+	int			 known;
 
-	for (i = 0; i < r->nstreams; i++) {
-		s = &r->streams[i];
+	/* One pass per device over its streams, in report order: the
+	 * first with the most bytes, unless one is known to be the default
+	 * (sorted, not a scan of every stream per stream: many streams). */
+	order = xreallocarray(NULL, r->nstreams + 1, sizeof *order);
+	for (i = 0; i < r->nstreams; i++)
+		order[i] = i;
+	by_device_report = r;
+	util_sort(order, r->nstreams, sizeof *order, cmp_by_device);
+	for (i = 0; i < r->nstreams; i = j) {
 		best = NULL;
-		for (j = 0; j < r->nstreams; j++) {
-			t = &r->streams[j];
-			if (t->device != s->device)
-				continue;
+		known = 0;
+		for (j = i; j < r->nstreams && r->streams[order[j]].device ==
+		    r->streams[order[i]].device; j++) {
+			t = &r->streams[order[j]];
 			if (t->default_known && t->is_default)
-				break;
+				known = 1;
 			if (best == NULL || t->alloc_bytes > best->alloc_bytes)
 				best = t;
 		}
-		if (j == r->nstreams && best == s)
-			s->is_default = 1;
+		if (!known)
+			best->is_default = 1;
 	}
+	free(order);
 }
 
 static void

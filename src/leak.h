@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "slots.h"
 #include "unknown.h"
 
 enum leak_verdict {
@@ -196,6 +197,9 @@ struct leak_report {
 	size_t		 nsteps;
 	struct leak_stream *streams;
 	size_t		 nstreams;
+	size_t		 streams_alloc;	/* leak_report_stream's index: */
+	struct slots	 stream_slots;	/* streams by (device, stream) */
+	size_t		 streams_indexed; /* how many it holds */
 	struct leak_suspect *suspects;
 	size_t		 nsuspects;
 

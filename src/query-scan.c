@@ -65,25 +65,68 @@ struct lk_scan {
 	int		 warmup;
 	struct lk_key	*keys;
 	size_t		 nkeys;
+	size_t		 keys_alloc;
+	struct slots	 key_slots;	/* keys by (layer, device, stream) */
 	struct lk_site	*sites;
 	size_t		 nsites;
 	size_t		 sites_cap;	/* grown by doubling */
 };
 
+static uint64_t
+scan_key_hash(int layer, int32_t device, uint64_t stream)
+{
+	return (stream ^ ((uint64_t)(uint32_t)device << 40) ^
+	    ((uint64_t)layer << 56));
+}
+
+static uint64_t
+scan_key_hash_at(size_t pos, const void *arg)
+{
+	const struct lk_key	*k = &((const struct lk_scan *)arg)->keys[pos];
+
+	return (scan_key_hash(k->layer, k->device, k->stream));
+}
+
+/* A key scan_key() looks for. */
+struct lk_key_want {
+	const struct lk_scan *sc;
+	int		 layer;
+	int32_t		 device;
+	uint64_t	 stream;
+};
+
+static int
+scan_key_same(size_t pos, const void *arg)
+{
+	const struct lk_key_want *w = arg;
+	const struct lk_key	*k = &w->sc->keys[pos];
+
+	return (k->layer == w->layer && k->device == w->device &&
+	    k->stream == w->stream);
+}
+
+/*
+ * The key (layer, device, stream), added if new; found through slots.c,
+ * so that a run of many streams is not quadratic.
+ */
 static struct lk_key *
 scan_key(struct lk_scan *sc, int layer, int32_t device, uint64_t stream)
 {
-	struct lk_key	*k;
-	size_t		 i;
+	struct lk_key_want	 w = { sc, layer, device, stream };
+	struct lk_key		*k;
+	uint64_t		 h = scan_key_hash(layer, device, stream);
+	size_t			*slot;
 
-	/* Few keys: a layer has a handful of streams per device. */
-	for (i = sc->nkeys; i > 0; i--) {
-		k = &sc->keys[i - 1];
-		if (k->layer == layer && k->device == device &&
-		    k->stream == stream)
-			return (k);
+	slot = slots_find(&sc->key_slots, h, scan_key_same, &w);
+	if (slot != NULL && *slot != 0)
+		return (&sc->keys[*slot - 1]);
+	if (sc->nkeys == sc->keys_alloc) {
+		sc->keys_alloc = sc->keys_alloc == 0 ? 16 : 2 * sc->keys_alloc;
+		sc->keys = xreallocarray(sc->keys, sc->keys_alloc,
+		    sizeof *sc->keys);
 	}
-	sc->keys = xreallocarray(sc->keys, sc->nkeys + 1, sizeof *sc->keys);
+	slots_reserve(&sc->key_slots, sc->nkeys, scan_key_hash_at, sc);
+	*slots_find(&sc->key_slots, h, scan_key_same, &w) = sc->nkeys + 1;
 	k = &sc->keys[sc->nkeys++];
 	memset(k, 0, sizeof *k);
 	k->layer = layer;
@@ -248,6 +291,7 @@ scan_free(struct lk_scan *sc)
 		free(sc->keys[i].delta_n);
 	}
 	free(sc->keys);
+	slots_free(&sc->key_slots);
 	free(sc->sites);
 }
 
@@ -347,10 +391,59 @@ build_streams(struct leak_report *r, const struct lk_scan *sc)
 	}
 }
 
+/* The report whose streams stream_order() sorts (qsort has no argument). */
+static const struct leak_report *stream_order_report;
+
+static int
+cmp_stream_order(const void *a, const void *b)
+{
+	uint64_t	x, y;
+
+	x = stream_order_report->streams[*(const size_t *)a].stream;
+	y = stream_order_report->streams[*(const size_t *)b].stream;
+	return ((x > y) - (x < y));
+}
+
+/*
+ * The indexes of r's streams in order of stream handle, so that the rows
+ * naming a handle find its streams (one per device) by bisection, not by
+ * a scan of every stream each (200,000 streams took minutes).
+ */
+static size_t *
+stream_order(const struct leak_report *r)
+{
+	size_t	*order, i;
+
+	order = xreallocarray(NULL, r->nstreams + 1, sizeof *order);
+	for (i = 0; i < r->nstreams; i++)
+		order[i] = i;
+	stream_order_report = r;
+	util_sort(order, r->nstreams, sizeof *order, cmp_stream_order);
+	return (order);
+}
+
+/* The first position in order (of r's n streams) of handle stream, or n. */
+static size_t
+stream_order_find(const struct leak_report *r, const size_t *order,
+    uint64_t stream)
+{
+	size_t	lo = 0, hi = r->nstreams, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (r->streams[order[mid]].stream < stream)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (lo);
+}
+
 /*
  * Streams' lifetimes and whether the data names the default stream: the
  * CUPTI NULL stream (flags 3) of a recording, stream 0 or 2 (legacy and
- * per-thread default) of an imported snapshot.
+ * per-thread default) of an imported snapshot.  A row without a device
+ * applies to the handle on every device.
  */
 static int
 load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
@@ -358,7 +451,7 @@ load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
 {
 	sqlite3_stmt		*st;
 	struct leak_stream	*s;
-	size_t			 i;
+	size_t			 i, *order;
 	int			 rc;
 	uint64_t		 stream;
 	int32_t			 device;
@@ -370,13 +463,15 @@ load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
 		return (-1);
 	sqlite3_bind_int64(st, 1, r->run_id);
 	sqlite3_bind_int64(st, 2, process_id);
+	order = stream_order(r);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		device = query_column_int(st, 0);
 		stream = query_column_u64(st, 1);
-		for (i = 0; i < r->nstreams; i++) {
-			s = &r->streams[i];
-			if (s->stream != stream || (s->device != device &&
-			    sqlite3_column_type(st, 0) != SQLITE_NULL))
+		for (i = stream_order_find(r, order, stream); i < r->nstreams &&
+		    r->streams[order[i]].stream == stream; i++) {
+			s = &r->streams[order[i]];
+			if (s->device != device &&
+			    sqlite3_column_type(st, 0) != SQLITE_NULL)
 				continue;
 			if (query_column_int(st, 2) == 3)
 				s->is_default = s->default_known = 1;
@@ -385,6 +480,7 @@ load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
 		}
 	}
 	sqlite3_finalize(st);
+	free(order);
 	if (rc != SQLITE_DONE)
 		return (query_fail(q, cause));
 	for (i = 0; imported && i < r->nstreams; i++) {
