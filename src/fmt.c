@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "escape.h"
 #include "unknown.h"
 
 /*
@@ -165,52 +166,8 @@ static char	*fmt_safe_ring[FMT_SAFE_RING];
 static size_t	 fmt_safe_next;
 
 /*
- * The length of the UTF-8 sequence at s that prints as itself (a valid,
- * shortest encoding of a character that is neither a C1 control, a
- * surrogate, a line or paragraph separator nor a bidirectional control),
- * or 0 when the byte at s must be escaped (*cp is the character, or -1
- * for a byte that is not UTF-8).
- */
-static size_t
-fmt_safe_len(const unsigned char *s, long *cp)
-{
-	uint32_t	c;
-	size_t		n, i;
-
-	*cp = -1;
-	if (s[0] >= 0x20 && s[0] < 0x7f)
-		return (1);
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return (0);
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, c = s[0] & 0x07;
-	else
-		return (0);
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return (0);
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 ||
-	    c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
-		return (0);	/* overlong, too large, or a surrogate */
-	if (c < 0xa0 || c == 0x200e || c == 0x200f ||
-	    (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)) {
-		*cp = c;
-		return (0);
-	}
-	return (n);
-}
-
-/*
  * s as it may reach a terminal: s itself when all of it prints as itself,
- * else a copy where a tab, a line feed and a carriage return are "\t",
+ * else a copy (escape.c) where a tab, a line feed and a carriage return are "\t",
  * "\n" and "\r", another control character or a byte that is not UTF-8
  * is "\xNN", and a C1 control, a line or paragraph separator or a
  * bidirectional control is "\uNNNN".  NULL stays NULL.  A copy lives
@@ -221,41 +178,13 @@ fmt_safe_len(const unsigned char *s, long *cp)
 const char *
 fmt_safe(const char *s)
 {
-	const unsigned char	*p;
-	char			*out, *o;
-	size_t			 n;
-	long			 cp;
+	char	*out;
 
-	if (s == NULL)
-		return (NULL);
-	for (p = (const unsigned char *)s; *p != '\0'; p += n) {
-		if ((n = fmt_safe_len(p, &cp)) == 0)
-			break;
-	}
-	if (*p == '\0')
+	if (s == NULL || escape_needed(s) == 0)
 		return (s);
 	/* A byte grows to 4 at most ("\xNN"; "\uNNNN" takes 2 or 3). */
-	o = out = xreallocarray(NULL, strlen(s) + 1, 4);
-	memcpy(o, s, (size_t)(p - (const unsigned char *)s));
-	o += p - (const unsigned char *)s;
-	while (*p != '\0') {
-		if ((n = fmt_safe_len(p, &cp)) != 0) {
-			memcpy(o, p, n);
-			o += n;
-			p += n;
-			continue;
-		}
-		if (cp == '\t' || cp == '\n' || cp == '\r') {
-			*o++ = '\\';
-			*o++ = cp == '\t' ? 't' : cp == '\n' ? 'n' : 'r';
-		} else if (cp < 0 || cp < 0x80)
-			o += sprintf(o, "\\x%02x", *p);
-		else
-			o += sprintf(o, "\\u%04lx", (unsigned long)cp);
-		/* A character escaped whole skips its bytes. */
-		p += cp >= 0x80 ? (cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4) : 1;
-	}
-	*o = '\0';
+	out = xreallocarray(NULL, strlen(s) + 1, 4);
+	escape_copy(out, s);
 	free(fmt_safe_ring[fmt_safe_next]);
 	fmt_safe_ring[fmt_safe_next] = out;
 	fmt_safe_next = (fmt_safe_next + 1) % FMT_SAFE_RING;

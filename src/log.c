@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "vramtrace.h"
+#include "escape.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,19 +19,26 @@ static void	(*log_fatal_hook)(void);
 
 /*
  * Print "vramtrace: MESSAGE" on stderr, one line: what a message quotes
- * from an input file is escaped (fmt_safe).
+ * from an input file is escaped (escape.c; plain malloc, since the
+ * allocator's fatal() is in this file).
  */
 void
 log_warn(const char *fmt, ...)
 {
 	va_list	 ap;
-	char	*msg;
+	char	*msg = NULL, *safe = NULL;
+	int	 n;
 
 	va_start(ap, fmt);
-	xvasprintf(&msg, fmt, ap);
+	n = vasprintf(&msg, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "%s: %s\n", log_program, fmt_safe(msg));
-	free(msg);
+	if (n >= 0 && (safe = malloc(4 * (size_t)n + 1)) != NULL)
+		escape_copy(safe, msg);
+	fprintf(stderr, "%s: %s\n", log_program, safe != NULL ? safe :
+	    "(out of memory for a message)");
+	if (n >= 0)
+		free(msg);
+	free(safe);
 }
 
 /* Set the function fatal() calls before printing; NULL for none. */
