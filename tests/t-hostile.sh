@@ -27,14 +27,11 @@ left() {
 	ls "$(dirname "$1")" | grep -F "$(basename "$1")"
 }
 
-cat >"$TMP/run.txt" <<'SPOOL'
-process-start 1000 pid=10
-stream-create 1000 stream=7 device=0 flags=3
-alloc 1100 address=0x1000 bytes=1048576 stream=7 site="fwd@train.py:12"
-step-end 1300
-alloc 1400 address=0x2000 bytes=2097152 stream=7
-step-end 1500
-SPOOL
+# A small run: its first two lines start the forged one below.
+printf '%s\n' 'process-start 500 pid=20' \
+    'stream-create 500 stream=7 device=0 flags=3' \
+    'alloc 600 address=0x9000 bytes=4096 stream=7 site="step@loop.py:3"' \
+    'step-end 700' >"$TMP/run.txt"
 spool run || exit 99
 
 # --- Bounded resources -------------------------------------------------
