@@ -30,10 +30,8 @@ tui_view_overview_reload(struct tui *t, void *state)
 	char			*cause = NULL;
 
 	query_check_free(check);
-	if (query_check(t->q, t->run.id, 1, check, &cause) != 0) {
-		snprintf(t->message, sizeof t->message, "%s", cause);
-		free(cause);
-	}
+	if (query_check(t->q, t->run.id, 1, check, &cause) != 0)
+		tui_frame_fail(t, cause);
 }
 
 static void *
