@@ -152,7 +152,7 @@ pickle_error_a(const struct pickle_value *v)
 	};
 
 	return (v->type < sizeof names / sizeof names[0] ? names[v->type] :
-	    "a consumed element");
+	    "an unknown value");
 }
 
 /* The top-level value v is not a dict; -1. */
@@ -162,4 +162,34 @@ pickle_error_not_dict(struct pickle_parser *p,
 {
 	return (pickle_error_set(p, "top-level value is %s, not a dict (not"
 	    " a PyTorch memory snapshot)", pickle_error_a(v)));
+}
+
+/* The parser holds more than PICKLE_MEMORY_MAX bytes; -1. */
+int
+pickle_error_memory(struct pickle_parser *p)
+{
+	return (pickle_error_set(p, "needs more than %u MiB of memory at "
+	    "offset %llu (values kept for later references, or one element, "
+	    "too large)", (unsigned)(PICKLE_MEMORY_MAX >> 20),
+	    (unsigned long long)p->op));
+}
+
+/*
+ * Add " (reading again the value that offset AT refers to)" to the error
+ * set inside a replay, so that its offset, in the bytes read again, has
+ * the place of the reference beside it.
+ */
+void
+pickle_error_replay(struct pickle_parser *p, uint64_t at)
+{
+	char	*s;
+
+	if (p->cause == NULL)
+		return;
+	s = pickle_error_fmt("%s (reading again the value that offset %llu "
+	    "refers to)", p->cause, (unsigned long long)at);
+	if (s != NULL) {
+		free(p->cause);
+		p->cause = s;
+	}
 }

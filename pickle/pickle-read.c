@@ -1,13 +1,16 @@
 /*
  * Buffered input of the pickle reader.
  *
- * In fd mode the window is our PICKLE_READ_BUF buffer, refilled by read()
- * with the unparsed tail moved to its front, so memory stays constant
- * whatever the file size.  In buffer mode the window is the caller's whole
- * buffer and nothing is ever refilled.  The parser takes bytes straight from
- * [p, end) and calls pickle_read_fill() only when fewer than it needs are
- * there.  Progress is reported from the refill path, so its cost is paid
- * once per buffer, not per opcode.
+ * In fd mode the window is a buffer of ours, refilled by pread() at the
+ * file offset that follows it with the unparsed tail moved to its front, so
+ * memory stays constant whatever the file size; pread() leaves the file
+ * offset alone, so the two passes and the replays of shared values read
+ * the same descriptor independently.  In buffer mode the window is the
+ * caller's buffer and nothing is ever refilled.  A reader stops at its
+ * limit: the end of the input, or the end of the range being replayed.
+ * The parser takes bytes straight from [p, end) and calls
+ * pickle_read_fill() only when fewer than it needs are there.  Progress
+ * is reported from the refill path, so its cost is paid once per buffer.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -15,8 +18,6 @@
 #endif
 
 #include "pickle-int.h"
-
-#include <sys/stat.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -32,23 +33,22 @@ pickle_read_progress(struct pickle_reader *r, uint64_t done)
 }
 
 /*
- * Start reading fd (not closed here).  The size is taken from fstat() when
- * fd is a regular file.  Returns -1 with errno set when out of memory.
+ * Start reading the total bytes of the regular file fd from offset 0 (fd
+ * is not closed here, and its offset is not used).  Returns -1 with errno
+ * set when out of memory.
  */
 int
-pickle_read_open(struct pickle_reader *r, int fd,
+pickle_read_open(struct pickle_reader *r, int fd, uint64_t total,
     const struct pickle_callbacks *cb)
 {
-	struct stat	st;
-
 	memset(r, 0, sizeof *r);
 	r->buf = malloc(PICKLE_READ_BUF);
 	if (r->buf == NULL)
 		return (-1);
+	r->size = PICKLE_READ_BUF;
 	r->fd = fd;
 	r->start = r->p = r->end = r->buf;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		r->total = (uint64_t)st.st_size;
+	r->limit = r->total = total;
 	r->next_progress = PICKLE_PROGRESS_STEP;
 	r->cb = cb;
 	return (0);
@@ -61,10 +61,45 @@ pickle_read_buffer(struct pickle_reader *r, const void *buf, size_t len,
 {
 	memset(r, 0, sizeof *r);
 	r->fd = -1;
-	r->start = r->p = buf;
+	r->data = r->start = r->p = buf;
 	r->end = r->p + len;
-	r->total = len;
+	r->limit = r->total = len;
 	r->cb = cb;
+}
+
+/*
+ * Make r read bytes start to end of the input that from reads, through buf
+ * (size bytes, fd mode), which holds wlen bytes of the input from offset
+ * wbase, left there by an earlier range: when start lies in them, they are
+ * used without a read (replays of neighbouring values, the common case,
+ * share one read).  No progress is reported.
+ */
+void
+pickle_read_range(struct pickle_reader *r, const struct pickle_reader *from,
+    unsigned char *buf, size_t size, uint64_t wbase, size_t wlen,
+    uint64_t start, uint64_t end)
+{
+	memset(r, 0, sizeof *r);
+	r->fd = from->fd;
+	r->total = from->total;
+	r->limit = end;
+	if (r->fd == -1) {
+		r->data = r->start = from->data;
+		r->p = r->data + start;
+		r->end = r->data + end;
+		return;
+	}
+	r->buf = buf;
+	r->size = size;
+	if (start >= wbase && start - wbase <= wlen) {
+		r->base = wbase;
+		r->start = buf;
+		r->p = buf + (start - wbase);
+		r->end = buf + wlen;
+	} else {
+		r->base = start;
+		r->start = r->p = r->end = buf;
+	}
 }
 
 /* Release the buffer of r (not its fd). */
@@ -75,28 +110,25 @@ pickle_read_close(struct pickle_reader *r)
 	r->buf = NULL;
 }
 
-/* File offset of the next unparsed byte. */
-uint64_t
-pickle_read_offset(const struct pickle_reader *r)
-{
-	return (r->base + (uint64_t)(r->p - r->start));
-}
-
 /*
- * Make at least n (at most PICKLE_READ_BUF) bytes available at r->p.
- * Returns 0, or -1 with errno 0 at the end of the input or errno set by a
- * failed read(); the bytes that were there stay available.
+ * Make at least n (at most the buffer's size) bytes available at r->p,
+ * none of them past the limit; the window is filled beyond the limit, up to
+ * the end of the input, for the ranges that may follow.  Returns 0, or -1
+ * with errno 0 at the limit or errno set by a failed read; the bytes that
+ * were there stay available.
  */
 int
 pickle_read_fill(struct pickle_reader *r, size_t n)
 {
-	size_t	have;
-	ssize_t	got;
+	uint64_t	at;
+	size_t		have, want;
+	ssize_t		got;
 
 	errno = 0;
 	if ((size_t)(r->end - r->p) >= n)
 		return (0);
-	if (r->fd == -1 || n > PICKLE_READ_BUF)
+	if (r->fd == -1 || n > r->size ||
+	    pickle_read_offset(r) + n > r->limit)
 		return (-1);
 	have = (size_t)(r->end - r->p);
 	r->base += (uint64_t)(r->p - r->start);
@@ -104,7 +136,11 @@ pickle_read_fill(struct pickle_reader *r, size_t n)
 	r->start = r->p = r->buf;
 	r->end = r->buf + have;
 	while (have < n) {
-		got = read(r->fd, r->buf + have, PICKLE_READ_BUF - have);
+		at = r->base + have;
+		want = r->size - have;
+		if (r->total - at < want)
+			want = (size_t)(r->total - at);
+		got = pread(r->fd, r->buf + have, want, (off_t)at);
 		if (got == -1 && errno == EINTR)
 			continue;
 		if (got <= 0)
@@ -112,11 +148,32 @@ pickle_read_fill(struct pickle_reader *r, size_t n)
 		have += (size_t)got;
 		r->end = r->buf + have;
 	}
-	if (r->base + have >= r->next_progress) {
+	if (r->cb != NULL && r->base + have >= r->next_progress) {
 		pickle_read_progress(r, r->base + have);
 		r->next_progress = r->base + have + PICKLE_PROGRESS_STEP;
 	}
 	return (0);
+}
+
+/*
+ * The byte at offset at of the input r reads, leaving r as it is; -1 with
+ * errno set (0: past the end) when it cannot be read.
+ */
+int
+pickle_read_byte(const struct pickle_reader *r, uint64_t at)
+{
+	unsigned char	b;
+	ssize_t		n;
+
+	errno = 0;
+	if (at >= r->total)
+		return (-1);
+	if (r->fd == -1)
+		return (r->data[at]);
+	do
+		n = pread(r->fd, &b, 1, (off_t)at);
+	while (n == -1 && errno == EINTR);
+	return (n == 1 ? b : -1);
 }
 
 /* Copy the next n bytes to dst.  Returns -1 as pickle_read_fill() does. */

@@ -1,14 +1,10 @@
 /*
- * pickle-stream.c: handing the big lists of a snapshot to the consumer.
+ * pickle-stream.c: handing the elements of the big lists to the consumer.
  *
- * Streaming: when a list is created, its role is read off the stack shape.
- * The root dict is stack[0] and its pairs sit above it, key then value, so
- * a list created at an even position p whose key stack[p-1] is "segments"
- * or "device_traces" (with no mark between them and the root's own mark)
- * is that top-level list, and a list created right above the device_traces
- * list or above one of its device lists is the next device's trace list.
- * Elements appended to such lists go to the element callback first.  A
- * crafted file can fool this guess; the consumer validates what it gets.
+ * An element goes to the element callback when it is appended to a
+ * streamed list (pickle-role.c says which lists are), or when a list that
+ * was kept whole turns out to be one of them (pickle_stream_items).  The
+ * callback's answer says whether the list keeps it.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -18,78 +14,26 @@
 #include "pickle-int.h"
 
 #include <stdlib.h>
-#include <string.h>
+
+static enum pickle_list_kind
+pickle_stream_kind(enum pickle_role role)
+{
+	if (role == PICKLE_ROLE_SEGMENTS)
+		return (PICKLE_SEGMENTS);
+	if (role == PICKLE_ROLE_ANNOTATIONS)
+		return (PICKLE_ANNOTATION);
+	return (PICKLE_TRACE);
+}
 
 static int
-pickle_stream_is_key(const struct pickle_value *v, const char *key)
+pickle_stream_call(struct pickle_parser *p, enum pickle_role role,
+    size_t device, size_t index, const struct pickle_value *v)
 {
-	size_t	len = strlen(key);
+	char	*cause = NULL;
+	int	 rc;
 
-	return (v->type == PICKLE_STR && v->u.s->len == len &&
-	    memcmp(v->u.s->data, key, len) == 0);
-}
-
-/* Whether a value pushed now would be the root dict's value for key. */
-static int
-pickle_stream_is_top(const struct pickle_parser *p, const char *key)
-{
-	size_t	pos = p->depth, m = 0;
-
-	if (pos < 2 || pos % 2 != 0 || p->stack[0].type != PICKLE_DICT ||
-	    !pickle_stream_is_key(&p->stack[pos - 1], key))
-		return (0);
-	while (m < p->nmarks && p->marks[m] <= 1)
-		m++;
-	return (m == p->nmarks);
-}
-
-/*
- * Give list container c its role (segments, device_traces, one device's
- * trace list, or none) from where it is created on the stack.
- */
-void
-pickle_stream_role(struct pickle_parser *p, struct pickle_container *c)
-{
-	const struct pickle_value	*below;
-
-	if (pickle_stream_is_top(p, "segments")) {
-		c->role = PICKLE_ROLE_SEGMENTS;
-		return;
-	}
-	if (pickle_stream_is_top(p, "device_traces")) {
-		c->role = PICKLE_ROLE_DEVICE_TRACES;
-		return;
-	}
-	if (p->depth == 0)
-		return;
-	below = &p->stack[p->depth - 1];
-	if (below->type == PICKLE_LIST &&
-	    (below->u.c->role == PICKLE_ROLE_DEVICE_TRACES ||
-	    below->u.c->role == PICKLE_ROLE_TRACE)) {
-		c->role = PICKLE_ROLE_TRACE;
-		c->device = p->devices++;
-	}
-}
-
-/* Give one element to the callback; 1 if it consumed it (any answer > 0). */
-int
-pickle_stream_element(struct pickle_parser *p,
-    struct pickle_container *list,
-    struct pickle_value *v)
-{
-	enum pickle_list_kind	 kind;
-	size_t			 device = 0;
-	int			 rc;
-	char			*cause = NULL;
-
-	if (list->role == PICKLE_ROLE_SEGMENTS)
-		kind = PICKLE_SEGMENTS;
-	else {
-		kind = PICKLE_TRACE;
-		device = list->device;
-	}
-	rc = p->cb->element(p->cb->arg, kind, device, list->streamed++, v,
-	    &cause);
+	rc = p->cb->element(p->cb->arg, pickle_stream_kind(role), device,
+	    index, v, &cause);
 	if (rc < 0) {
 		free(p->cause);
 		p->cause = cause != NULL ? cause :
@@ -97,12 +41,46 @@ pickle_stream_element(struct pickle_parser *p,
 		return (-1);
 	}
 	free(cause);
-	if (rc == 0)
-		return (0);
-	if (pickle_value_depth(v) > 0 && v->u.c->slot != PICKLE_NO_SLOT &&
-	    pickle_same(&p->memo[v->u.c->slot], v)) {
-		pickle_value_unref(&p->memo[v->u.c->slot]);
-		p->memo[v->u.c->slot].type = PICKLE_CONSUMED;
+	return (rc > 0);
+}
+
+/*
+ * Give element v of the streamed list to the callback.  Returns 1 if the
+ * callback consumed it (any answer > 0), 0 if the list keeps it, -1 with
+ * the cause set to stop.
+ */
+int
+pickle_stream_element(struct pickle_parser *p,
+    struct pickle_container *list, struct pickle_value *v)
+{
+	return (pickle_stream_call(p, (enum pickle_role)list->role,
+	    list->device, list->streamed++, v));
+}
+
+/*
+ * Give the items of list, a list kept whole, to the callback as the
+ * elements of a streamed list of role: "segments" or
+ * "external_annotations", one device's trace (the next device), or
+ * "device_traces" (each list among the items is the next device's trace).
+ * The list keeps its items whatever the answers.  0, or -1 to stop.
+ */
+int
+pickle_stream_items(struct pickle_parser *p, struct pickle_container *list,
+    enum pickle_role role)
+{
+	const struct pickle_value	*v;
+	size_t				 i, device = 0;
+
+	if (role == PICKLE_ROLE_TRACE)
+		device = p->devices++;
+	for (i = 0; i < list->len; i++) {
+		v = &list->items[i];
+		if (role != PICKLE_ROLE_DEVICE_TRACES) {
+			if (pickle_stream_call(p, role, device, i, v) < 0)
+				return (-1);
+		} else if (v->type == PICKLE_LIST &&
+		    pickle_stream_items(p, v->u.c, PICKLE_ROLE_TRACE) != 0)
+			return (-1);
 	}
-	return (1);
+	return (0);
 }

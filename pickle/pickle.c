@@ -17,90 +17,58 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether v points to a heap node. */
-int
-pickle_value_is_node(const struct pickle_value *v)
+static uint64_t
+pickle_container_bytes(const struct pickle_container *c)
 {
-	switch (v->type) {
-	case PICKLE_STR:
-	case PICKLE_BYTES:
-	case PICKLE_LIST:
-	case PICKLE_TUPLE:
-	case PICKLE_DICT:
-		return (1);
-	}
-	return (0);
-}
-
-static int
-pickle_is_container(const struct pickle_value *v)
-{
-	return (v->type == PICKLE_LIST || v->type == PICKLE_TUPLE ||
-	    v->type == PICKLE_DICT);
-}
-
-/* Nesting depth of v: 0 for scalars and strings. */
-uint8_t
-pickle_value_depth(const struct pickle_value *v)
-{
-	return (pickle_is_container(v) ? v->u.c->depth : 0);
-}
-
-/*
- * Take one more reference to the node v points to, if any.  Returns -1 if
- * the count would overflow (only a hostile file gets there).
- */
-int
-pickle_value_ref(struct pickle_value *v)
-{
-	uint32_t	*refs;
-
-	if (!pickle_value_is_node(v))
-		return (0);
-	refs = pickle_is_container(v) ? &v->u.c->refs : &v->u.s->refs;
-	if (*refs == UINT32_MAX)
-		return (-1);
-	(*refs)++;
-	return (0);
+	return (sizeof *c + c->cap * sizeof *c->items);
 }
 
 /*
  * Drop one reference to the node v points to and free it with the last
- * one.  Recursion is bounded by PICKLE_DEPTH_MAX.  v becomes none.
+ * one, taking the bytes freed off *mem (mem may be NULL).  Recursion is
+ * bounded by PICKLE_DEPTH_MAX.  v becomes none.
  */
 void
-pickle_value_unref(struct pickle_value *v)
+pickle_value_unref(struct pickle_value *v, uint64_t *mem)
 {
 	struct pickle_container	*c;
 	size_t			 i;
 
-	if (pickle_is_container(v)) {
+	if (pickle_value_is_container(v)) {
 		c = v->u.c;
 		if (--c->refs == 0) {
 			for (i = 0; i < c->len; i++)
-				pickle_value_unref(&c->items[i]);
+				pickle_value_unref(&c->items[i], mem);
+			if (mem != NULL)
+				*mem -= pickle_container_bytes(c);
 			free(c->items);
 			free(c);
 		}
 	} else if (v->type == PICKLE_STR || v->type == PICKLE_BYTES) {
-		if (--v->u.s->refs == 0)
+		if (--v->u.s->refs == 0) {
+			if (mem != NULL)
+				*mem -= sizeof *v->u.s + v->u.s->len + 1;
 			free(v->u.s);
+		}
 	}
 	v->type = PICKLE_NONE;
 }
 
 /*
  * Make v a new str or bytes node of len bytes (uninitialised, with a NUL
- * after them) and one reference.  Returns -1 when out of memory.
+ * after them) and one reference, adding its size to *mem.  Returns -1 when
+ * out of memory.
  */
 int
-pickle_value_str(struct pickle_value *v, enum pickle_type type, size_t len)
+pickle_value_str(struct pickle_value *v, enum pickle_type type, size_t len,
+    uint64_t *mem)
 {
 	struct pickle_str	*s;
 
 	s = malloc(sizeof *s + len + 1);
 	if (s == NULL)
 		return (-1);
+	*mem += sizeof *s + len + 1;
 	s->refs = 1;
 	s->len = len;
 	s->data[len] = '\0';
@@ -110,7 +78,7 @@ pickle_value_str(struct pickle_value *v, enum pickle_type type, size_t len)
 }
 
 static int
-pickle_grow(struct pickle_container *c, size_t need)
+pickle_grow(struct pickle_container *c, size_t need, uint64_t *mem)
 {
 	struct pickle_value	*items;
 	size_t			 cap;
@@ -123,6 +91,7 @@ pickle_grow(struct pickle_container *c, size_t need)
 	items = realloc(c->items, cap * sizeof *items);
 	if (items == NULL)
 		return (-1);
+	*mem += (cap - c->cap) * sizeof *items;
 	c->items = items;
 	c->cap = cap;
 	return (0);
@@ -130,11 +99,11 @@ pickle_grow(struct pickle_container *c, size_t need)
 
 /*
  * Make v a new empty list, tuple or dict with room for cap values and one
- * reference.  Returns -1 when out of memory.
+ * reference, adding its size to *mem.  Returns -1 when out of memory.
  */
 int
 pickle_value_container(struct pickle_value *v, enum pickle_type type,
-    size_t cap)
+    size_t cap, uint64_t *mem)
 {
 	struct pickle_container	*c;
 
@@ -144,10 +113,11 @@ pickle_value_container(struct pickle_value *v, enum pickle_type type,
 	c->refs = 1;
 	c->slot = PICKLE_NO_SLOT;
 	c->depth = 1;
-	if (pickle_grow(c, cap) != 0) {
+	if (pickle_grow(c, cap, mem) != 0) {
 		free(c);
 		return (-1);
 	}
+	*mem += sizeof *c;
 	v->type = type;
 	v->u.c = c;
 	return (0);
@@ -155,25 +125,26 @@ pickle_value_container(struct pickle_value *v, enum pickle_type type,
 
 /*
  * Move n values (and their references) to the end of c, sealing the
- * containers among them and updating the depth of c.  The caller has
- * checked that c is not sealed, that no item is c and the depth cap.
- * Returns -1 when out of memory; the items are then still the caller's.
+ * containers among them and updating the depth of c; growth is added to
+ * *mem.  The caller has checked that c is not sealed, that no item is c
+ * and the depth cap.  Returns -1 when out of memory; the items are then
+ * still the caller's.
  */
 int
 pickle_value_append(struct pickle_container *c,
-    const struct pickle_value *items, size_t n)
+    const struct pickle_value *items, size_t n, uint64_t *mem)
 {
 	size_t	i;
 
 	if (n == 0)
 		return (0);
 	if (n > SIZE_MAX / sizeof *items - c->len ||
-	    pickle_grow(c, c->len + n) != 0)
+	    pickle_grow(c, c->len + n, mem) != 0)
 		return (-1);
 	memcpy(c->items + c->len, items, n * sizeof *items);
 	c->len += n;
 	for (i = 0; i < n; i++) {
-		if (!pickle_is_container(&items[i]))
+		if (!pickle_value_is_container(&items[i]))
 			continue;
 		items[i].u.c->sealed = 1;
 		if (items[i].u.c->depth >= c->depth)
@@ -191,7 +162,7 @@ pickle_free(struct pickle_value *root)
 {
 	if (root == NULL)
 		return;
-	pickle_value_unref(root);
+	pickle_value_unref(root, NULL);
 	free(root);
 }
 
@@ -226,7 +197,7 @@ pickle_same(const struct pickle_value *a, const struct pickle_value *b)
 	if (a == NULL || b == NULL || a->type != b->type ||
 	    !pickle_value_is_node(a))
 		return (0);
-	if (pickle_is_container(a))
+	if (pickle_value_is_container(a))
 		return (a->u.c == b->u.c);
 	return (a->u.s == b->u.s);
 }

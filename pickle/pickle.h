@@ -7,11 +7,18 @@
  * values (none, bool, int, float, str, bytes, list, tuple, dict) in which
  * memoized nodes are shared, not copied.  The top-level value must be a dict.
  *
- * Large snapshots are read in streaming mode: each element of the top-level
- * "segments" list and of every "device_traces[d]" list is handed to a
- * callback as soon as it is complete; if the callback consumes it, the
- * reader frees it at once, so memory stays near the size of the shared
- * strings and frames instead of the whole tree.
+ * The input is read twice: a first pass finds the memo slots that a later
+ * opcode refers to, so that the second, which builds the values, keeps only
+ * those.  Large snapshots are read in streaming mode: each element of the
+ * top-level "segments" list, of every "device_traces[d]" list and, when
+ * asked, of "external_annotations" is handed to a callback as soon as it is
+ * complete and freed after it, and the values of top-level keys the caller
+ * does not keep are read and dropped, so memory stays near the size of the
+ * shared strings and frames whatever the file's size.  A back-reference to
+ * a value that is no longer in memory (a streamed element, a streamed list,
+ * a dropped value: what a script that filters or merges snapshots writes)
+ * reads that value's bytes again, so it gives what Python's unpickler
+ * gives: a trace list referenced twice streams its elements twice.
  *
  * Values returned by the reader are read-only and owned by the root; they
  * live until pickle_free() on the root, except the element given to the
@@ -31,6 +38,14 @@
 #define PICKLE_DEPTH_MAX	64		/* container nesting */
 #define PICKLE_MEMO_MAX		(1u << 28)	/* memo slots */
 #define PICKLE_STR_MAX		(64u << 20)	/* bytes in one str or bytes */
+#ifndef PICKLE_MEMORY_MAX	/* tests build a reader with small budgets */
+#define PICKLE_MEMORY_MAX	(512u << 20)	/* bytes of values held at once */
+#endif
+#ifndef PICKLE_MEMO_SOFT
+#define PICKLE_MEMO_SOFT	(16u << 20)	/* held bytes that evict memo values */
+#endif
+#define PICKLE_REREAD_MAX	16		/* bytes read again, per input byte */
+#define PICKLE_REREAD_DEPTH	16		/* values read again, nested */
 
 /* How often the progress callback is called, in bytes read. */
 #define PICKLE_PROGRESS_STEP	(4u << 20)
@@ -52,23 +67,44 @@ enum pickle_type {
 /* Which streamed list an element belongs to. */
 enum pickle_list_kind {
 	PICKLE_SEGMENTS,	/* top-level "segments" */
-	PICKLE_TRACE		/* top-level "device_traces"[device] */
+	PICKLE_TRACE,		/* top-level "device_traces"[device] */
+	PICKLE_ANNOTATION	/* top-level "external_annotations" */
+};
+
+/* What a parse cost, for tests and benchmarks. */
+struct pickle_stats {
+	uint64_t	 peak_bytes;	/* most bytes of values held at once */
+	uint64_t	 memo_slots;	/* memo slots the file defines */
+	uint64_t	 memo_refs;	/* bytes of the pass-1 bitmap */
+	uint64_t	 reread_bytes;	/* bytes read again for shared values */
 };
 
 /*
- * Streaming and progress hooks; any member may be NULL.
+ * Streaming and progress hooks; any member may be NULL (0).
  *
  * element() is called for each element appended to a streamed list, in
  * file order; index counts the elements of that list from 0 and device is
- * the index into "device_traces" (0 for segments).  The value is valid only
- * during the call.  Return 1 (or more) to consume it: the reader frees it,
- * does not keep it in the list, and a later back-reference to it is an
- * error.  Return 0 to keep it in the list, or -1 with *cause set (malloc'ed,
- * one line) to stop the parse; that cause is returned unchanged to the
- * caller of the parse (or "FILE: element callback failed" if left NULL).
+ * the index into "device_traces" (0 for the others).  The value is valid
+ * only during the call.  Return 1 (or more) to consume it: the reader
+ * frees it and does not keep it in the list (a later back-reference reads
+ * it again from the input).  Return 0 to keep it in the list, or -1 with
+ * *cause set (malloc'ed, one line) to stop the parse; that cause is
+ * returned unchanged to the caller of the parse (or "FILE: element
+ * callback failed" if left NULL).  A list that appears twice (a
+ * back-reference) is streamed twice: "device_traces" = [t, t] gives two
+ * devices, each with the elements of t.
  *
- * progress() is called every PICKLE_PROGRESS_STEP bytes and once at the
- * end; total is the file size, or 0 when unknown (a pipe).
+ * annotations: stream "external_annotations" too (kind PICKLE_ANNOTATION).
+ *
+ * keep: when element() is set and keep is not NULL, the NULL-terminated
+ * list of the other top-level keys whose values are kept in the tree; the
+ * containers under any other key are read and dropped (they stay in the
+ * tree, empty).  NULL keeps them all.
+ *
+ * progress() is called every PICKLE_PROGRESS_STEP bytes of the second
+ * pass and once at the end; total is the file size.
+ *
+ * stats, if not NULL, is filled at the end of the parse, failed or not.
  */
 struct pickle_callbacks {
 	int	 (*element)(void *arg, enum pickle_list_kind kind,
@@ -76,6 +112,9 @@ struct pickle_callbacks {
 		     const struct pickle_value *value, char **cause);
 	void	 (*progress)(void *arg, uint64_t done, uint64_t total);
 	void	*arg;
+	int	 annotations;
+	const char *const *keep;
+	struct pickle_stats *stats;
 };
 
 /* pickle-parse.c */

@@ -196,7 +196,7 @@ import_snapshot(const char *path, const char *out,
     const struct import_options *opt, struct import_summary *sum,
     char **cause)
 {
-	struct pickle_callbacks	 cb = { on_element, NULL, NULL };
+	struct pickle_callbacks	 cb = { .element = on_element };
 	struct store_run_info	 info;
 	struct import_state	 st;
 	struct pickle_value	*root = NULL;

@@ -11,17 +11,26 @@
  * With --check FILE: parse FILE streaming, consuming every element; on
  * failure print the error line to stderr and exit 1 (for
  * t-pickle-hostile.sh).
+ *
+ * With --view FILE: parse FILE streaming, as the importer does (segments,
+ * device traces and annotations streamed, allocator_settings kept, the
+ * rest dropped), and print every element and kept value in the canonical
+ * form that tests/pickle-view.py prints from Python's pickle.load(), so
+ * that t-pickle-shared.sh can compare them.
  */
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <sys/stat.h>
+
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pickle.h"
 
@@ -320,7 +329,7 @@ static void
 t_snapshot(int proto)
 {
 	struct t_stream		 st;
-	struct pickle_callbacks	 cb = { t_element, t_progress, &st };
+	struct pickle_callbacks	 cb = { .element = t_element, .progress = t_progress, .arg = &st };
 	struct pickle_value	*d;
 	const struct pickle_value *as;
 	char			 name[64], path[8192], *cause = NULL;
@@ -388,6 +397,49 @@ t_buffer(void)
 	free(cause);
 }
 
+/* A file that is not a regular file: one line, at once (a FIFO too). */
+static void
+t_special(void)
+{
+	static const struct {
+		const char	*path;
+		const char	*want;
+	} cases[] = {
+		{ NULL, "a FIFO, not a regular file" },
+		{ "/", "/: a directory, not a regular file" },
+		{ "/dev/null", "/dev/null: a character device, not a regular "
+		    "file" }
+	};
+	struct pickle_value	*d;
+	char			 fifo[] = "/tmp/vramtrace-t-pickle-XXXXXX";
+	char			 path[64], *cause;
+	size_t			 i;
+	int			 fd;
+
+	if ((fd = mkstemp(fifo)) == -1) {
+		t_skip("no temporary file");
+		return;
+	}
+	close(fd);
+	unlink(fifo);
+	snprintf(path, sizeof path, "%s.fifo", fifo);
+	if (mkfifo(path, 0600) != 0) {
+		t_skip("no FIFO");
+		return;
+	}
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cause = NULL;
+		d = pickle_parse_file(cases[i].path != NULL ? cases[i].path :
+		    path, NULL, &cause);
+		t_ok(d == NULL && cause != NULL &&
+		    strstr(cause, cases[i].want) != NULL, cases[i].want, NULL);
+		if (cause != NULL && strstr(cause, cases[i].want) == NULL)
+			printf("# %s\n", cause);
+		free(cause);
+	}
+	unlink(path);
+}
+
 /* Counts of one snapshot, as text that python3 prints the same way. */
 struct t_counts {
 	size_t	 segments;
@@ -446,7 +498,7 @@ static int
 t_tally(const char *path, char *out, size_t size)
 {
 	struct t_counts		 c;
-	struct pickle_callbacks	 cb = { t_count_element, NULL, &c };
+	struct pickle_callbacks	 cb = { .element = t_count_element, .progress = NULL, .arg = &c };
 	struct pickle_value	*root;
 	char			*cause = NULL, *sorted[256];
 	size_t			 i, j, off;
@@ -556,7 +608,7 @@ t_consume(void *arg, enum pickle_list_kind kind, size_t device, size_t index,
 static int
 t_check(const char *path)
 {
-	struct pickle_callbacks	 cb = { t_consume, NULL, NULL };
+	struct pickle_callbacks	 cb = { .element = t_consume, .progress = NULL, .arg = NULL };
 	struct pickle_value	*root;
 	char			*cause = NULL;
 
@@ -571,6 +623,128 @@ t_check(const char *path)
 	return (0);
 }
 
+/* Print v as tests/pickle-view.py does. */
+static void
+t_print(FILE *f, const struct pickle_value *v)
+{
+	const unsigned char	*b;
+	const char		*open = "[", *close = "]";
+	size_t			 i, len;
+	int64_t			 n;
+	double			 d;
+	int			 t;
+
+	switch (pickle_type(v)) {
+	case PICKLE_NONE:
+		fputs("None", f);
+		break;
+	case PICKLE_BOOL:
+		pickle_bool(v, &t);
+		fputs(t ? "True" : "False", f);
+		break;
+	case PICKLE_INT:
+		pickle_int(v, &n);
+		fprintf(f, "%lld", (long long)n);
+		break;
+	case PICKLE_FLOAT:
+		pickle_float(v, &d);
+		fprintf(f, "%.17g", d);
+		break;
+	case PICKLE_STR:
+	case PICKLE_BYTES:
+		if (pickle_type(v) == PICKLE_STR)
+			b = (const unsigned char *)pickle_str(v, &len);
+		else {
+			b = pickle_bytes(v, &len);
+			fputc('b', f);
+		}
+		fputc('"', f);
+		for (i = 0; i < len; i++) {
+			if (b[i] < 0x20 || b[i] > 0x7e || b[i] == '"' ||
+			    b[i] == '\\')
+				fprintf(f, "\\x%02x", b[i]);
+			else
+				fputc(b[i], f);
+		}
+		fputc('"', f);
+		break;
+	case PICKLE_TUPLE:
+		open = "(";
+		close = ")";
+		/* FALLTHROUGH */
+	case PICKLE_LIST:
+		fputs(open, f);
+		for (i = 0; i < pickle_list_len(v); i++) {
+			fputs(i > 0 ? ", " : "", f);
+			t_print(f, pickle_list_at(v, i));
+		}
+		fputs(close, f);
+		break;
+	case PICKLE_DICT:
+		fputc('{', f);
+		for (i = 0; i < pickle_dict_len(v); i++) {
+			fputs(i > 0 ? ", " : "", f);
+			t_print(f, pickle_dict_key_at(v, i));
+			fputs(": ", f);
+			t_print(f, pickle_dict_value_at(v, i));
+		}
+		fputc('}', f);
+		break;
+	}
+}
+
+static int
+t_view_element(void *arg, enum pickle_list_kind kind, size_t device,
+    size_t index, const struct pickle_value *v, char **cause)
+{
+	static const char	*kinds[] = { "segment", "trace", "annotation" };
+
+	(void)arg;
+	(void)cause;
+	if (kind == PICKLE_TRACE)
+		printf("%s %zu %zu ", kinds[kind], device, index);
+	else
+		printf("%s %zu ", kinds[kind], index);
+	t_print(stdout, v);
+	putchar('\n');
+	return (1);
+}
+
+/* --view FILE: what the importer is given, printed; 1 with the error. */
+static int
+t_view(const char *path)
+{
+	static const char *const keep[] = { "allocator_settings", NULL };
+	struct pickle_stats	 st;
+	struct pickle_callbacks	 cb = { .element = t_view_element,
+	    .annotations = 1, .keep = keep, .stats = &st };
+	struct pickle_value	*root;
+	char			*cause = NULL;
+	size_t			 i;
+
+	root = pickle_parse_file(path, &cb, &cause);
+	if (root == NULL) {
+		fprintf(stderr, "%s\n",
+		    cause != NULL ? cause : "out of memory");
+		free(cause);
+		return (1);
+	}
+	for (i = 0; i < pickle_dict_len(root); i++) {
+		if (pickle_str(pickle_dict_key_at(root, i), NULL) == NULL ||
+		    strcmp(pickle_str(pickle_dict_key_at(root, i), NULL),
+		    keep[0]) != 0)
+			continue;
+		printf("key %s ", keep[0]);
+		t_print(stdout, pickle_dict_value_at(root, i));
+		putchar('\n');
+	}
+	pickle_free(root);
+	fprintf(stderr, "peak %llu reread %llu\n",
+	    (unsigned long long)st.peak_bytes,
+	    (unsigned long long)st.reread_bytes);
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -578,6 +752,8 @@ main(int argc, char **argv)
 
 	if (argc == 3 && strcmp(argv[1], "--check") == 0)
 		return (t_check(argv[2]));
+	if (argc == 3 && strcmp(argv[1], "--view") == 0)
+		return (t_view(argv[2]));
 	if (srcdir == NULL)
 		srcdir = ".";
 	snprintf(t_dir, sizeof t_dir, "%s/tests/data/pickle/good", srcdir);
@@ -590,6 +766,7 @@ main(int argc, char **argv)
 	t_snapshot(4);
 	t_snapshot(5);
 	t_buffer();
+	t_special();
 	t_snapshots(srcdir);
 	printf("1..%d\n", t_count);
 	return (t_failed == 0 ? 0 : 1);

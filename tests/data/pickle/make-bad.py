@@ -46,7 +46,8 @@ class System:
 def main():
     os.makedirs("bad", exist_ok=True)
     for f in os.listdir("bad"):
-        os.remove("bad/" + f)
+        if f.endswith(".pickle"):
+            os.remove("bad/" + f)
 
     snap = open("good/snapshot-p4.pickle", "rb").read()
     for cut in (1, 2, 5, 11, 12, 57, 100, 1001, 30000, len(snap) - 1):
@@ -139,12 +140,52 @@ def main():
     # Found by fuzz-pickle: EMPTY_TUPLE on the empty stack.
     write("fuzz-empty-tuple.pickle", b"\x80\x04)\x8d\x00",
           "top-level value is a tuple, not a dict")
-    seg = {"address": 1}
-    data = pickle.dumps({"segments": [seg], "again": seg}, protocol=4)
+    # Shared values are read again from the file, within bounds: a trace
+    # list referenced 200 times would read the file over 16 times...
+    trace = [{"action": "alloc", "addr": i, "size": 512, "stream": 0,
+              "time_us": i, "frames": []} for i in range(1000)]
+    data = pickle.dumps({"segments": [], "device_traces": [trace] * 200},
+                        protocol=4)
+    write("reread-bomb.pickle", data, "would make the file read more than "
+          "16 times over (reading again the value that offset ")
+    # ...and a value inside a value inside ... read again 17 deep.
+    entries = [{"action": "x", "time_us": 0}]
+    for i in range(17):
+        entries.append({"action": "x", "time_us": i, "prev": entries[-1]})
+    data = pickle.dumps({"segments": [],
+                         "device_traces": [[e] for e in entries]},
+                        protocol=4)
+    gets = [p for op, _, p in pickletools.genops(data)
+            if op.name in ("BINGET", "LONG_BINGET")]
+    write("nested-deep.pickle", data, "shared values nested more than 16 "
+          "deep at offset 98 (reading again the value that offset %d "
+          "refers to)" % gets[-1])
+    def u(text):
+        return b"\x8c" + bytes([len(text)]) + text.encode()
+    write("key-twice.pickle", ROOT + b"(" + u("segments") + b"]" +
+          u("segments") + b"]u.", 'key "segments" twice in the top-level '
+          "dict at offset 26")
+    write("root-dropped.pickle", ROOT + b"0}.", "the top-level dict is "
+          "dropped at offset 3")
+    write("root-nested.pickle", P4 + b"(}t.", "the top-level dict is put "
+          "inside another value at offset 4")
+    write("stop-two.pickle", ROOT + b"}.", "STOP at offset 4 returns a dict "
+          "inside the top-level one")
+    # An entry the importer takes (an action it skips) for the two below.
+    entry = b"}" + u("action") + u("x") + b"s" + u("time_us") + b"K\x00s"
+    # A shared trace list whose entry reads memo 0, stored again after it.
+    data = (ROOT + u("k1") + u("s") + b"\x94s" + u("device_traces") +
+            b"]\x94]\x94" + entry + u("a") + b"h\x00sa" + b"a" +
+            b"K\x07q\x000" + b"h\x02as.")
     pos = [p for op, _, p in pickletools.genops(data)
-           if op.name == "BINGET"][-1]
-    write("consumed-ref.pickle", data,
-          "reference to a consumed element at offset %d" % pos)
+           if op.name == "BINGET"][0]
+    write("memo-reused.pickle", data, "memo index 0 at offset %d was stored"
+          " again later" % pos)
+    # A trace list popped, taken back and filled, then shared.
+    data = (ROOT + u("device_traces") + b"]\x94(]\x94" + b"0h\x01" +
+            entry + b"ae(h\x01es.")
+    write("moved.pickle", data, "after it was changed off the stack: it "
+          "cannot be read again")
 
     with open("bad/EXPECT", "w") as f:
         f.write("# file<TAB>substring of the reader's one-line error;"

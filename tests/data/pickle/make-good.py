@@ -6,6 +6,9 @@ snapshot-pN: a tiny snapshot-shaped dict (segments, device_traces of two
 devices, allocator_settings, external_annotations) with shared frames.
 handmade: opcodes Python's pickler does not emit for small data (BINUNICODE8,
 LONG4, SETITEM, POP, POP_MARK, TUPLE, LONG_BINPUT, BINBYTES8), written raw.
+shared-NAME-pN: the snapshot with objects shared as a script that filters or
+merges snapshots shares them (a trace list twice, entries repeated, the
+original kept under another key, ...), at protocols 2 and 4.
 Run from this directory; it checks every file with pickle.loads.
 """
 import pickle
@@ -78,6 +81,49 @@ def snapshot():
     }
 
 
+def shared():
+    """Snapshots whose objects are shared, by name."""
+    base = snapshot()
+    del base["future_key"]
+    t0, t1 = base["device_traces"]
+    seg = base["segments"]
+
+    def but(**kw):
+        d = dict(base)
+        d.update(kw)
+        return d
+
+    def first(**kw):
+        return dict(list(kw.items()) + list(base.items()))
+
+    kept = [e for e in t1 if e["action"] != "alloc"]
+    return {
+        # the same trace list for two devices
+        "trace-twice": but(device_traces=[t1, t1]),
+        # entries repeated in one list, and the merge of two devices
+        "trace-concat": but(device_traces=[t0 + t0, t1 + t1[:500]]),
+        "segments-concat": but(segments=seg + seg),
+        # a filtered trace, and the original kept after or before it
+        "raw-after": but(device_traces=[kept], raw=t1),
+        "raw-before": first(raw=t1, device_traces=[kept, t0]),
+        # lists first seen under keys the importer does not read
+        "unknown-first": first(zzz=t1, zz2=seg),
+        "nested": but(device_traces=[t1 + t1, t1 + t1]),
+        # "segments" inside another value is not the snapshot's
+        "meta-segments": first(meta={"segments": seg}),
+        "empty-first": but(device_traces=[[], t1]),
+        "single-first": but(device_traces=[[t0[0]], t1]),
+        "self-merge": {"segments": seg + seg,
+                       "device_traces": [t0, t1, t0, t1],
+                       "allocator_settings": base["allocator_settings"],
+                       "external_annotations":
+                           base["external_annotations"] * 2},
+        "settings-shared": but(allocator_settings={"x": t0},
+                               device_traces=[t0]),
+        "segments-in-settings": first(allocator_settings=seg),
+    }
+
+
 def handmade():
     def u8(s):
         b = s.encode()
@@ -121,6 +167,13 @@ def main():
                    "get0": []}, obj
     with open("good/handmade.pickle", "wb") as f:
         f.write(data)
+    for name, obj in shared().items():
+        for proto in (2, 4):
+            data = pickle.dumps(obj, protocol=proto)
+            assert pickle.loads(data) == obj
+            with open("good/shared-%s-p%d.pickle" % (name, proto),
+                      "wb") as f:
+                f.write(data)
 
 
 if __name__ == "__main__":
