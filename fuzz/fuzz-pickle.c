@@ -1,7 +1,9 @@
 /*
- * libFuzzer target for the pickle reader: each input is parsed twice from
- * memory, once as a whole tree and once streaming with every element
- * consumed, and the resulting trees are walked so that every value is read.
+ * libFuzzer target for the pickle reader: each input is parsed three
+ * times from memory, as a whole tree, streaming with most elements
+ * consumed, and as the importer reads it (annotations streamed, every
+ * top-level key but one dropped), and the trees are walked so that every
+ * value is read.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -72,7 +74,10 @@ fuzz_element(void *arg, enum pickle_list_kind kind, size_t device,
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct pickle_callbacks	 cb = { fuzz_element, NULL, NULL };
+	static const char *const keep[] = { "allocator_settings", NULL };
+	struct pickle_callbacks	 cb = { .element = fuzz_element };
+	struct pickle_callbacks	 import = { .element = fuzz_element,
+	    .annotations = 1, .keep = keep };
 	struct pickle_value	*root;
 	char			*cause = NULL;
 
@@ -84,6 +89,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	cause = NULL;
 	root = pickle_parse_buffer(data, size, "fuzz", &cb, &cause);
+	if (root != NULL)
+		fuzz_walk(root);
+	pickle_free(root);
+	free(cause);
+
+	cause = NULL;
+	root = pickle_parse_buffer(data, size, "fuzz", &import, &cause);
 	if (root != NULL)
 		fuzz_walk(root);
 	pickle_free(root);

@@ -10,7 +10,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 secs=${1:-60}
 work=$(mktemp -d /tmp/vramtrace-fuzz-XXXXXX)
 trap 'rm -rf "$work"' EXIT
-cc="clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined
+cc="clang -std=c11 -g -O1 -DHAVE_CONFIG_H -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=all -I$top -I$top/src -I$top/lib -I$top/pickle"
 $cc "$top/fuzz/fuzz-pickle.c" "$top"/pickle/pickle*.c \
 	-o "$work/fuzz-pickle" || exit 1
