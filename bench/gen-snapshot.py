@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write a large, valid PyTorch memory snapshot pickle for benchmarks.
 
-usage: gen-snapshot.py [-s SIZE] [-d DEVICES] [--check] OUT
+usage: gen-snapshot.py [-s SIZE] [-d DEVICES] [--share] [--check] OUT
 
 SIZE is in bytes with an optional K, M or G suffix (default 1G).  The file
 has the shape of torch.cuda.memory._dump_snapshot(): segments with blocks,
@@ -10,7 +10,10 @@ device_traces with alloc / free_requested / free_completed / segment_alloc
 allocator_settings, and external_annotations with one Optimizer.step
 START/END pair per step.  Opcodes are written directly (protocol 4, as
 pickle.dump writes them: memoized containers, batches of 1000 for APPENDS),
-so memory stays small whatever the size.  --check loads the result with
+so memory stays small whatever the size.  --share writes what a script that
+filtered a snapshot writes: after device 0's trace, device 1's is every
+other entry of it (references to the same dicts), and the original list
+is kept under "raw_traces" (a reference).  --check loads the result with
 pickle.load and verifies its shape (use it only on small sizes).
 """
 import argparse
@@ -185,16 +188,25 @@ def segments(w, frames, rnd, count):
     return out
 
 
-def traces(w, frames, rnd, budget, devices, annotations):
-    """Write device_traces until about budget bytes of it are out."""
+def traces(w, frames, rnd, budget, devices, annotations, share):
+    """Write device_traces until about budget bytes of it are out.
+
+    With share, one device is written and a second one refers to every
+    other entry of it; returns the memo index of the first device's list.
+    """
     actions = ["segment_alloc", "alloc", "alloc", "free_requested",
                "free_completed", "alloc", "free_requested",
                "free_completed", "segment_free"]
     w.raw(w.list(lambda: []))    # the device_traces list, then each device
     start = w.size
-    per_device = budget // devices
+    written = 1 if share else devices
+    per_device = budget // written
     time_us = 1795253848541456
-    for dev in range(devices):
+    entries = []
+    first = None
+    for dev in range(written):
+        if first is None:
+            first = w.memo
         w.raw(w.list(lambda: []))
         n = 0
         end = start + per_device * (dev + 1)
@@ -203,6 +215,8 @@ def traces(w, frames, rnd, budget, devices, annotations):
             for _ in range(BATCH):
                 action = actions[n % len(actions)]
                 stack = rnd.randrange(64)
+                if share and n % 2 == 0:
+                    entries.append(w.memo)
                 batch.append(w.dict([("action", action),
                          ("addr", 0x7f0000000000 + (n % 100000) * 512),
                          ("size", 512 * rnd.randint(1, 40000)),
@@ -218,12 +232,20 @@ def traces(w, frames, rnd, budget, devices, annotations):
             batch.append(b"e")
             w.raw(b"".join(batch))
         w.raw(b"a")              # the device list into device_traces
+    if share:
+        w.raw(w.list(lambda: []))
+        for i in range(0, len(entries), BATCH):
+            w.raw(b"(" + b"".join(w.get(j) for j in entries[i:i + BATCH]) +
+                  b"e")
+        w.raw(b"a")
+    return first
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-s", "--size", default="1G")
     ap.add_argument("-d", "--devices", type=int, default=1)
+    ap.add_argument("--share", action="store_true")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("out")
     a = ap.parse_args()
@@ -242,8 +264,10 @@ def main():
               w.list(lambda: segments(w, frames, rnd, nseg)))
         w.raw(w.str("device_traces"))
         annotations = []
-        traces(w, frames, rnd, max(0, size - w.size - 4096), a.devices,
-               annotations)
+        first = traces(w, frames, rnd, max(0, size - w.size - 4096),
+                       a.devices, annotations, a.share)
+        if a.share:
+            w.raw(w.str("raw_traces") + w.get(first))
         w.raw(w.str("allocator_settings") + w.dict([
             ("PYTORCH_CUDA_ALLOC_CONF", ""), ("max_split_size", -1),
             ("garbage_collection_threshold", 0.0),
@@ -263,9 +287,16 @@ def main():
     if a.check:
         with open(a.out, "rb") as f:
             d = pickle.load(f)
-        assert list(d) == ["segments", "device_traces", "allocator_settings",
-                           "external_annotations"]
-        assert len(d["device_traces"]) == a.devices
+        keys = ["segments", "device_traces", "allocator_settings",
+                "external_annotations"]
+        if a.share:
+            keys.insert(2, "raw_traces")
+            t = d["device_traces"]
+            assert len(t) == 2 and t[1] == t[0][::2] and t[1][0] is t[0][0]
+            assert d["raw_traces"] is t[0]
+        else:
+            assert len(d["device_traces"]) == a.devices
+        assert list(d) == keys, list(d)
         e = d["device_traces"][0][0]
         assert e["action"] == "segment_alloc" and e["frames"][0]["name"]
         assert d["segments"][0]["segment_pool_id"] == (0, 0)
