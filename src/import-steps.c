@@ -57,63 +57,96 @@ step_windows(struct import_state *st, uint64_t every, char **cause)
 }
 
 /*
- * Write the external annotations as marks and derive the steps.  root is
- * the top-level dict.  0, or -1 with *cause.
+ * Compile the step marker (opt->step_marker, or IMPORT_STEP_MARKER), before
+ * the parse.  0, or -1 with *cause.
  */
 int
-import_steps(struct import_state *st, const struct pickle_value *root,
-    const struct import_options *opt, char **cause)
+import_steps_begin(struct import_state *st, const struct import_options *opt,
+    char **cause)
 {
-	const struct pickle_value	*list, *a;
-	const char			*name, *stage;
-	regex_t				 re;
-	uint64_t			*ends = NULL;
-	size_t				 n, i, nends = 0;
-	int64_t				 time_us, device;
-	int				 rc = -1, err;
-	char				 msg[256];
+	int	err;
+	char	msg[256];
 
-	if ((err = regcomp(&re, opt->step_marker != NULL ? opt->step_marker :
-	    IMPORT_STEP_MARKER, REG_EXTENDED | REG_NOSUB)) != 0) {
-		regerror(err, &re, msg, sizeof msg);
+	if ((err = regcomp(&st->step_re, opt->step_marker != NULL ?
+	    opt->step_marker : IMPORT_STEP_MARKER, REG_EXTENDED |
+	    REG_NOSUB)) != 0) {
+		regerror(err, &st->step_re, msg, sizeof msg);
 		xasprintf(cause, "bad --step-marker: %s", msg);
 		return (-1);
 	}
-	list = pickle_dict_get(root, "external_annotations");
-	n = list != NULL ? pickle_list_len(list) : 0;
-	for (i = 0; i < n; i++) {
-		a = pickle_list_at(list, i);
-		name = pickle_str(pickle_dict_get(a, "name"), NULL);
-		stage = pickle_str(pickle_dict_get(a, "stage"), NULL);
-		if (name == NULL || pickle_int(pickle_dict_get(a, "time_us"),
-		    &time_us) != 0)
-			continue;
-		if (pickle_int(pickle_dict_get(a, "device"), &device) != 0)
-			device = -1;
-		if (store_rows_mark(st->store, 0, (int32_t)device,
-		    (uint64_t)time_us * 1000, stage, name, cause) != 0)
-			goto out;
-		st->summary->annotations++;
-		if (stage == NULL || strcmp(stage, "END") != 0 ||
-		    regexec(&re, name, 0, NULL, 0) != 0)
-			continue;
-		ends = xreallocarray(ends, nends + 1, sizeof *ends);
-		ends[nends++] = (uint64_t)time_us * 1000;
+	st->step_re_set = 1;
+	return (0);
+}
+
+/*
+ * Write external annotation `index` (streamed) as a mark, and remember
+ * its time if it ends a step.  0, or -1 with *cause.
+ */
+int
+import_steps_annotation(struct import_state *st, const struct pickle_value *a,
+    size_t index, char **cause)
+{
+	const struct pickle_value	*v;
+	const char			*name, *stage;
+	int64_t				 time_us, device = -1;
+
+	import_check_at(st, "external_annotations[%zu]", index);
+	if (import_check_value(st, a, NULL, PICKLE_DICT, 0, &v, cause) != 0 ||
+	    import_check_str(st, a, "name", 0, &name, cause) != 0 ||
+	    import_check_str(st, a, "stage", IMPORT_OPTIONAL, &stage,
+	    cause) != 0 ||
+	    import_check_int(st, a, "time_us", 0, IMPORT_TIME_US_MAX, 0,
+	    &time_us, cause) != 0 ||
+	    import_check_int(st, a, "device", -1, IMPORT_DEVICE_MAX - 1,
+	    IMPORT_OPTIONAL, &device, cause) != 0)
+		return (-1);
+	if (store_rows_mark(st->store, 0, (int32_t)device,
+	    (uint64_t)time_us * 1000, stage, name, cause) != 0)
+		return (-1);
+	st->summary->annotations++;
+	if (stage == NULL || strcmp(stage, "END") != 0 ||
+	    regexec(&st->step_re, name, 0, NULL, 0) != 0)
+		return (0);
+	if (st->nends == st->ends_alloc) {
+		st->ends_alloc = st->ends_alloc == 0 ? 64 : 2 * st->ends_alloc;
+		st->ends = xreallocarray(st->ends, st->ends_alloc,
+		    sizeof *st->ends);
 	}
-	util_sort(ends, nends, sizeof *ends, compare_u64);
-	for (i = 0; i < nends; i++) {
+	st->ends[st->nends++] = (uint64_t)time_us * 1000;
+	return (0);
+}
+
+/*
+ * After the parse: the steps, from the step ends the annotations gave, or
+ * from fixed windows (opt->step_every_ns) when they gave none.  0, or -1
+ * with *cause.
+ */
+int
+import_steps_finish(struct import_state *st, const struct import_options *opt,
+    char **cause)
+{
+	size_t	i;
+
+	util_sort(st->ends, st->nends, sizeof *st->ends, compare_u64);
+	for (i = 0; i < st->nends; i++) {
 		if (store_rows_step(st->store, 0, (int64_t)i + 1, i == 0 ?
-		    st->first_ns : ends[i - 1], ends[i], NULL, cause) != 0)
-			goto out;
+		    st->first_ns : st->ends[i - 1], st->ends[i], NULL,
+		    cause) != 0)
+			return (-1);
 	}
-	st->summary->steps = (int64_t)nends;
-	st->summary->step_source = nends > 0 ? "annotation" : "none";
-	if (nends == 0 && opt->step_every_ns > 0 &&
-	    step_windows(st, opt->step_every_ns, cause) != 0)
-		goto out;
-	rc = 0;
-out:
-	free(ends);
-	regfree(&re);
-	return (rc);
+	st->summary->steps = (int64_t)st->nends;
+	st->summary->step_source = st->nends > 0 ? "annotation" : "none";
+	if (st->nends == 0 && opt->step_every_ns > 0)
+		return (step_windows(st, opt->step_every_ns, cause));
+	return (0);
+}
+
+/* Free what the steps' state holds. */
+void
+import_steps_free(struct import_state *st)
+{
+	free(st->ends);
+	if (st->step_re_set)
+		regfree(&st->step_re);
+	st->step_re_set = 0;
 }

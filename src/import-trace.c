@@ -20,59 +20,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int
-field_error(struct import_state *st, char **cause, const char *what,
-    size_t index, const char *key, const char *problem)
-{
-	xasprintf(cause, "%s: %s %zu: \"%s\" %s (not a PyTorch memory "
-	    "snapshot)", st->file, what, index, key, problem);
-	return (-1);
-}
-
 /*
- * Read integer key of dict v (element `index` of a `what` list) into *out.
- * A missing key or another type is an error naming both.  0, or -1 with
- * *cause.
+ * Set *site to the site of the frames list at key "frames" of dict d
+ * (innermost first), adding it to the store the first time; 0 for none.
+ * The frames are checked first.  0, or -1 with *cause.
  */
 static int
-field_int(struct import_state *st, const struct pickle_value *v,
-    const char *what, const char *key, size_t index, int64_t *out,
-    char **cause)
-{
-	const struct pickle_value	*f;
-
-	if ((f = pickle_dict_get(v, key)) == NULL)
-		return (field_error(st, cause, what, index, key, "is missing"));
-	if (pickle_int(f, out) != 0)
-		return (field_error(st, cause, what, index, key,
-		    "is not an int"));
-	return (0);
-}
-
-static const char *
-field_str(const struct pickle_value *v, const char *key)
-{
-	const struct pickle_value	*f;
-
-	if ((f = pickle_dict_get(v, key)) == NULL)
-		return (NULL);
-	return (pickle_str(f, NULL));
-}
-
-/*
- * Set *site to the site of a frames list (innermost first), adding it to
- * the store the first time; 0 for no frames or a list that is not frames.
- * 0, or -1 with *cause.
- */
-static int
-site_of(struct import_state *st, const struct pickle_value *frames,
+site_of(struct import_state *st, const struct pickle_value *d,
     int64_t *site, char **cause)
 {
-	const struct pickle_value	*f;
-	size_t				 n, i, k = 0;
-	int64_t				 line;
+	const struct pickle_value	*frames, *f;
+	size_t				 n, i;
 
 	*site = 0;
+	if (import_check_frames(st, d, &frames, cause) != 0)
+		return (-1);
 	if (frames == NULL || (n = pickle_list_len(frames)) == 0)
 		return (0);
 	if (n > st->frames_alloc) {
@@ -81,53 +43,97 @@ site_of(struct import_state *st, const struct pickle_value *frames,
 	}
 	for (i = 0; i < n; i++) {
 		f = pickle_list_at(frames, i);
-		st->frames[k].name = field_str(f, "name");
-		st->frames[k].filename = field_str(f, "filename");
-		if (st->frames[k].name == NULL ||
-		    st->frames[k].filename == NULL)
-			continue;
-		if (pickle_int(pickle_dict_get(f, "line"), &line) != 0)
-			line = 0;
-		st->frames[k++].line = line;
+		st->frames[i].name = pickle_str(pickle_dict_get(f, "name"),
+		    NULL);
+		st->frames[i].filename = pickle_str(pickle_dict_get(f,
+		    "filename"), NULL);
+		if (pickle_int(pickle_dict_get(f, "line"), &st->frames[i].line)
+		    != 0)
+			st->frames[i].line = 0;
 	}
-	return (store_site_add(st->store, st->frames, k, site, cause));
+	return (store_site_add(st->store, st->frames, n, site, cause));
 }
 
-static void
-count_action(struct import_state *st, int32_t device, const char *action)
+/*
+ * Count a trace entry of action on device.  At most IMPORT_ACTION_MAX
+ * distinct actions (PyTorch writes ten): a bound on memory and on the
+ * search.  0, or -1 with *cause.
+ */
+static int
+count_action(struct import_state *st, int32_t device, const char *action,
+    char **cause)
 {
-	struct import_action_count	*c;
-	size_t				 i;
+	struct import_action	*a;
+	size_t			 i;
 
-	for (i = 0; i < st->nactions; i++) {
-		c = &st->actions[i];
-		if (c->device == device && strcmp(c->action, action) == 0) {
-			c->count++;
-			return;
-		}
+	if (strlen(action) >= sizeof a->name) {
+		xasprintf(cause, "%s: %s.action is %zu bytes long, more than "
+		    "%zu (not a PyTorch memory snapshot)", st->file, st->path,
+		    strlen(action), sizeof a->name - 1);
+		return (-1);
 	}
-	st->actions = xreallocarray(st->actions, st->nactions + 1,
-	    sizeof *st->actions);
-	c = &st->actions[st->nactions++];
-	c->device = device;
-	snprintf(c->action, sizeof c->action, "%s", action);
-	c->count = 1;
+	for (i = 0; i < st->nactions; i++) {
+		if (strcmp(st->actions[i].name, action) == 0)
+			break;
+	}
+	if (i == st->nactions) {
+		if (st->nactions == IMPORT_ACTION_MAX) {
+			xasprintf(cause, "%s: %s.action: more than %d "
+			    "different actions (not a PyTorch memory "
+			    "snapshot)", st->file, st->path,
+			    IMPORT_ACTION_MAX);
+			return (-1);
+		}
+		a = &st->actions[st->nactions++];
+		snprintf(a->name, sizeof a->name, "%s", action);
+		a->count = xcalloc(IMPORT_DEVICE_MAX, sizeof *a->count);
+	}
+	st->actions[i].count[device]++;
+	return (0);
 }
 
+static uint64_t
+stream_hash(int32_t device, uint64_t stream)
+{
+	uint64_t	h = (stream + 1) * 0x9e3779b97f4a7c15ULL;
+
+	return (h ^ (h >> 29) ^ (uint64_t)(uint32_t)device * 0xff51afd7ed558ccdULL);
+}
+
+/* Add (device, stream) to the set of streams seen, once. */
 static void
 note_stream(struct import_state *st, int32_t device, uint64_t stream)
 {
-	size_t	i;
+	struct import_streams	*s = &st->streams, old;
+	size_t			 j, k;
 
-	for (i = 0; i < st->nstreams; i++) {
-		if (st->streams[i].device == device &&
-		    st->streams[i].stream == stream)
-			return;
+	if (s->keys != NULL) {
+		for (j = stream_hash(device, stream) & s->mask;
+		    s->keys[j] != 0; j = (j + 1) & s->mask) {
+			if (s->keys[j] == stream + 1 && s->devices[j] == device)
+				return;
+		}
 	}
-	st->streams = xreallocarray(st->streams, st->nstreams + 1,
-	    sizeof *st->streams);
-	st->streams[st->nstreams].device = device;
-	st->streams[st->nstreams++].stream = stream;
+	if (2 * (s->n + 1) > s->mask + 1 || s->keys == NULL) {
+		old = *s;
+		s->mask = old.keys == NULL ? 63 : 2 * old.mask + 1;
+		s->keys = xcalloc(s->mask + 1, sizeof *s->keys);
+		s->devices = xcalloc(s->mask + 1, sizeof *s->devices);
+		s->n = 0;
+		for (k = 0; old.keys != NULL && k <= old.mask; k++) {
+			if (old.keys[k] != 0)
+				note_stream(st, old.devices[k],
+				    old.keys[k] - 1);
+		}
+		free(old.keys);
+		free(old.devices);
+	}
+	for (j = stream_hash(device, stream) & s->mask; s->keys[j] != 0;
+	    j = (j + 1) & s->mask)
+		;
+	s->keys[j] = stream + 1;
+	s->devices[j] = device;
+	s->n++;
 }
 
 static void
@@ -152,20 +158,18 @@ import_trace_entry(struct import_state *st, int32_t device,
     const struct pickle_value *e, size_t index, char **cause)
 {
 	struct store_allocation	 a;
+	const struct pickle_value *v;
 	const char		*action;
 	int64_t			 addr = 0, size = 0, stream = 0, time_us;
 	uint64_t		 t;
 
-	if (pickle_type(e) != PICKLE_DICT)
-		return (field_error(st, cause, "trace entry", index, "entry",
-		    "is not a dict"));
-	if ((action = field_str(e, "action")) == NULL)
-		return (field_error(st, cause, "trace entry", index, "action",
-		    "is missing or not a str"));
-	if (field_int(st, e, "trace entry", "time_us", index, &time_us,
-	    cause) != 0)
+	import_check_at(st, "device_traces[%d][%zu]", device, index);
+	if (import_check_value(st, e, NULL, PICKLE_DICT, 0, &v, cause) != 0 ||
+	    import_check_str(st, e, "action", 0, &action, cause) != 0 ||
+	    import_check_int(st, e, "time_us", 0, IMPORT_TIME_US_MAX, 0,
+	    &time_us, cause) != 0 ||
+	    count_action(st, device, action, cause) != 0)
 		return (-1);
-	count_action(st, device, action);
 	st->summary->trace_entries++;
 	t = (uint64_t)time_us * 1000;
 	if (st->first_ns == EVENT_NONE || t < st->first_ns)
@@ -179,11 +183,11 @@ import_trace_entry(struct import_state *st, int32_t device,
 		return (0);
 	if (pickle_dict_get(e, "addr") == NULL)
 		return (0);	/* an action we do not know, without an address */
-	if (field_int(st, e, "trace entry", "addr", index, &addr,
+	if (import_check_int(st, e, "addr", 0, INT64_MAX, 0, &addr,
 	    cause) != 0 ||
-	    field_int(st, e, "trace entry", "size", index, &size,
+	    import_check_int(st, e, "size", 0, INT64_MAX - addr, 0, &size,
 	    cause) != 0 ||
-	    field_int(st, e, "trace entry", "stream", index, &stream,
+	    import_check_int(st, e, "stream", 0, INT64_MAX, 0, &stream,
 	    cause) != 0)
 		return (-1);
 	memset(&a, 0, sizeof a);
@@ -200,8 +204,7 @@ import_trace_entry(struct import_state *st, int32_t device,
 	    0 || strcmp(action, "segment_map") == 0) {
 		a.layer = action[0] == 'a' ? EVENT_LAYER_BLOCK :
 		    EVENT_LAYER_SEGMENT;
-		if (site_of(st, pickle_dict_get(e, "frames"), &a.site_id,
-		    cause) != 0)
+		if (site_of(st, e, &a.site_id, cause) != 0)
 			return (-1);
 		return (store_rows_alloc_begin(st->store, &a, cause));
 	}
@@ -223,89 +226,137 @@ import_trace_entry(struct import_state *st, int32_t device,
 	return (0);
 }
 
+/*
+ * Write block `index` of segment `seg` (written as segment_id), which
+ * lies in the segment's bytes: seg_end is the segment's address plus its
+ * total size.  0, or -1 with *cause.
+ */
 static int
-insert_block(struct import_state *st, int64_t segment_id,
-    const struct pickle_value *v, int32_t device, uint64_t stream,
+insert_block(struct import_state *st, size_t seg, int64_t segment_id,
+    const struct store_segment *g, const struct pickle_value *v,
     size_t index, char **cause)
 {
+	const struct pickle_value *d;
 	struct store_block	 b;
 	struct import_held	 h;
+	int64_t			 end = g->address + g->total_size;
 
 	memset(&b, 0, sizeof b);
 	b.segment_id = segment_id;
-	if (field_int(st, v, "block", "address", index, &b.address,
+	b.requested_size = -1;
+	import_check_at(st, "segments[%zu].blocks[%zu]", seg, index);
+	if (import_check_value(st, v, NULL, PICKLE_DICT, 0, &d, cause) != 0 ||
+	    import_check_int(st, v, "address", g->address, end, 0,
+	    &b.address, cause) != 0 ||
+	    import_check_int(st, v, "size", 0, end - b.address, 0, &b.size,
 	    cause) != 0 ||
-	    field_int(st, v, "block", "size", index, &b.size,
-	    cause) != 0)
-		return (-1);
-	if (pickle_int(pickle_dict_get(v, "requested_size"),
-	    &b.requested_size) != 0)
-		b.requested_size = -1;
-	if ((b.state = field_str(v, "state")) == NULL)
-		return (field_error(st, cause, "block", index, "state",
-		    "is missing or not a str"));
-	if (site_of(st, pickle_dict_get(v, "frames"), &b.site_id,
-	    cause) != 0 || store_snapshot_block(st->store, &b, cause) != 0)
+	    import_check_int(st, v, "requested_size", 0, INT64_MAX,
+	    IMPORT_OPTIONAL, &b.requested_size, cause) != 0 ||
+	    import_check_str(st, v, "state", 0, &b.state, cause) != 0 ||
+	    site_of(st, v, &b.site_id, cause) != 0 ||
+	    store_snapshot_block(st->store, &b, cause) != 0)
 		return (-1);
 	st->summary->blocks++;
 	if (strncmp(b.state, "active_", 7) != 0)
 		return (0);
 	memset(&h, 0, sizeof h);
-	h.device = device;
+	h.device = (int32_t)g->device;
 	h.layer = EVENT_LAYER_BLOCK;
 	h.address = (uint64_t)b.address;
 	h.bytes = (uint64_t)b.size;
 	h.requested = b.requested_size >= 0 ? (uint64_t)b.requested_size :
 	    EVENT_NONE;
-	h.stream = stream;
+	h.stream = (uint64_t)g->stream;
 	h.site_id = b.site_id;
 	hold(st, &h);
 	return (0);
 }
 
 /*
+ * The segment_pool_id of segment seg (a pair of ints; (0, 0) when
+ * missing) as "A,B" in buf.  0, or -1 with *cause.
+ */
+static int
+pool_of(struct import_state *st, const struct pickle_value *seg, char *buf,
+    size_t size, char **cause)
+{
+	const struct pickle_value	*pool;
+	int64_t				 id[2] = { 0, 0 };
+	size_t				 i;
+
+	pool = pickle_dict_get(seg, "segment_pool_id");
+	if (pool != NULL && pickle_type(pool) != PICKLE_TUPLE &&
+	    pickle_type(pool) != PICKLE_LIST)
+		return (import_check_value(st, seg, "segment_pool_id",
+		    PICKLE_TUPLE, 0, &pool, cause));
+	if (pool != NULL && pickle_list_len(pool) != 2) {
+		xasprintf(cause, "%s: %s.segment_pool_id has %zu items, not 2 "
+		    "(not a PyTorch memory snapshot)", st->file, st->path,
+		    pickle_list_len(pool));
+		return (-1);
+	}
+	for (i = 0; pool != NULL && i < 2; i++) {
+		if (pickle_int(pickle_list_at(pool, i), &id[i]) != 0) {
+			xasprintf(cause, "%s: %s.segment_pool_id[%zu] is a %s, "
+			    "not an int (not a PyTorch memory snapshot)",
+			    st->file, st->path, i, pickle_type_name(
+			    pickle_type(pickle_list_at(pool, i))));
+			return (-1);
+		}
+	}
+	snprintf(buf, size, "%" PRId64 ",%" PRId64, id[0], id[1]);
+	return (0);
+}
+
+/*
  * Write one segment of the snapshot (element `index` of "segments") with
- * its blocks, and remember what it holds for import_trace_reconcile().  0, or -1
- * with *cause.
+ * its blocks, and remember what it holds for import_trace_reconcile().  0,
+ * or -1 with *cause.
  */
 int
 import_trace_segment(struct import_state *st, const struct pickle_value *seg,
     size_t index, char **cause)
 {
-	static const char		*names[] = { "device", "address",
-		"total_size", "allocated_size", "active_size",
-		"requested_size", "stream" };
+	static const char		*sizes[] = { "allocated_size",
+		"active_size", "requested_size" };
 	struct store_segment		 g;
-	int64_t				*ints[] = { &g.device, &g.address,
-		&g.total_size, &g.allocated_size, &g.active_size,
-		&g.requested_size, &g.stream };
-	int64_t				 pool0 = 0, pool1 = 0, segment_id;
-	const struct pickle_value	*blocks, *pool;
+	int64_t				*ints[] = { &g.allocated_size,
+		&g.active_size, &g.requested_size }, segment_id;
+	const struct pickle_value	*blocks, *v;
 	struct import_held		 h;
 	size_t				 i;
 	char				 pool_id[64];
 
-	if (pickle_type(seg) != PICKLE_DICT)
-		return (field_error(st, cause, "segment", index, "segment",
-		    "is not a dict"));
 	memset(&g, 0, sizeof g);
-	for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-		if (field_int(st, seg, "segment", names[i], index,
+	import_check_at(st, "segments[%zu]", index);
+	if (import_check_value(st, seg, NULL, PICKLE_DICT, 0, &v,
+	    cause) != 0 ||
+	    import_check_int(st, seg, "device", 0, IMPORT_DEVICE_MAX - 1, 0,
+	    &g.device, cause) != 0 ||
+	    import_check_int(st, seg, "address", 0, INT64_MAX, 0, &g.address,
+	    cause) != 0 ||
+	    import_check_int(st, seg, "total_size", 0, INT64_MAX - g.address,
+	    0, &g.total_size, cause) != 0)
+		return (-1);
+	for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		if (import_check_int(st, seg, sizes[i], 0, g.total_size, 0,
 		    ints[i], cause) != 0)
 			return (-1);
 	}
-	pool = pickle_dict_get(seg, "segment_pool_id");
-	if (pool != NULL && pickle_list_len(pool) == 2) {
-		pickle_int(pickle_list_at(pool, 0), &pool0);
-		pickle_int(pickle_list_at(pool, 1), &pool1);
-	}
-	snprintf(pool_id, sizeof pool_id, "%" PRId64 ",%" PRId64, pool0,
-	    pool1);
-	g.pool_id = pool_id;
-	g.segment_type = field_str(seg, "segment_type");
-	pickle_bool(pickle_dict_get(seg, "is_expandable"), &g.expandable);
-	if (site_of(st, pickle_dict_get(seg, "frames"), &g.site_id,
+	if (import_check_int(st, seg, "stream", 0, INT64_MAX, 0, &g.stream,
 	    cause) != 0 ||
+	    import_check_str(st, seg, "segment_type", IMPORT_OPTIONAL,
+	    &g.segment_type, cause) != 0 ||
+	    import_check_value(st, seg, "is_expandable", PICKLE_BOOL,
+	    IMPORT_OPTIONAL, &v, cause) != 0 ||
+	    import_check_value(st, seg, "blocks", PICKLE_LIST,
+	    IMPORT_OPTIONAL, &blocks, cause) != 0 ||
+	    pool_of(st, seg, pool_id, sizeof pool_id, cause) != 0)
+		return (-1);
+	g.pool_id = pool_id;
+	if (v != NULL)
+		pickle_bool(v, &g.expandable);
+	if (site_of(st, seg, &g.site_id, cause) != 0 ||
 	    store_snapshot_segment(st->store, &g, &segment_id, cause) != 0)
 		return (-1);
 	st->summary->segments++;
@@ -319,11 +370,9 @@ import_trace_segment(struct import_state *st, const struct pickle_value *seg,
 	h.stream = (uint64_t)g.stream;
 	h.site_id = g.site_id;
 	hold(st, &h);
-	if ((blocks = pickle_dict_get(seg, "blocks")) == NULL)
-		return (0);
-	for (i = 0; i < pickle_list_len(blocks); i++) {
-		if (insert_block(st, segment_id, pickle_list_at(blocks, i),
-		    h.device, h.stream, i, cause) != 0)
+	for (i = 0; blocks != NULL && i < pickle_list_len(blocks); i++) {
+		if (insert_block(st, index, segment_id, &g,
+		    pickle_list_at(blocks, i), i, cause) != 0)
 			return (-1);
 	}
 	return (0);
@@ -359,4 +408,52 @@ import_trace_reconcile(struct import_state *st, char **cause)
 			return (-1);
 	}
 	return (0);
+}
+
+/*
+ * The trace's counts per action and its streams, to the store (after the
+ * parse).  0, or -1 with *cause.
+ */
+int
+import_trace_finish(struct import_state *st, char **cause)
+{
+	struct import_streams	*s = &st->streams;
+	struct event_stream	 es;
+	size_t			 i, k;
+
+	for (i = 0; i < st->nactions; i++) {
+		for (k = 0; k < IMPORT_DEVICE_MAX; k++) {
+			if (st->actions[i].count[k] > 0 &&
+			    store_snapshot_action(st->store, (int32_t)k,
+			    st->actions[i].name, st->actions[i].count[k],
+			    cause) != 0)
+				return (-1);
+		}
+	}
+	for (i = 0; s->keys != NULL && i <= s->mask; i++) {
+		if (s->keys[i] == 0)
+			continue;
+		memset(&es, 0, sizeof es);
+		es.device = s->devices[i];
+		es.stream = es.handle = s->keys[i] - 1;
+		es.context = EVENT_NONE;
+		if (store_rows_stream(st->store, 0, &es, 0, EVENT_NONE,
+		    cause) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+/* Free what the trace's state holds. */
+void
+import_trace_free(struct import_state *st)
+{
+	size_t	i;
+
+	for (i = 0; i < st->nactions; i++)
+		free(st->actions[i].count);
+	free(st->streams.keys);
+	free(st->streams.devices);
+	free(st->frames);
+	free(st->held);
 }

@@ -2,10 +2,11 @@
  * import.c: `vramtrace import`'s engine: a PyTorch memory snapshot pickle
  * into a database, read by the data-only pickle reader in streaming mode.
  *
- * The reader hands over each segment and each trace entry as soon as it is
- * complete; they are written and consumed at once, so memory stays near
- * the size of the shared strings and stacks.  What remains of the tree at
- * the end (annotations, settings) is small.  The database is written under
+ * The reader hands over each segment, trace entry and annotation as soon
+ * as it is complete; each is checked against PyTorch's format
+ * (import-check.c), written and consumed at once, and the top-level keys
+ * other than the allocator settings are dropped, so memory stays near the
+ * size of the shared strings and stacks.  The database is written under
  * a temporary name and renamed into place on success, so a bad file never
  * leaves a database that looks complete.  The importer writes only through
  * the store (store_*): the segments and the trace in import-trace.c, the
@@ -30,7 +31,14 @@ on_element(void *arg, enum pickle_list_kind kind, size_t device,
 
 	if (kind == PICKLE_SEGMENTS)
 		rc = import_trace_segment(st, value, index, cause);
-	else
+	else if (kind == PICKLE_ANNOTATION)
+		rc = import_steps_annotation(st, value, index, cause);
+	else if (device >= IMPORT_DEVICE_MAX) {
+		xasprintf(cause, "%s: device_traces[%zu]: more than %d devices "
+		    "(not a PyTorch memory snapshot)", st->file, device,
+		    IMPORT_DEVICE_MAX);
+		rc = -1;
+	} else
 		rc = import_trace_entry(st, (int32_t)device, value, index,
 		    cause);
 	if (rc != 0)
@@ -150,39 +158,11 @@ import_settings(struct import_state *st, const struct pickle_value *root,
 	return (0);
 }
 
-/* The trace's counts per action, its streams, and the snapshot's totals. */
-static int
-finish_snapshot(struct import_state *st, char **cause)
-{
-	struct event_stream	es;
-	size_t			i;
-
-	for (i = 0; i < st->nactions; i++) {
-		if (store_snapshot_action(st->store, st->actions[i].device,
-		    st->actions[i].action, st->actions[i].count, cause) != 0)
-			return (-1);
-	}
-	for (i = 0; i < st->nstreams; i++) {
-		memset(&es, 0, sizeof es);
-		es.device = st->streams[i].device;
-		es.stream = es.handle = st->streams[i].stream;
-		es.context = EVENT_NONE;
-		if (store_rows_stream(st->store, 0, &es, 0, EVENT_NONE,
-		    cause) != 0)
-			return (-1);
-	}
-	return (store_snapshot_finish(st->store, st->summary->trace_entries,
-	    st->summary->annotations, st->first_ns, st->summary->step_source,
-	    cause));
-}
-
 static void
 state_free(struct import_state *st)
 {
-	free(st->actions);
-	free(st->frames);
-	free(st->held);
-	free(st->streams);
+	import_trace_free(st);
+	import_steps_free(st);
 }
 
 /*
@@ -196,7 +176,9 @@ import_snapshot(const char *path, const char *out,
     const struct import_options *opt, struct import_summary *sum,
     char **cause)
 {
-	struct pickle_callbacks	 cb = { .element = on_element };
+	static const char *const keep[] = { "allocator_settings", NULL };
+	struct pickle_callbacks	 cb = { .element = on_element,
+	    .annotations = 1, .keep = keep };
 	struct store_run_info	 info;
 	struct import_state	 st;
 	struct pickle_value	*root = NULL;
@@ -214,10 +196,14 @@ import_snapshot(const char *path, const char *out,
 		cb.progress = on_progress;
 	if (util_check_input(path, cause) != 0)
 		return (-1);
+	if (import_steps_begin(&st, opt, cause) != 0)
+		return (-1);
 	st.store = store_open(out, (opt->append ? STORE_APPEND : STORE_CREATE) |
 	    STORE_ATOMIC, cause);
-	if (st.store == NULL)
+	if (st.store == NULL) {
+		state_free(&st);
 		return (-1);
+	}
 	memset(&info, 0, sizeof info);
 	info.source = "import";
 	real = realpath(path, NULL);
@@ -228,16 +214,13 @@ import_snapshot(const char *path, const char *out,
 		goto fail;
 	if ((root = pickle_parse_file(path, &cb, cause)) == NULL)
 		goto fail;
-	if (pickle_dict_get(root, "segments") == NULL &&
-	    pickle_dict_get(root, "device_traces") == NULL) {
-		xasprintf(cause, "%s: no \"segments\" or \"device_traces\" "
-		    "(not a PyTorch memory snapshot)", path);
-		goto fail;
-	}
-	if (import_trace_reconcile(&st, cause) != 0 ||
+	if (import_check_root(&st, root, cause) != 0 ||
+	    import_trace_reconcile(&st, cause) != 0 ||
 	    import_settings(&st, root, cause) != 0 ||
-	    import_steps(&st, root, opt, cause) != 0 ||
-	    finish_snapshot(&st, cause) != 0)
+	    import_steps_finish(&st, opt, cause) != 0 ||
+	    import_trace_finish(&st, cause) != 0 ||
+	    store_snapshot_finish(st.store, sum->trace_entries,
+	    sum->annotations, st.first_ns, sum->step_source, cause) != 0)
 		goto fail;
 	if (store_rows_assign_steps(st.store, cause) != 0 ||
 	    store_run_finish(st.store, -1, st.last_ns, cause) != 0)

@@ -32,11 +32,15 @@ struct import_summary {
 /* The default step marker: the END of every optimizer step. */
 #define IMPORT_STEP_MARKER	"^Optimizer\\.step"
 
-/* Per-(device, action) trace entry counts. */
-struct import_action_count {
-	int32_t		 device;
-	char		 action[32];
-	int64_t		 count;
+/* Limits on a snapshot's values (said in vramtrace(1), import). */
+#define IMPORT_DEVICE_MAX	1024	/* devices 0 to 1023 */
+#define IMPORT_ACTION_MAX	64	/* distinct trace actions */
+#define IMPORT_TIME_US_MAX	(INT64_MAX / 1000)	/* fits in ns */
+
+/* A trace action seen, with its count per device (import-trace.c). */
+struct import_action {
+	char		 name[32];
+	int64_t		*count;		/* [IMPORT_DEVICE_MAX] */
 };
 
 /* A block or segment live in the snapshot, checked against the trace. */
@@ -50,9 +54,12 @@ struct import_held {
 	int64_t		 site_id;
 };
 
-struct import_stream {
-	int32_t		 device;
-	uint64_t	 stream;
+/* The (device, stream) pairs seen: a set, open addressing, half full. */
+struct import_streams {
+	uint64_t	*keys;		/* stream + 1; 0: an empty slot */
+	int32_t		*devices;
+	size_t		 mask;		/* slots - 1 */
+	size_t		 n;
 };
 
 /* What the streaming callbacks share while a file is read. */
@@ -60,7 +67,7 @@ struct import_state {
 	const char		*file;
 	struct store		*store;
 	struct import_summary	*summary;
-	struct import_action_count *actions;
+	struct import_action	 actions[IMPORT_ACTION_MAX];
 	size_t			 nactions;
 	uint64_t		 first_ns;	/* of the trace; EVENT_NONE */
 	uint64_t		 last_ns;
@@ -69,13 +76,37 @@ struct import_state {
 	struct import_held	*held;		/* the snapshot's live memory */
 	size_t			 nheld;
 	size_t			 held_alloc;
-	struct import_stream	*streams;	/* every stream seen */
-	size_t			 nstreams;
+	struct import_streams	 streams;	/* every stream seen */
+	regex_t			 step_re;	/* the step marker */
+	int			 step_re_set;
+	uint64_t		*ends;		/* step ends, from annotations */
+	size_t			 nends;
+	size_t			 ends_alloc;
+	char			 path[96];	/* key path, for messages */
 };
+
+/* Flags of import_check_*: a key the snapshot may lack. */
+#define IMPORT_OPTIONAL	0x1
 
 /* import.c */
 int	 import_snapshot(const char *, const char *,
 	     const struct import_options *, struct import_summary *, char **);
+
+/* import-check.c */
+void	 import_check_at(struct import_state *, const char *, ...)
+	     printflike(2, 3);
+int	 import_check_value(struct import_state *, const struct pickle_value *,
+	     const char *, enum pickle_type, int, const struct pickle_value **,
+	     char **);
+int	 import_check_int(struct import_state *, const struct pickle_value *,
+	     const char *, int64_t, int64_t, int, int64_t *, char **);
+int	 import_check_str(struct import_state *, const struct pickle_value *,
+	     const char *, int, const char **, char **);
+int	 import_check_frames(struct import_state *,
+	     const struct pickle_value *, const struct pickle_value **,
+	     char **);
+int	 import_check_root(struct import_state *, const struct pickle_value *,
+	     char **);
 
 /* import-trace.c */
 int	 import_trace_entry(struct import_state *, int32_t,
@@ -84,8 +115,16 @@ int	 import_trace_segment(struct import_state *,
 	     const struct pickle_value *, size_t, char **);
 int	 import_trace_reconcile(struct import_state *, char **);
 
+int	 import_trace_finish(struct import_state *, char **);
+void	 import_trace_free(struct import_state *);
+
 /* import-steps.c */
-int	 import_steps(struct import_state *, const struct pickle_value *,
+int	 import_steps_begin(struct import_state *,
 	     const struct import_options *, char **);
+int	 import_steps_annotation(struct import_state *,
+	     const struct pickle_value *, size_t, char **);
+int	 import_steps_finish(struct import_state *,
+	     const struct import_options *, char **);
+void	 import_steps_free(struct import_state *);
 
 #endif

@@ -51,7 +51,8 @@ def snapshot():
            "requested_size": 1000, "stream": 0, "segment_type": "large",
            "segment_pool_id": (0, 0), "is_expandable": False,
            "frames": frames, "blocks": blocks}
-    seg2 = dict(seg, address=0x7f1000000000, blocks=blocks[:1],
+    seg2 = dict(seg, address=0x7f1000000000,
+                blocks=[dict(blocks[0], address=0x7f1000000000)],
                 segment_type="small")
     actions = ["segment_alloc", "alloc", "free_requested", "free_completed",
                "alloc", "segment_free"]

@@ -1,0 +1,211 @@
+/*
+ * import-check.c: a snapshot's values held to PyTorch's format (the
+ * reference's section 6), so that an impossible value (a negative size, a
+ * dict where a list belongs, a device no machine has) is refused instead
+ * of becoming rows that change a verdict.
+ *
+ * Every message is one line naming the file, the key path of the value
+ * ("segments[3].blocks[0].size", "device_traces[0][17].time_us") and the
+ * value, or its type when it has the wrong one.  The path of the element
+ * being read is kept in the import state (import_check_at); the checks add
+ * the key.  Keys a snapshot may lack are checked only when present
+ * (IMPORT_OPTIONAL); keys PyTorch does not write are ignored.
+ */
+#include "config.h"
+
+#include "import.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Set the key path of the value the next checks read. */
+void
+import_check_at(struct import_state *st, const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	vsnprintf(st->path, sizeof st->path, fmt, ap);
+	va_end(ap);
+}
+
+/* The refusal: "FILE: PATH.KEY what (not a PyTorch memory snapshot)". */
+static int
+check_fail(struct import_state *st, const char *key, char **cause,
+    const char *fmt, ...) printflike(4, 5);
+static int
+check_fail(struct import_state *st, const char *key, char **cause,
+    const char *fmt, ...)
+{
+	va_list	ap;
+	char	what[160];
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	xasprintf(cause, "%s: %s%s%s %s (not a PyTorch memory snapshot)",
+	    st->file, st->path, key != NULL && st->path[0] != '\0' ? "." : "",
+	    key != NULL ? key : "", what);
+	return (-1);
+}
+
+/*
+ * Set *out to key of dict d (d itself when key is NULL), which must be of
+ * type want; a missing key sets *out to NULL when flags has
+ * IMPORT_OPTIONAL.  0, or -1 with *cause.
+ */
+int
+import_check_value(struct import_state *st, const struct pickle_value *d,
+    const char *key, enum pickle_type want, int flags,
+    const struct pickle_value **out, char **cause)
+{
+	const struct pickle_value	*v;
+
+	v = key != NULL ? pickle_dict_get(d, key) : d;
+	*out = NULL;
+	if (v == NULL) {
+		if (flags & IMPORT_OPTIONAL)
+			return (0);
+		return (check_fail(st, key, cause, "is missing"));
+	}
+	if (pickle_type(v) != want)
+		return (check_fail(st, key, cause, "is a%s %s, not a%s %s",
+		    pickle_type(v) == PICKLE_INT ? "n" : "",
+		    pickle_type_name(pickle_type(v)),
+		    want == PICKLE_INT ? "n" : "", pickle_type_name(want)));
+	*out = v;
+	return (0);
+}
+
+/*
+ * Read the int at key of dict d into *out; it must lie in min to max.  A
+ * missing key leaves *out alone when flags has IMPORT_OPTIONAL.  0, or -1
+ * with *cause.
+ */
+int
+import_check_int(struct import_state *st, const struct pickle_value *d,
+    const char *key, int64_t min, int64_t max, int flags, int64_t *out,
+    char **cause)
+{
+	const struct pickle_value	*v;
+	int64_t				 n;
+
+	if (import_check_value(st, d, key, PICKLE_INT, flags, &v,
+	    cause) != 0)
+		return (-1);
+	if (v == NULL)
+		return (0);
+	pickle_int(v, &n);
+	if (n < min && min == 0)
+		return (check_fail(st, key, cause, "is %" PRId64 ", negative",
+		    n));
+	if (n < min || n > max)
+		return (check_fail(st, key, cause, "is %" PRId64 ", not in %"
+		    PRId64 " to %" PRId64, n, min, max));
+	*out = n;
+	return (0);
+}
+
+/*
+ * Set *out to the str at key of dict d (NULL when missing and flags has
+ * IMPORT_OPTIONAL).  0, or -1 with *cause.
+ */
+int
+import_check_str(struct import_state *st, const struct pickle_value *d,
+    const char *key, int flags, const char **out, char **cause)
+{
+	const struct pickle_value	*v;
+
+	*out = NULL;
+	if (import_check_value(st, d, key, PICKLE_STR, flags, &v,
+	    cause) != 0)
+		return (-1);
+	if (v != NULL)
+		*out = pickle_str(v, NULL);
+	return (0);
+}
+
+/*
+ * Check the frames list at key "frames" of dict d (optional): a list of
+ * dicts with a str name and filename and a line that is not negative.
+ * Sets *out to it, or NULL.  0, or -1 with *cause.
+ */
+int
+import_check_frames(struct import_state *st, const struct pickle_value *d,
+    const struct pickle_value **out, char **cause)
+{
+	const struct pickle_value	*frames, *f;
+	const char			*s;
+	size_t				 i, len, at = strlen(st->path);
+	int64_t				 line;
+	int				 rc = 0;
+
+	if (import_check_value(st, d, "frames", PICKLE_LIST, IMPORT_OPTIONAL,
+	    &frames, cause) != 0)
+		return (-1);
+	*out = frames;
+	len = frames != NULL ? pickle_list_len(frames) : 0;
+	for (i = 0; i < len && rc == 0; i++) {
+		f = pickle_list_at(frames, i);
+		/* the path of this frame, for the checks below */
+		snprintf(st->path + at, sizeof st->path - at, "%sframes[%zu]",
+		    at > 0 ? "." : "", i);
+		rc = import_check_value(st, f, NULL, PICKLE_DICT, 0, &f,
+		    cause);
+		if (rc == 0)
+			rc = import_check_str(st, f, "name", 0, &s, cause);
+		if (rc == 0)
+			rc = import_check_str(st, f, "filename", 0, &s, cause);
+		if (rc == 0)
+			rc = import_check_int(st, f, "line", 0, INT64_MAX,
+			    IMPORT_OPTIONAL, &line, cause);
+	}
+	st->path[at] = '\0';
+	return (rc);
+}
+
+/*
+ * Check the types of the top-level keys after the parse: "segments" and
+ * "external_annotations" lists, "device_traces" a list of at most
+ * IMPORT_DEVICE_MAX lists, "allocator_settings" a dict.  One of
+ * "segments" and "device_traces" must be there.  0, or -1 with *cause.
+ */
+int
+import_check_root(struct import_state *st, const struct pickle_value *root,
+    char **cause)
+{
+	const struct pickle_value	*segments, *traces, *v;
+	size_t				 i, n;
+
+	import_check_at(st, "%s", "");
+	if (import_check_value(st, root, "segments", PICKLE_LIST,
+	    IMPORT_OPTIONAL, &segments, cause) != 0 ||
+	    import_check_value(st, root, "device_traces", PICKLE_LIST,
+	    IMPORT_OPTIONAL, &traces, cause) != 0 ||
+	    import_check_value(st, root, "external_annotations", PICKLE_LIST,
+	    IMPORT_OPTIONAL, &v, cause) != 0 ||
+	    import_check_value(st, root, "allocator_settings", PICKLE_DICT,
+	    IMPORT_OPTIONAL, &v, cause) != 0)
+		return (-1);
+	if (segments == NULL && traces == NULL) {
+		xasprintf(cause, "%s: no \"segments\" or \"device_traces\" "
+		    "(not a PyTorch memory snapshot)", st->file);
+		return (-1);
+	}
+	n = traces != NULL ? pickle_list_len(traces) : 0;
+	if (n > IMPORT_DEVICE_MAX) {
+		xasprintf(cause, "%s: device_traces has %zu devices, more than "
+		    "%d (not a PyTorch memory snapshot)", st->file, n,
+		    IMPORT_DEVICE_MAX);
+		return (-1);
+	}
+	for (i = 0; i < n; i++) {
+		import_check_at(st, "device_traces[%zu]", i);
+		if (import_check_value(st, pickle_list_at(traces, i), NULL,
+		    PICKLE_LIST, 0, &v, cause) != 0)
+			return (-1);
+	}
+	return (0);
+}
