@@ -604,21 +604,30 @@ t_consume(void *arg, enum pickle_list_kind kind, size_t device, size_t index,
 	return (1);
 }
 
+/* Parse path with cb; NULL, with the error on stderr, when it fails. */
+static struct pickle_value *
+t_parse_cli(const char *path, const struct pickle_callbacks *cb)
+{
+	struct pickle_value	*root;
+	char			*cause = NULL;
+
+	if ((root = pickle_parse_file(path, cb, &cause)) == NULL) {
+		fprintf(stderr, "%s\n",
+		    cause != NULL ? cause : "out of memory");
+		free(cause);
+	}
+	return (root);
+}
+
 /* --check FILE: 0 if FILE parses, else 1 with the error on stderr. */
 static int
 t_check(const char *path)
 {
 	struct pickle_callbacks	 cb = { .element = t_consume, .progress = NULL, .arg = NULL };
 	struct pickle_value	*root;
-	char			*cause = NULL;
 
-	root = pickle_parse_file(path, &cb, &cause);
-	if (root == NULL) {
-		fprintf(stderr, "%s\n",
-		    cause != NULL ? cause : "out of memory");
-		free(cause);
+	if ((root = t_parse_cli(path, &cb)) == NULL)
 		return (1);
-	}
 	pickle_free(root);
 	return (0);
 }
@@ -719,16 +728,10 @@ t_view(const char *path)
 	struct pickle_callbacks	 cb = { .element = t_view_element,
 	    .annotations = 1, .keep = keep, .stats = &st };
 	struct pickle_value	*root;
-	char			*cause = NULL;
 	size_t			 i;
 
-	root = pickle_parse_file(path, &cb, &cause);
-	if (root == NULL) {
-		fprintf(stderr, "%s\n",
-		    cause != NULL ? cause : "out of memory");
-		free(cause);
+	if ((root = t_parse_cli(path, &cb)) == NULL)
 		return (1);
-	}
 	for (i = 0; i < pickle_dict_len(root); i++) {
 		if (pickle_str(pickle_dict_key_at(root, i), NULL) == NULL ||
 		    strcmp(pickle_str(pickle_dict_key_at(root, i), NULL),
