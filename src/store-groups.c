@@ -11,7 +11,11 @@
  * open-addressing hash table; a step of 0 stands for NULL.
  *
  * Rows made final before the first step marker wait in a small list and
- * join the groups when the marker comes.  When step numbers are recomputed
+ * join the groups when the marker comes; when more than
+ * STORE_GROUPS_PENDING_MAX wait (an importer, whose markers come after the
+ * trace), the list is dropped and the groups are rebuilt from the rows
+ * (which get their steps when the marker comes) at finish, so that the
+ * list does not grow with the run.  When step numbers are recomputed
  * (late markers, importers), the groups are rebuilt from the rows with one
  * GROUP BY when the run finishes.
  */
@@ -99,9 +103,22 @@ store_groups_note(struct store *s, const struct store_allocation *a)
 	struct store_groups	*gs = &s->groups;
 	struct store_group	 g;
 
+	if (!gs->valid)
+		return;		/* regrouped from the rows at finish */
 	if (!store_steps_known(&s->steps, a->process_id)) {
-		gs->pending = xreallocarray(gs->pending, gs->npending + 1,
-		    sizeof *gs->pending);
+		if (gs->npending == STORE_GROUPS_PENDING_MAX) {
+			free(gs->pending);
+			gs->pending = NULL;
+			gs->npending = gs->pending_alloc = 0;
+			gs->valid = 0;
+			return;
+		}
+		if (gs->npending == gs->pending_alloc) {
+			gs->pending_alloc = gs->pending_alloc == 0 ? 64 :
+			    2 * gs->pending_alloc;
+			gs->pending = xreallocarray(gs->pending,
+			    gs->pending_alloc, sizeof *gs->pending);
+		}
 		gs->pending[gs->npending++] = *a;
 		return;
 	}
@@ -126,7 +143,7 @@ store_groups_flush_pending(struct store *s)
 	struct store_group	 g;
 	size_t			 i, n = gs->npending;
 
-	gs->npending = 0;
+	gs->npending = gs->pending_alloc = 0;
 	for (i = 0; i < n; i++) {
 		if (store_steps_known(&s->steps, gs->pending[i].process_id)) {
 			store_groups_note(s, &gs->pending[i]);

@@ -131,8 +131,15 @@ struct store_groups {
 	size_t			 count;
 	struct store_allocation	*pending;	/* final before any step */
 	size_t			 npending;
+	size_t			 pending_alloc;
 	int			 valid;		/* 0: rebuild from the rows */
 };
+
+/*
+ * Rows that wait for the first step at most; past it, the groups are
+ * rebuilt from the rows at finish (an import's steps come last).
+ */
+#define STORE_GROUPS_PENDING_MAX	(1u << 16)
 
 /*
  * The first rows of the run in each order of the blocks view
