@@ -17,8 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
 #include "import.h"
+#include "leak.h"
+#include "query.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -92,7 +93,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	leak_options_init(&lo);
 	if ((q = query_open(fuzz_out, &cause)) != NULL &&
-	    analysis_leaks(q, &lo, &r, &cause) == 0)
+	    query_leaks(q, &lo, &r, &cause) == 0)
 		leak_report_free(r);
 	query_close(q);
 	free(cause);

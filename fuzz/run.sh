@@ -4,7 +4,8 @@
 # (default 60): fuzz-pickle seeded with the test pickles and the bundled
 # snapshots, fuzz-import (pickle bytes to a database and a leak verdict,
 # through the whole core, built from the sources `make
-# print-vtcore-sources` lists) with the valid ones, fuzz-event with spool
+# print-vtcore-sources` lists) with the valid ones and the invalid
+# snapshots (tests/data/pickle/invalid), fuzz-event with spool
 # files made from tests/data/spool.  Exits non-zero on any finding.  Needs
 # a configured and built tree (config.h, tests/mkspool, the generated
 # report page) and clang with libFuzzer.
@@ -34,7 +35,7 @@ for f in "$top"/examples/*.pickle; do
 done
 cp "$top"/tests/data/pickle/good/snapshot-* \
 	"$top"/tests/data/pickle/good/shared-* "$top"/examples/*.pickle \
-	"$work/import/seeds/"
+	"$top"/tests/data/pickle/invalid/*.pickle "$work/import/seeds/"
 for f in "$top"/tests/data/spool/*.txt; do
 	"$top/tests/mkspool" "$f" "$work/event/seeds/$(basename "$f" .txt).vtr"
 done
