@@ -409,12 +409,49 @@ client_open(const char *socket_path, const char *output)
 	return (fd);
 }
 
+/* The value of environment variable name, or NULL when unset or empty. */
+static const char *
+client_env(const char *name)
+{
+	const char	*s = getenv(name);
+
+	return (s != NULL && *s != '\0' ? s : NULL);
+}
+
+/*
+ * Write the identity of the launcher's job this process belongs to into
+ * buf, the same on every node of it: torchrun's rendezvous id
+ * (TORCHELASTIC_RUN_ID; "none" is its default, no identity), else the
+ * master's address and port (MASTER_ADDR, MASTER_PORT; a loopback address
+ * names no machine), else Slurm's job id.  Returns buf, or NULL when the
+ * environment names no job.
+ */
+static const char *
+client_job(char *buf, size_t len)
+{
+	const char	*id, *addr, *port;
+
+	if ((id = client_env("TORCHELASTIC_RUN_ID")) != NULL &&
+	    strcmp(id, "none") != 0)
+		snprintf(buf, len, "rdzv_id=%s", id);
+	else if ((addr = client_env("MASTER_ADDR")) != NULL &&
+	    (port = client_env("MASTER_PORT")) != NULL &&
+	    strcmp(addr, "localhost") != 0 && strncmp(addr, "127.", 4) != 0 &&
+	    strcmp(addr, "::1") != 0)
+		snprintf(buf, len, "master=%s:%s", addr, port);
+	else if ((id = client_env("SLURM_JOB_ID")) != NULL)
+		snprintf(buf, len, "slurm_job=%s", id);
+	else
+		return (NULL);
+	return (buf);
+}
+
 /* Queue the strings and the EVENT_PROCESS_START record; lock held. */
 static void
 client_hello(void)
 {
 	struct event	 ev;
-	char		 host[256], cmd[4096];
+	char		 host[256], cmd[4096], job[512];
 	const char	*s;
 	ssize_t		 n, i;
 	int		 fd;
@@ -446,6 +483,8 @@ client_hello(void)
 	    (s = getenv("LOCAL_RANK")) != NULL ? atoi(s) : -1;
 	ev.u.process.host = client_intern(host);
 	ev.u.process.command = client_intern(cmd);
+	if ((s = client_job(job, sizeof job)) != NULL)
+		ev.u.process.job = client_intern(s);
 	s = getenv("PYTORCH_CUDA_ALLOC_CONF");
 	if (s != NULL && strstr(s, "cudaMallocAsync") != NULL)
 		ev.u.process.flags = EVENT_PROCESS_ASYNC_ALLOCATOR;

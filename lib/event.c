@@ -11,10 +11,12 @@
  *		and the type's fields in the order of event.h
  *
  * Every type but EVENT_STRING has one fixed body size (body_size[]); a
- * string's body is the time, a u32 id and the text.  A frame is written
- * whole or not at all by the writers, so a torn frame at the end of a file
- * means the writer died: the reader reports it as truncation with its
- * offset, and reports anything else that does not add up as corruption.
+ * string's body is the time, a u32 id and the text.  A process record
+ * written before it carried the job (PROCESS_BODY_OLD bytes) is still
+ * read, with no job.  A frame is written whole or not at all by the
+ * writers, so a torn frame at the end of a file means the writer died: the
+ * reader reports it as truncation with its offset, and reports anything
+ * else that does not add up as corruption.
  *
  * This file is linked into the traced process too (client.c), so nothing
  * here exits or prints: allocation failures return -1.
@@ -33,11 +35,12 @@
 #define FRAME_MAGIC	0x52465456u	/* "VTFR" little-endian */
 #define FRAME_HEAD	16
 #define RECORD_HEAD	4
+#define PROCESS_BODY_OLD (8 + 24)	/* a process record without its job */
 
 /* Body bytes per type; 0 for variable (EVENT_STRING) or invalid. */
 static const uint16_t body_size[EVENT_TYPE_MAX] = {
-	[EVENT_PROCESS_START] = 8 + 24,
-	[EVENT_PROCESS_END] = 8 + 24,
+	[EVENT_PROCESS_START] = 8 + 28,
+	[EVENT_PROCESS_END] = 8 + 28,
 	[EVENT_ALLOC] = 8 + 40 + 9,
 	[EVENT_FREE] = 8 + 40 + 9,
 	[EVENT_MEMCPY] = 8 + 32 + 9,
@@ -257,6 +260,7 @@ encode_body(unsigned char *p, const struct event *ev)
 		put32(&p, pr->host);
 		put32(&p, pr->command);
 		put32(&p, pr->flags);
+		put32(&p, pr->job);
 		break;
 	case EVENT_STRING:
 		put32(&p, ev->u.string.id);
@@ -574,6 +578,7 @@ decode_body(struct event *ev, const unsigned char *p, uint16_t len)
 		pr->host = get32(&p);
 		pr->command = get32(&p);
 		pr->flags = get32(&p);
+		pr->job = len > PROCESS_BODY_OLD ? get32(&p) : 0;
 		break;
 	case EVENT_STRING:
 		ev->u.string.id = get32(&p);
@@ -726,7 +731,9 @@ event_reader_next(struct event_reader *r, struct event *ev, char **cause)
 		    ev->type));
 	if (p[1] != 0)
 		return (reader_error(r, cause, at, "bad record flags"));
-	if (ev->type == EVENT_STRING ? len < 12 : len != body_size[ev->type])
+	if (ev->type == EVENT_STRING ? len < 12 : len != body_size[ev->type] &&
+	    !(len == PROCESS_BODY_OLD && (ev->type == EVENT_PROCESS_START ||
+	    ev->type == EVENT_PROCESS_END)))
 		return (reader_error(r, cause, at,
 		    "%s record has %u bytes", type_names[ev->type], len));
 	if (r->frame_end - r->pos - RECORD_HEAD < len)

@@ -93,6 +93,9 @@ struct event_process {
 	uint32_t	host;		/* string id */
 	uint32_t	command;	/* string id: the command line */
 	uint32_t	flags;		/* EVENT_PROCESS_* */
+	uint32_t	job;		/* string id: the launcher's job, as
+					   "rdzv_id=ID" or "master=HOST:PORT";
+					   0: none (client_job) */
 };
 #define EVENT_PROCESS_ASYNC_ALLOCATOR	0x1	/* cudaMallocAsync backend */
 #define EVENT_PROCESS_NATIVE_ALLOCATOR	0x2	/* PyTorch caching allocator */

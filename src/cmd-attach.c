@@ -132,7 +132,7 @@ attach_begin(struct store *s, pid_t pid, uint64_t t0, char **cause)
 	p.pid = (uint32_t)pid;
 	p.rank = p.local_rank = -1;
 	if (store_run_begin(s, &info, cause) == 0 &&
-	    store_rows_process(s, &p, NULL, command, t0, &process_id,
+	    store_rows_process(s, &p, NULL, command, NULL, t0, &process_id,
 	    cause) == 0)
 		rc = 0;
 	free(command);

@@ -36,6 +36,22 @@ const struct cmd_entry cmd_merge_entry = {
 	.exec = cmd_merge_exec
 };
 
+/* Say which run of the file a joined which run, and why. */
+static void
+cmd_merge_joined(const struct store_merge_join *j, void *arg)
+{
+	const char	*path = arg;
+
+	if (j->job != NULL)
+		printf("%s: run %" PRId64 " joins run %" PRId64 ": both name"
+		    " job %s\n", path, j->from, j->into, j->job);
+	else
+		printf("%s: run %" PRId64 " joins run %" PRId64 ": no job"
+		    " named by both, the same command (%s) at overlapping"
+		    " times, no rank in both\n", path, j->from, j->into,
+		    j->command != NULL ? j->command : FMT_UNKNOWN);
+}
+
 static int
 cmd_merge_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
@@ -52,7 +68,8 @@ cmd_merge_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	    NULL)
 		goto fail;
 	for (i = 0; i < args->argc; i++) {
-		if ((n = store_merge(s, args->argv[i], join, &cause)) < 0) {
+		if ((n = store_merge(s, args->argv[i], join, cmd_merge_joined,
+		    args->argv[i], &cause)) < 0) {
 			store_abort(s);
 			goto fail;
 		}

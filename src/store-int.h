@@ -220,6 +220,8 @@ int	 store_sql_step(struct store *, sqlite3_stmt *, const char *,
 int	 store_sql_exec(struct store *, const char *, const char *, char **);
 int	 store_sql_begin(struct store *, char **);
 int	 store_sql_open(struct store *, const char *, char **);
+int	 store_sql_has_column(struct store *, const char *, const char *,
+	     const char *, char **);
 
 /* store-atomic.c */
 int	 store_atomic_create(struct store *, char **);

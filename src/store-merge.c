@@ -10,20 +10,26 @@
  * offset (computed for all tables before anything is copied, so that a
  * reference such as allocations.process_id can add the offset of the table
  * it names).  Sites are added again through store_site_add(), which
- * deduplicates them by content, and the temp table site_map turns the
- * other file's site ids into ours.  Runs go through run_map:
- * with joining on, a run of the other file whose source and command equal
- * those of a run already in the output and whose time spans overlap is the
- * same job seen from another machine, and becomes that run (the command
- * of a run without one is that of its processes); its processes,
- * streams and allocations join it, its steps are taken where the run has
- * none of that number yet.  The span of a run is that of its processes
- * when they have times, else the run's own start and end.
+ * deduplicates them by content, and keeps their kind (python, native);
+ * the temp table site_map turns the other file's site ids into ours.
+ *
+ * Runs go through run_map.  With joining on, a run of the other file is
+ * the same job seen from another machine, and becomes a run already in the
+ * output, when both have the same source and their time spans overlap,
+ * and either both name the same job (processes.job: the rendezvous id, the
+ * master's address and port, or Slurm's job id, the same on every node),
+ * or one of them names none and they have the same command and no rank in
+ * common (the command of a run without one is that of its processes; two
+ * runs naming different jobs never join).  Its processes, streams and
+ * allocations join that run, its steps are taken where the run has none
+ * of that number yet.  The span of a run is that of its processes when
+ * they have times, else the run's own start and end.
  *
  * The tables and their columns come from the output's schema
  * (sqlite_master, pragma_table_info), so a table added to the schema, or a
  * column added to a table, is copied without a change here; a table the
- * other file was made without (the offload check's) has nothing to copy.
+ * other file was made without (the offload check's) has nothing to copy,
+ * and a column the other file is too old to have is copied as NULL.
  */
 #include "config.h"
 
@@ -53,13 +59,24 @@ static const char *const off_tables[OFF_MAX] = {
 	"runs", "processes", "snapshots", "segments"
 };
 
-/* The run spans of a database (schema "main" or "src") as a subquery. */
-#define MERGE_SPANS(db) \
-	"SELECT r.id, r.source, coalesce(r.command, min(p.command))" \
-	" AS command, coalesce(min(p.start_ns)," \
-	" r.start_ns) AS t0, max(coalesce(max(p.end_ns), r.end_ns)," \
-	" coalesce(min(p.start_ns), r.start_ns)) AS t1 FROM " db ".runs r" \
-	" LEFT JOIN " db ".processes p ON p.run_id = r.id GROUP BY r.id"
+/*
+ * The runs of a database (schema "main" or "src") as a subquery: id,
+ * source, command, job (job_column: "p.job", or "NULL" for a file without
+ * it), span t0 and t1.  The caller frees it.
+ */
+static char *
+merge_spans(const char *db, const char *job_column)
+{
+	char	*sql;
+
+	xasprintf(&sql, "SELECT r.id, r.source, coalesce(r.command,"
+	    " min(p.command)) AS command, min(%s) AS job,"
+	    " coalesce(min(p.start_ns), r.start_ns) AS t0,"
+	    " max(coalesce(max(p.end_ns), r.end_ns), coalesce(min(p.start_ns),"
+	    " r.start_ns)) AS t1 FROM %s.runs r LEFT JOIN %s.processes p"
+	    " ON p.run_id = r.id GROUP BY r.id", job_column, db, db);
+	return (sql);
+}
 
 static int
 merge_exec(struct store *s, char **cause, const char *fmt, ...)
@@ -169,8 +186,9 @@ merge_column(struct store *s, const char *t, const char *c,
 
 /*
  * Copy the rows of table t from src that match where (SQL, "" for all)
- * with every column remapped; steps of a joined run that already has them
- * are kept as they are.  0, or -1 with *cause.
+ * with every column remapped (NULL for a column src lacks); steps of a
+ * joined run that already has them are kept as they are.  0, or -1 with
+ * *cause.
  */
 static int
 merge_table(struct store *s, const char *t, const char *where,
@@ -179,7 +197,7 @@ merge_table(struct store *s, const char *t, const char *where,
 	sqlite3_stmt	*st;
 	char		*cols = xstrdup(""), *exprs = xstrdup(""), *e, *next;
 	const char	*c;
-	int		 rc;
+	int		 rc = 0, have;
 
 	if (sqlite3_prepare_v2(s->db, "SELECT name FROM"
 	    " pragma_table_info(?1, 'main') ORDER BY cid", -1, &st, NULL) !=
@@ -189,9 +207,11 @@ merge_table(struct store *s, const char *t, const char *where,
 		return (store_sql_error(s, cause, "cannot merge:"));
 	}
 	sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
 		c = (const char *)sqlite3_column_text(st, 0);
-		e = merge_column(s, t, c, off);
+		if ((have = store_sql_has_column(s, "src", t, c, cause)) < 0)
+			rc = -1;
+		e = have > 0 ? merge_column(s, t, c, off) : xstrdup("NULL");
 		xasprintf(&next, "%s%s%s", cols, *cols ? ", " : "", c);
 		free(cols);
 		cols = next;
@@ -201,9 +221,10 @@ merge_table(struct store *s, const char *t, const char *where,
 		free(e);
 	}
 	sqlite3_finalize(st);
-	rc = merge_exec(s, cause, "INSERT %sINTO main.%s(%s) SELECT %s"
-	    " FROM src.%s %s", strcmp(t, "steps") == 0 ? "OR IGNORE " : "",
-	    t, cols, exprs, t, where);
+	if (rc == 0)
+		rc = merge_exec(s, cause, "INSERT %sINTO main.%s(%s) SELECT %s"
+		    " FROM src.%s %s", strcmp(t, "steps") == 0 ? "OR IGNORE " :
+		    "", t, cols, exprs, t, where);
 	free(cols);
 	free(exprs);
 	return (rc);
@@ -211,23 +232,41 @@ merge_table(struct store *s, const char *t, const char *where,
 
 /*
  * Map the other file's runs to ours: join those that are the same job
- * (when join is set), give the others fresh ids, then copy the new ones
- * and widen the joined ones.  0, or -1 with *cause.
+ * (when join is set; the rule is at the top of this file), give the others
+ * fresh ids, then copy the new ones and widen the joined ones.  run_map's
+ * job is the job both runs name, NULL when they joined by their command.
+ * 0, or -1 with *cause.
  */
 static int
 merge_runs(struct store *s, const int64_t *off, int join, char **cause)
 {
-	if (merge_exec(s, cause, "CREATE TEMP TABLE run_map(old INTEGER"
-	    " PRIMARY KEY, new INTEGER NOT NULL, joined INTEGER NOT NULL);"
-	    "CREATE TEMP TABLE main_spans AS " MERGE_SPANS("main") ";"
+	char	*main_spans, *src_spans;
+	int	 rc;
+
+	if ((rc = store_sql_has_column(s, "src", "processes", "job",
+	    cause)) < 0)
+		return (-1);
+	main_spans = merge_spans("main", "p.job");
+	src_spans = merge_spans("src", rc ? "p.job" : "NULL");
+	rc = merge_exec(s, cause, "CREATE TEMP TABLE run_map(old INTEGER"
+	    " PRIMARY KEY, new INTEGER NOT NULL, joined INTEGER NOT NULL,"
+	    " job TEXT, command TEXT);"
+	    "CREATE TEMP TABLE main_spans AS %s;"
 	    "INSERT INTO temp.run_map SELECT r.id, coalesce(m.id, r.id + %lld),"
-	    " m.id IS NOT NULL FROM (" MERGE_SPANS("src") ") r"
+	    " m.id IS NOT NULL, CASE WHEN m.job = r.job THEN m.job END,"
+	    " r.command FROM (%s) r"
 	    " LEFT JOIN temp.main_spans m ON m.id = (SELECT x.id FROM"
 	    " temp.main_spans x WHERE %d AND x.source = r.source AND"
-	    " x.command IS r.command AND x.t0 <= r.t1 AND r.t0 <= x.t1"
-	    " ORDER BY x.id LIMIT 1);"
-	    "DROP TABLE temp.main_spans;",
-	    (long long)off[OFF_RUNS], join) != 0)
+	    " x.t0 <= r.t1 AND r.t0 <= x.t1 AND CASE WHEN x.job IS NOT NULL"
+	    " AND r.job IS NOT NULL THEN x.job = r.job ELSE x.command IS"
+	    " r.command AND NOT EXISTS (SELECT 1 FROM main.processes a"
+	    " JOIN src.processes b ON b.rank = a.rank WHERE a.run_id = x.id"
+	    " AND b.run_id = r.id) END ORDER BY x.id LIMIT 1);"
+	    "DROP TABLE temp.main_spans;", main_spans,
+	    (long long)off[OFF_RUNS], src_spans, join);
+	free(main_spans);
+	free(src_spans);
+	if (rc != 0)
 		return (-1);
 	if (merge_table(s, "runs", "WHERE id IN (SELECT old FROM"
 	    " temp.run_map WHERE NOT joined)", off, cause) != 0)
@@ -245,11 +284,12 @@ merge_runs(struct store *s, const int64_t *off, int join, char **cause)
 
 /*
  * Add the site of path whose frames (name, filename, line; depth order)
- * the statement returns, and map old to it.  0, or -1 with *cause.
+ * the statement returns, with its kind (NULL: none), and map old to it.
+ * 0, or -1 with *cause.
  */
 static int
 merge_site(struct store *s, const char *path, sqlite3_stmt *fr,
-    sqlite3_stmt *map, int64_t old, char **cause)
+    sqlite3_stmt *map, int64_t old, const char *kind, char **cause)
 {
 	struct store_frame	*f = NULL;
 	size_t			 n = 0, i;
@@ -279,6 +319,8 @@ merge_site(struct store *s, const char *path, sqlite3_stmt *fr,
 			    (long long)old);
 		return (-1);
 	}
+	if (kind != NULL && store_site_kind(s, id, kind, cause) != 0)
+		return (-1);
 	sqlite3_bind_int64(map, 1, old);
 	sqlite3_bind_int64(map, 2, id);
 	return (store_sql_step(s, map, "temp.site_map", cause));
@@ -286,19 +328,21 @@ merge_site(struct store *s, const char *path, sqlite3_stmt *fr,
 
 /*
  * Copy the sites through store_site_add(), which deduplicates by content
- * (a site's hash is over frame ids, which differ between files), and fill
- * temp.site_map.  0, or -1 with *cause.
+ * (a site's hash is over frame ids, which differ between files), with
+ * their kinds, and fill temp.site_map.  0, or -1 with *cause.
  */
 static int
 merge_sites(struct store *s, const char *path, char **cause)
 {
 	sqlite3_stmt	*sites = NULL, *fr = NULL, *map = NULL;
-	int		 rc = -1;
+	int		 rc = -1, kind;
 
-	if (merge_exec(s, cause, "CREATE TEMP TABLE site_map(old INTEGER"
-	    " PRIMARY KEY, new INTEGER NOT NULL)") != 0)
+	if ((kind = store_sql_has_column(s, "src", "sites", "kind",
+	    cause)) < 0 || merge_exec(s, cause, "CREATE TEMP TABLE"
+	    " site_map(old INTEGER PRIMARY KEY, new INTEGER NOT NULL)") != 0)
 		return (-1);
-	if (sqlite3_prepare_v2(s->db, "SELECT id FROM src.sites", -1, &sites,
+	if (sqlite3_prepare_v2(s->db, kind ? "SELECT id, kind FROM src.sites" :
+	    "SELECT id, NULL FROM src.sites", -1, &sites,
 	    NULL) != SQLITE_OK || sqlite3_prepare_v2(s->db, "SELECT f.name,"
 	    " f.filename, f.line FROM src.site_frames sf JOIN src.frames f"
 	    " ON f.id = sf.frame_id WHERE sf.site_id = ?1 ORDER BY sf.depth",
@@ -310,7 +354,8 @@ merge_sites(struct store *s, const char *path, char **cause)
 	}
 	while (sqlite3_step(sites) == SQLITE_ROW) {
 		if (merge_site(s, path, fr, map, sqlite3_column_int64(sites,
-		    0), cause) != 0)
+		    0), (const char *)sqlite3_column_text(sites, 1),
+		    cause) != 0)
 			goto out;
 	}
 	rc = 0;
@@ -376,20 +421,52 @@ merge_check(struct store *s, const char *path, char **cause)
 }
 
 /*
+ * Call fn (if not NULL) with arg for each run of the file just merged that
+ * joined a run of the output.  Returns how many did.
+ */
+static int
+merge_report(struct store *s, void (*fn)(const struct store_merge_join *,
+    void *), void *arg)
+{
+	struct store_merge_join	 j;
+	sqlite3_stmt		*st;
+	int			 n = 0;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT old, new, job, command FROM"
+	    " temp.run_map WHERE joined ORDER BY old", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return (0);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		j.from = sqlite3_column_int64(st, 0);
+		j.into = sqlite3_column_int64(st, 1);
+		j.job = (const char *)sqlite3_column_text(st, 2);
+		j.command = (const char *)sqlite3_column_text(st, 3);
+		if (fn != NULL)
+			fn(&j, arg);
+		n++;
+	}
+	sqlite3_finalize(st);
+	return (n);
+}
+
+/*
  * Copy every run of the vramtrace database at path into the store, with
  * new ids; with join set, a run that is the same job as one already in the
- * store (same source and command, overlapping time) becomes part of it.
- * The file is only read.  Commits any open transaction first and leaves
- * none open.  Returns the number of runs of the file that were joined to
- * an existing run (>= 0), or -1 with *cause; nothing of the file is kept
- * on error.
+ * store (the rule is at the top of this file) becomes part of it, and
+ * joined (if not NULL) is called with arg for each, once the file is
+ * committed.  The file is only read.  Commits any open transaction first
+ * and leaves none open.  Returns the number of runs of the file that were
+ * joined to an existing run (>= 0), or -1 with *cause; nothing of the file
+ * is kept on error.
  */
 int
-store_merge(struct store *s, const char *path, int join, char **cause)
+store_merge(struct store *s, const char *path, int join,
+    void (*joined)(const struct store_merge_join *, void *), void *arg,
+    char **cause)
 {
 	sqlite3_stmt	*st;
 	int64_t		 off[OFF_MAX];
-	int		 i, rc = -1, joined = 0;
+	int		 i, rc = -1, n;
 	const char	*why;
 	char		*uri;
 
@@ -417,18 +494,13 @@ store_merge(struct store *s, const char *path, int join, char **cause)
 	if (merge_runs(s, off, join, cause) != 0 ||
 	    merge_sites(s, path, cause) != 0)
 		goto out;
-	if (merge_rest(s, off, cause) != 0)
+	if (merge_rest(s, off, cause) != 0 || store_commit(s, cause) != 0)
 		goto out;
-	if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM temp.run_map"
-	    " WHERE joined", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		joined = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	/* Temporary tables outlive the transaction. */
+	n = merge_report(s, joined, arg);
 	if (merge_exec(s, cause, "DROP TABLE temp.run_map;"
-	    " DROP TABLE temp.site_map;") != 0)
-		goto out;
-	if (store_commit(s, cause) == 0)
-		rc = joined;
+	    " DROP TABLE temp.site_map;") == 0)
+		rc = n;
 out:
 	if (s->in_txn) {
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);

@@ -56,8 +56,8 @@ static const struct store_sql_text rows_sql[] = {
 	{ STMT_DEVICE, "INSERT INTO devices(run_id, process_id, device, name,"
 	    " total_bytes) VALUES (?1, ?2, ?3, ?4, ?5)" },
 	{ STMT_PROCESS, "INSERT INTO processes(run_id, pid, rank, local_rank,"
-	    " host, command, allocator, start_ns) VALUES (?1, ?2, ?3, ?4, ?5,"
-	    " ?6, ?7, ?8)" },
+	    " host, command, allocator, start_ns, job) VALUES (?1, ?2, ?3, ?4,"
+	    " ?5, ?6, ?7, ?8, ?9)" },
 	{ STMT_PROCESS_END, "UPDATE processes SET end_ns = ?2 WHERE id = ?1" },
 	{ STMT_USAGE, "INSERT INTO usage_samples(run_id, device, time_ns,"
 	    " used_bytes) VALUES (?1, ?2, ?3, ?4)" },
@@ -106,14 +106,14 @@ run_stmt(struct store *s, enum store_stmt id, int64_t process_id,
 }
 
 /*
- * Add a process row for a PROCESS_START; host and command are its
+ * Add a process row for a PROCESS_START; host, command and job are its
  * resolved strings (NULL: unknown), start_ns 0 is unknown.  Sets *id to
  * the processes.id.  0, or -1 with *cause.
  */
 int
 store_rows_process(struct store *s, const struct event_process *p,
-    const char *host, const char *command, uint64_t start_ns, int64_t *id,
-    char **cause)
+    const char *host, const char *command, const char *job, uint64_t start_ns,
+    int64_t *id, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_PROCESS];
 	const char	*allocator = NULL;
@@ -134,6 +134,7 @@ store_rows_process(struct store *s, const struct event_process *p,
 	store_sql_bind_text(st, 6, command);
 	store_sql_bind_text(st, 7, allocator);
 	store_sql_bind_opt(st, 8, start_ns == 0 ? EVENT_NONE : start_ns);
+	store_sql_bind_text(st, 9, job);
 	if (store_sql_step(s, st, "processes", cause) != 0)
 		return (-1);
 	*id = sqlite3_last_insert_rowid(s->db);

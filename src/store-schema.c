@@ -121,7 +121,8 @@ const char *store_schema_sql =
 "  command TEXT,\n"
 "  allocator TEXT,\n"
 "  start_ns INTEGER,\n"
-"  end_ns INTEGER);\n"
+"  end_ns INTEGER,\n"
+"  job TEXT);\n"				/* the launcher's job identity */
 "CREATE TABLE devices(\n"
 "  id INTEGER PRIMARY KEY,\n"
 "  run_id INTEGER NOT NULL REFERENCES runs(id),\n"

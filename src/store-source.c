@@ -492,7 +492,8 @@ source_apply(struct store_source *src, const struct event *ev, char **cause)
 	case EVENT_PROCESS_START:
 		rc = store_rows_process(s, &ev->u.process,
 		    source_string(src, ev->u.process.host),
-		    source_string(src, ev->u.process.command), ev->time_ns,
+		    source_string(src, ev->u.process.command),
+		    source_string(src, ev->u.process.job), ev->time_ns,
 		    &src->process_id, cause);
 		break;
 	case EVENT_ALLOC:

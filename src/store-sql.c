@@ -163,3 +163,26 @@ store_sql_open(struct store *s, const char *path, char **cause)
 	sqlite3_busy_timeout(s->db, 0);
 	return (0);
 }
+
+/*
+ * Whether table of the attached database schema ("main", "src") has column:
+ * 1 or 0, or -1 with *cause.  Files written before a column was added to
+ * the schema lack it.
+ */
+int
+store_sql_has_column(struct store *s, const char *schema, const char *table,
+    const char *column, char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 have;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM pragma_table_info(?1,"
+	    " ?2) WHERE name = ?3", -1, &st, NULL) != SQLITE_OK)
+		return (store_sql_error(s, cause, "cannot read the schema:"));
+	sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, schema, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, column, -1, SQLITE_STATIC);
+	have = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return (have);
+}

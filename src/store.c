@@ -52,23 +52,37 @@ store_check_schema(struct store *s, char **cause)
 
 /*
  * What was added to schema version 1 since it was first written, added to
- * a file made before it when it is opened for writing: sites.kind and the
- * offload check's tables.  0, or -1 with *cause.
+ * a file made before it when it is opened for writing: the columns
+ * sites.kind and processes.job, and the offload check's tables.  0, or -1
+ * with *cause.
  */
 static int
 store_add_missing(struct store *s, char **cause)
 {
-	sqlite3_stmt	*st;
-	int		 have;
+	static const struct {
+		const char	*table, *column, *type;
+	} added[] = {
+		{ "sites", "kind", "TEXT" },
+		{ "processes", "job", "TEXT" },
+	};
+	char	*sql;
+	size_t	 i;
+	int	 have, rc;
 
-	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM pragma_table_info("
-	    "'sites') WHERE name = 'kind'", -1, &st, NULL) != SQLITE_OK)
-		return (store_sql_error(s, cause, "cannot read the schema:"));
-	have = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	if (!have && sqlite3_exec(s->db, "ALTER TABLE sites ADD COLUMN kind"
-	    " TEXT", NULL, NULL, NULL) != SQLITE_OK)
-		return (store_sql_error(s, cause, "cannot add sites.kind:"));
+	for (i = 0; i < sizeof added / sizeof added[0]; i++) {
+		if ((have = store_sql_has_column(s, "main", added[i].table,
+		    added[i].column, cause)) < 0)
+			return (-1);
+		if (have)
+			continue;
+		xasprintf(&sql, "ALTER TABLE %s ADD COLUMN %s %s",
+		    added[i].table, added[i].column, added[i].type);
+		rc = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+		free(sql);
+		if (rc != SQLITE_OK)
+			return (store_sql_error(s, cause, "cannot add %s.%s:",
+			    added[i].table, added[i].column));
+	}
 	if (sqlite3_exec(s->db, store_schema_check_sql, NULL, NULL, NULL) !=
 	    SQLITE_OK)
 		return (store_sql_error(s, cause, "cannot add the offload"

@@ -125,7 +125,8 @@ struct store_allocation {
 	uint64_t	 correlation;	/* EVENT_NONE */
 };
 int	 store_rows_process(struct store *, const struct event_process *,
-	     const char *, const char *, uint64_t, int64_t *, char **);
+	     const char *, const char *, const char *, uint64_t, int64_t *,
+	     char **);
 int	 store_rows_allocation(struct store *,
 	     const struct store_allocation *, char **);
 int	 store_rows_alloc_begin(struct store *,
@@ -199,7 +200,16 @@ int	 store_snapshot_finish(struct store *, int64_t, int64_t, uint64_t,
 	     const char *, char **);
 
 /* store-merge.c */
-int	 store_merge(struct store *, const char *, int, char **);
+struct store_merge_join {	/* a run of a merged file joined to another */
+	int64_t		 from;		/* its id in the file */
+	int64_t		 into;		/* the run of the output it joined */
+	const char	*job;		/* the job both name; NULL: joined by
+					   the same command */
+	const char	*command;	/* its command; NULL: unknown */
+};
+int	 store_merge(struct store *, const char *, int,
+	     void (*)(const struct store_merge_join *, void *), void *,
+	     char **);
 int	 store_merge_finish(struct store *, char **);
 
 /* store-schema.c */

@@ -159,7 +159,8 @@ set_field(struct event *ev, const char *key, const char *v,
 	char	*site;
 
 #define IS(k) (strcmp(key, k) == 0)
-	if (IS("name") || IS("host") || IS("command") || IS("source")) {
+	if (IS("name") || IS("host") || IS("command") || IS("source") ||
+	    IS("job")) {
 		uint32_t id = intern(st, b, v);
 		if (IS("name") && ev->type == EVENT_DEVICE)
 			ev->u.device.name = id;
@@ -169,6 +170,8 @@ set_field(struct event *ev, const char *key, const char *v,
 			ev->u.process.host = id;
 		else if (IS("command"))
 			ev->u.process.command = id;
+		else if (IS("job"))
+			ev->u.process.job = id;
 		else
 			ev->u.dropped.source = id;
 	} else if (IS("site")) {
