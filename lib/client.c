@@ -91,9 +91,20 @@ static char		**client_defined;	/* texts of defined ids */
 static size_t		 client_ndefined, client_defined_alloc;
 static void		(*client_sweep)(int);
 
+/* Print "vramtrace (SOURCE, pid N): ", fmt with ap, then tail. */
+static void
+client_say(const char *tail, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "vramtrace (%s, pid %ld): ", client_source,
+	    (long)getpid());
+	vfprintf(stderr, fmt, ap);
+	fputs(tail, stderr);
+}
+
 /*
- * Say something on stderr, once per process: the client's warnings all mean
- * that recording stopped, and the traced program's output is not ours.
+ * Say on stderr, once per process, that recording stopped: what happened
+ * and what to do (fmt), then what it means.  The traced program's output
+ * is not ours to fill, so a second failure stays quiet.
  */
 void
 client_warn(const char *fmt, ...)
@@ -103,12 +114,24 @@ client_warn(const char *fmt, ...)
 	if (client_warned)
 		return;
 	client_warned = 1;
-	fprintf(stderr, "vramtrace (%s, pid %ld): ", client_source,
-	    (long)getpid());
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	client_say(".\n  vramtrace records nothing more of this process; the"
+	    " program runs on unchanged.\n", fmt, ap);
 	va_end(ap);
-	fputs("; recording is off\n", stderr);
+}
+
+/*
+ * Say on stderr something that recording goes on without (a setting it
+ * could not use); fmt says what happened and what is used instead.
+ */
+void
+client_note(const char *fmt, ...)
+{
+	va_list	ap;
+
+	va_start(ap, fmt);
+	client_say(".\n", fmt, ap);
+	va_end(ap);
 }
 
 static uint64_t
@@ -266,7 +289,8 @@ client_ship(struct event_buffer *eb, const struct client_queue *q,
 	if (event_buffer_close_frame(eb) != 0)
 		goto fail;
 	if (eb->size != 0 && client_write(eb->data, eb->size) != 0) {
-		client_warn("cannot send events: %s", strerror(errno));
+		client_warn("cannot send events: %s (did the collector, vramtrace"
+		    " record, exit or get killed?)", strerror(errno));
 		return (-1);
 	}
 	return (0);
@@ -289,7 +313,8 @@ client_main(void *arg)
 	event_buffer_init(&eb);
 	if (event_buffer_header(&eb) != 0 ||
 	    client_write(eb.data, eb.size) != 0) {
-		client_warn("cannot send events: %s", strerror(errno));
+		client_warn("cannot send events: %s (did the collector, vramtrace"
+		    " record, exit or get killed?)", strerror(errno));
 		failed = 1;
 	}
 
@@ -372,20 +397,25 @@ client_open(const char *socket_path, const char *output)
 
 	if (socket_path != NULL && *socket_path != '\0') {
 		if (strlen(socket_path) >= sizeof sa.sun_path) {
-			client_warn("socket path too long: %s", socket_path);
+			client_warn("the collector's socket path is too long: %s"
+			    " (give vramtrace record a shorter TMPDIR)",
+			    socket_path);
 			return (-1);
 		}
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd == -1) {
-			client_warn("socket: %s", strerror(errno));
+			client_warn("cannot make a socket to the collector: %s",
+			    strerror(errno));
 			return (-1);
 		}
 		memset(&sa, 0, sizeof sa);
 		sa.sun_family = AF_UNIX;
 		strcpy(sa.sun_path, socket_path);
 		if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-			client_warn("cannot connect to %s: %s", socket_path,
-			    strerror(errno));
+			client_warn("cannot connect to the collector at %s: %s"
+			    " (VRAMTRACE_SOCKET names a vramtrace record that"
+			    " is no longer running; start the program under"
+			    " vramtrace record)", socket_path, strerror(errno));
 			close(fd);
 			return (-1);
 		}
@@ -405,7 +435,8 @@ client_open(const char *socket_path, const char *output)
 	path[n] = '\0';
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd == -1)
-		client_warn("cannot open %s: %s", path, strerror(errno));
+		client_warn("cannot open the spool file %s: %s (check the"
+		    " directory VRAMTRACE_OUTPUT names)", path, strerror(errno));
 	return (fd);
 }
 
@@ -517,7 +548,8 @@ client_start(const char *source_name)
 
 	client_hello();
 	if (pthread_create(&client_thread, NULL, client_main, NULL) != 0) {
-		client_warn("cannot start a thread");
+		client_warn("cannot start the thread that sends events (the"
+		    " process is out of threads or memory)");
 		close(client_fd);
 		client_fd = -1;
 		goto out;

@@ -60,9 +60,21 @@ void	client_stop(void);
 
 /*
  * Print a warning that recording stopped, on stderr, at most once per
- * process: the traced program's output is not ours to fill.
+ * process: the traced program's output is not ours to fill.  The text
+ * says what happened and what to do; the client adds what it means.
  */
 void	client_warn(const char *, ...)
+#ifdef __GNUC__
+	__attribute__((format(printf, 1, 2)))
+#endif
+	;
+
+/*
+ * Print a note that recording goes on without a setting it could not use,
+ * on stderr; the text says what happened and what is used instead.  Only
+ * the injection library (client.c) has it.
+ */
+void	client_note(const char *, ...)
 #ifdef __GNUC__
 	__attribute__((format(printf, 1, 2)))
 #endif

@@ -462,7 +462,7 @@ inject_cupti_callback(void *userdata, CUpti_CallbackDomain domain,
 	}
 	if (domain == CUPTI_CB_DOMAIN_STATE) {
 		if (cbid == CUPTI_CBID_STATE_FATAL_ERROR)
-			client_warn("CUPTI fatal error: %s",
+			client_warn("CUPTI reported a fatal error: %s",
 			    sd->notification.message != NULL ?
 			    sd->notification.message : "unknown");
 		return;
@@ -525,10 +525,9 @@ inject_cupti_subscribe(char **cause)
 		rc = inject_api.cuptiSubscribe(&inject_subscriber,
 		    inject_cupti_callback, NULL);
 	if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-		if (asprintf(cause, "another tool holds CUPTI (%s); the "
-		    "program runs untraced, and it cannot use torch.profiler "
-		    "while vramtrace records", *old != '\0' ? old :
-		    "unknown") == -1)
+		if (asprintf(cause, "another tool holds CUPTI (%s): run the"
+		    " program without it (torch.profiler, Nsight, DCGM) to"
+		    " record it", *old != '\0' ? old : "unknown") == -1)
 			*cause = NULL;
 		return (-1);
 	}
@@ -576,7 +575,9 @@ inject_cupti_start(const struct inject_config *config, char **cause)
 	inject_have_step_re = regcomp(&inject_step_re, config->step_marker,
 	    REG_EXTENDED | REG_NOSUB) == 0;
 	if (!inject_have_step_re)
-		client_warn("bad VRAMTRACE_STEP_MARKER: %s", config->step_marker);
+		client_note("VRAMTRACE_STEP_MARKER: not an extended regular"
+		    " expression: %s; recording goes on, with no steps from"
+		    " NVTX ranges", config->step_marker);
 	if (config->records & INJECT_RECORD_MEMORY)
 		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MEMORY2;
 	else if ((config->records & INJECT_RECORD_CALLS) &&

@@ -70,9 +70,9 @@ inject_parse_records(const char *list)
 				break;
 		}
 		if (i == sizeof names / sizeof names[0])
-			client_warn("VRAMTRACE_RECORDS: unknown record kind "
-			    "%.*s (known: calls, memory, pool, memcpy)", (int)len,
-			    list);
+			client_note("VRAMTRACE_RECORDS: unknown record kind %.*s"
+			    " (known: calls, memory, pool, memcpy); recording"
+			    " goes on without it", (int)len, list);
 		else
 			records |= names[i].bit;
 		list += len;
@@ -96,13 +96,15 @@ inject_read_config(void)
 		inject_config.records = inject_parse_records(s);
 	if ((s = getenv("VRAMTRACE_STACKS")) != NULL &&
 	    lib_parse_stacks(s, &inject_config.stacks.kinds) != 0)
-		client_warn("VRAMTRACE_STACKS: unknown mode %s (known: python, "
-		    "native, all, none)", s);
+		client_note("VRAMTRACE_STACKS: unknown mode %s (known: python,"
+		    " native, all, none); recording goes on with python stacks",
+		    s);
 	if ((s = getenv("VRAMTRACE_STACK_DEPTH")) != NULL) {
 		if (lib_parse_uint(s, &v) != 0 || v == 0 ||
 		    v > LIB_STACK_DEPTH_MAX)
-			client_warn("VRAMTRACE_STACK_DEPTH: not a number of "
-			    "frames from 1 to %d: %s", LIB_STACK_DEPTH_MAX, s);
+			client_note("VRAMTRACE_STACK_DEPTH: not a number of"
+			    " frames from 1 to %d: %s; recording goes on with"
+			    " %d", LIB_STACK_DEPTH_MAX, s, LIB_STACK_DEPTH);
 		else
 			inject_config.stacks.depth = (unsigned)v;
 	}
@@ -155,9 +157,9 @@ InitializeInjection(void)
 	if (inject_done)
 		goto out;
 	inject_done = 1;
-	inject_read_config();
 	if (!client_start("cupti"))
 		goto out;
+	inject_read_config();
 	if (inject_cupti_start(&inject_config, &cause) != 0) {
 		client_warn("%s", cause);
 		free(cause);

@@ -17,7 +17,7 @@ unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF VRAMTRACE_STACKS
     VRAMTRACE_STACK_DEPTH VRAMTRACE_TORCH_HISTORY VRAMTRACE_TORCH_STEPS \
     VRAMTRACE_CHECK_OFFLOAD
 
-echo 1..28
+echo 1..29
 n=0
 ok() {
 	n=$((n + 1))
@@ -103,6 +103,16 @@ ok "$? $(q "$T/replay.db" 'select count(*), sum(bytes) from allocations')" \
 
 "$WRITER" send 2>/dev/null
 ok "$?" 1 "with no destination the client is off"
+
+# A collector that is gone: one warning that says what happened, what to
+# do and what it means.
+VRAMTRACE_SOCKET=$T/gone.sock "$WRITER" send 2>"$T/err"
+ok "$(sed -e "s|$T/||" -e 's/pid [0-9]*/pid N/' "$T/err" | head -n 2)" \
+    "vramtrace (writer, pid N): cannot connect to the collector at gone.sock: \
+No such file or directory (VRAMTRACE_SOCKET names a vramtrace record that is \
+no longer running; start the program under vramtrace record).
+  vramtrace records nothing more of this process; the program runs on \
+unchanged." "a collector that is gone: what happened, what to do, what it means"
 
 # record speaks: what it stored and what to run next; a run no CUDA
 # process connected to says so.
