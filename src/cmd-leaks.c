@@ -94,6 +94,8 @@ print_json_streams(const struct leak_report *r)
 		printf("%s\n  {\"device\": %d, \"stream\": ", i ? "," : "",
 		    (int)s->device);
 		json_stream(stdout, s->stream);
+		printf(", \"handle\": ");
+		json_handle(stdout, s->handle);
 		printf(", \"default\": %s, \"created_ns\": ",
 		    s->is_default ? "true" : "false");
 		json_time(stdout, s->created_ns);

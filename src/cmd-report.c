@@ -116,6 +116,8 @@ print_json(const struct query_run *run, const struct leak_report *r,
 		printf("%s\n  {\"device\": %d, \"stream\": ", i ? "," : "",
 		    (int)s->device);
 		json_stream(stdout, s->stream);
+		printf(", \"handle\": ");
+		json_handle(stdout, s->handle);
 		printf(", \"live_bytes\": %" PRId64 ", \"growth_bytes_per_step\":"
 		    " %.1f, \"garbage\": ", s->live_bytes,
 		    s->growth_bytes_per_step);

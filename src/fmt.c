@@ -85,6 +85,19 @@ fmt_stream(uint64_t stream, char *buf, size_t len)
 }
 
 /*
+ * A stream with its cudaStream_t handle when known (a recording's), in hex
+ * as PyTorch prints it: "13 (0x55d0c0a1b2c0)"; else as fmt_stream.
+ */
+const char *
+fmt_stream_handle(uint64_t stream, uint64_t handle, char *buf, size_t len)
+{
+	if (stream == UNKNOWN_U64 || handle == UNKNOWN_U64)
+		return (fmt_stream(stream, buf, len));
+	snprintf(buf, len, "%" PRIu64 " (0x%" PRIx64 ")", stream, handle);
+	return (buf);
+}
+
+/*
  * Is a time in ns unknown?  UNKNOWN_U64 is; so is 0, which no clock this
  * program reads gives, and which some structs still use for unknown.
  */

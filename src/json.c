@@ -58,6 +58,20 @@ json_stream(FILE *f, uint64_t stream)
 }
 
 /*
+ * Write a stream's cudaStream_t handle as a string in hex, as PyTorch
+ * prints it ("0x55d0c0a1b2c0": a double cannot hold every pointer), or
+ * null when it is unknown.
+ */
+void
+json_handle(FILE *f, uint64_t handle)
+{
+	if (handle == UNKNOWN_U64)
+		fputs("null", f);
+	else
+		fprintf(f, "\"0x%" PRIx64 "\"", handle);
+}
+
+/*
  * Write a time in ns, or null when it is unknown: UNKNOWN_U64, or 0,
  * which some structs still use for unknown (fmt.c prints both as n/a).
  */

@@ -173,12 +173,12 @@ leak_print_streams(FILE *f, const struct leak_report *r, size_t max)
 		order[i] = i;
 	sort_report = r;
 	util_sort(order, r->nstreams, sizeof *order, cmp_live);
-	fprintf(f, "%6s  %-18s  %12s  %12s  %s\n", "device", "stream", "live",
+	fprintf(f, "%6s  %-20s  %12s  %12s  %s\n", "device", "stream", "live",
 	    "growth/step", "garbage");
 	for (i = 0; i < r->nstreams && i < max; i++) {
 		s = &r->streams[order[i]];
-		fprintf(f, "%6d  %-18s  %12s  %12s  ", (int)s->device,
-		    fmt_stream(s->stream, c, sizeof c),
+		fprintf(f, "%6d  %-20s  %12s  %12s  ", (int)s->device,
+		    fmt_stream_handle(s->stream, s->handle, c, sizeof c),
 		    fmt_bytes(s->live_bytes, a, sizeof a),
 		    fmt_delta(s->growth_bytes_per_step, b, sizeof b));
 		if ((g = leak_garbage_name(s->garbage)) != NULL)

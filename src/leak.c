@@ -195,7 +195,7 @@ leak_report_stream(struct leak_report *r, int32_t device, uint64_t stream)
 	memset(s, 0, sizeof *s);
 	s->device = device;
 	s->stream = stream;
-	s->created_ns = s->destroyed_ns = UNKNOWN_U64;
+	s->created_ns = s->destroyed_ns = s->handle = UNKNOWN_U64;
 	s->live_per_step = xcalloc(r->nsteps + 1, sizeof *s->live_per_step);
 	return (s);
 }

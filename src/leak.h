@@ -110,6 +110,8 @@ struct leak_shape_result {
 struct leak_stream {
 	int32_t		 device;
 	uint64_t	 stream;	/* as recorded; UNKNOWN_U64 */
+	uint64_t	 handle;	/* its cudaStream_t in a recording;
+					   UNKNOWN_U64 */
 	int		 is_default;	/* the default or main compute stream */
 	uint64_t	 created_ns;	/* UNKNOWN_U64 */
 	uint64_t	 destroyed_ns;	/* UNKNOWN_U64: not destroyed */

@@ -440,10 +440,11 @@ stream_order_find(const struct leak_report *r, const size_t *order,
 }
 
 /*
- * Streams' lifetimes and whether the data names the default stream: the
- * CUPTI NULL stream (flags 3) of a recording, stream 0 or 2 (legacy and
- * per-thread default) of an imported snapshot.  A row without a device
- * applies to the handle on every device.
+ * Streams' lifetimes, handles (of the latest lifetime that knows one) and
+ * whether the data names the default stream: the CUPTI NULL stream (flags
+ * 3) of a recording, stream 0 or 2 (legacy and per-thread default) of an
+ * imported snapshot.  A row without a device applies to the handle on
+ * every device.
  */
 static int
 load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
@@ -457,8 +458,8 @@ load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
 	int32_t			 device;
 
 	st = query_prepare(q, "SELECT device, stream, flags, created_ns,"
-	    " destroyed_ns FROM streams WHERE run_id = ?1 AND (?2 = 0 OR"
-	    " process_id = ?2) ORDER BY id", cause);
+	    " destroyed_ns, handle FROM streams WHERE run_id = ?1 AND (?2 = 0"
+	    " OR process_id = ?2) ORDER BY id", cause);
 	if (st == NULL)
 		return (-1);
 	sqlite3_bind_int64(st, 1, r->run_id);
@@ -477,6 +478,8 @@ load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
 				s->is_default = s->default_known = 1;
 			s->created_ns = query_column_u64(st, 3);
 			s->destroyed_ns = query_column_u64(st, 4);
+			if (sqlite3_column_type(st, 5) != SQLITE_NULL)
+				s->handle = query_column_u64(st, 5);
 		}
 	}
 	sqlite3_finalize(st);

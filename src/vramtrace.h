@@ -60,10 +60,11 @@ const char *util_sqlite_read_mode(const char *);
 
 /* fmt.c */
 #define FMT_UNKNOWN	"n/a"	/* how text shows a value not known */
-#define FMT_LEN		32	/* a buffer every fmt_* result fits */
+#define FMT_LEN		48	/* a buffer every fmt_* result fits */
 const char *fmt_bytes(int64_t, char *, size_t);
 const char *fmt_delta(double, char *, size_t);
 const char *fmt_stream(uint64_t, char *, size_t);
+const char *fmt_stream_handle(uint64_t, uint64_t, char *, size_t);
 const char *fmt_offset(uint64_t, uint64_t, char *, size_t);
 const char *fmt_duration(uint64_t, uint64_t, char *, size_t);
 const char *fmt_date(uint64_t, char *, size_t);
@@ -230,6 +231,7 @@ void	 collector_free(struct collector *);
 /* json.c */
 void	 json_string(FILE *, const char *);
 void	 json_stream(FILE *, uint64_t);
+void	 json_handle(FILE *, uint64_t);
 void	 json_time(FILE *, uint64_t);
 void	 json_int_or_null(FILE *, int64_t, int);
 

@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 31
+plan 35
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
@@ -12,8 +12,8 @@ plan 31
 # idle; an allocation made and freed before the first marker is not live.
 {
 	echo 'process-start 1000 pid=10'
-	echo 'stream-create 1000 stream=7 device=0 flags=3'
-	echo 'stream-create 1000 stream=13 device=0'
+	echo 'stream-create 1000 stream=7 device=0 flags=3 handle=0'
+	echo 'stream-create 1000 stream=13 device=0 handle=0x55d0c0a1b2c0'
 	echo 'stream-create 1000 stream=21 device=0'
 	echo 'stream-create 1000 stream=30 device=0'
 	echo 'alloc 1050 address=0x100 bytes=4096 stream=7'
@@ -76,6 +76,19 @@ jq_py "$TMP/nostack.json" '(d["verdict"], d["suspects"][0]["site"], d["suspects"
 ok $? "a suspect without a stack: site and site_id null; with one: its id"
 jq_py "$TMP/leak.json" 'sorted((s["stream"], s["destroyed_ns"] is None) for s in d["streams"]) == [(7, True), (13, True), (21, False), (30, True)]'
 ok $? "destroyed_ns: a time for the destroyed stream, null for the others"
+jq_py "$TMP/leak.json" 'sorted((s["stream"], s["handle"]) for s in d["streams"]) == [(7, "0x0"), (13, "0x55d0c0a1b2c0"), (21, None), (30, None)]'
+ok $? "handle: the cudaStream_t in hex beside the CUPTI id, null when unknown"
+"$VRAMTRACE" report "$TMP/leak.db" --format json >"$TMP/report.json"
+jq_py "$TMP/report.json" 'sorted((s["stream"], s["handle"]) for s in d["streams"]) == [(7, "0x0"), (13, "0x55d0c0a1b2c0"), (21, None), (30, None)]'
+ok $? "report's JSON: the same handles"
+"$VRAMTRACE" leaks "$TMP/leak.db" >"$TMP/leak.out"
+grep -q '^     0  13 (0x55d0c0a1b2c0) ' "$TMP/leak.out" &&
+    grep -q '^     0  21  ' "$TMP/leak.out"
+ok $? "text: the stream table shows the id and the handle in hex, the id alone without one"
+"$VRAMTRACE" tui --dump streams "$TMP/leak.db" >"$TMP/leak.tui"
+grep -q '^  0 13 (0x55d0c0a1b2c0) ' "$TMP/leak.tui" &&
+    grep -q '^  0 7 (0x0) ' "$TMP/leak.tui"
+ok $? "TUI Streams: the same"
 run "$VRAMTRACE" leaks "$TMP/leak.db"
 grep -q '^verdict: LEAK, +10.0 MiB per step, 100% of 5 steps grew, mostly on stream 13' "$TMP/out"
 ok $? "text: the verdict line names growth and stream"

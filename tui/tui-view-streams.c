@@ -1,9 +1,9 @@
 /*
- * tui-view-streams.c: view 2, a row per stream: device, stream, live
- * bytes and blocks at the end, growth per step, the flag (GARBAGE and its
- * kind), live bytes per step as a sparkline, created and destroyed times.
- * Garbage streams come first, then the largest.  Enter shows the stream's
- * blocks in view 4.
+ * tui-view-streams.c: view 2, a row per stream: device, stream (with its
+ * cudaStream_t handle in a recording), live bytes and blocks at the end,
+ * growth per step, the flag (GARBAGE and its kind), live bytes per step as
+ * a sparkline, created and destroyed times.  Garbage streams come first,
+ * then the largest.  Enter shows the stream's blocks in view 4.
  *
  * The rows are the leak report's streams, through an order array rebuilt
  * whenever a new report arrives.
@@ -126,13 +126,13 @@ tui_view_streams_key(struct tui *t, void *state, int key)
 }
 
 /* Column layout: the fixed columns, then history, then the times. */
-#define STREAMS_FIXED	70
+#define STREAMS_FIXED	76
 
 static void
 tui_view_streams_row(struct tui *t, const struct leak_stream *s,
     struct tui_canvas *c, int y, int spark, int64_t top, int times)
 {
-	char	id[32], live[32], rate[32], flag[32], a[32], b[32];
+	char	id[48], live[32], rate[32], flag[32], a[32], b[32];
 	int	x;
 
 	if (s->garbage != LEAK_GARBAGE_NONE)
@@ -141,9 +141,9 @@ tui_view_streams_row(struct tui *t, const struct leak_stream *s,
 	else
 		snprintf(flag, sizeof flag, "%s", s->is_default ?
 		    "default" : "");
-	x = tui_canvas_printf(c, y, 0, -1, TUI_A_NORMAL, "%3d %-14s %10s %7"
-	    PRId64 " %12s ", s->device, fmt_stream(s->stream, id,
-	    sizeof id), fmt_bytes(s->live_bytes, live, sizeof live),
+	x = tui_canvas_printf(c, y, 0, -1, TUI_A_NORMAL, "%3d %-20s %10s %7"
+	    PRId64 " %12s ", s->device, fmt_stream_handle(s->stream,
+	    s->handle, id, sizeof id), fmt_bytes(s->live_bytes, live, sizeof live),
 	    s->live_blocks, fmt_delta(s->growth_bytes_per_step,
 	    rate, sizeof rate));
 	tui_canvas_printf(c, y, x, 17, s->garbage != LEAK_GARBAGE_NONE ?
@@ -191,7 +191,7 @@ tui_view_streams_draw(struct tui *t, void *state, struct tui_canvas *c,
 		    t->report->nsteps, spark);
 		top = one > top ? one : top;
 	}
-	k = tui_canvas_printf(c, y, 0, -1, TUI_A_HEADER, "%3s %-14s %10s %7s"
+	k = tui_canvas_printf(c, y, 0, -1, TUI_A_HEADER, "%3s %-20s %10s %7s"
 	    " %12s %-17s %-*s", "DEV", "STREAM", "LIVE", "BLOCKS",
 	    "GROWTH/STEP", "FLAG", spark, spark >= 7 ? "HISTORY" : "");
 	if (times)
