@@ -5,6 +5,7 @@ usage: check.py pattern DB STDOUT | growth DB JSON | kill DB STEPSFILE KILL_NS |
 Prints "PASS|FAIL name: details" lines; exits 1 if any check failed.
 """
 import json
+import os
 import sqlite3
 import statistics
 import subprocess
@@ -147,6 +148,13 @@ def leakline(vramtrace, db, js, label):
             first.get("stream"),
             " = the side stream" if side and side[0] == first.get("stream")
             else "", kind, info["file"].split("/")[-1], info["line"]))
+    if label.startswith("side"):
+        st = [s for s in rep.get("streams") or []
+              if side and s.get("stream") == side[0]]
+        got = st[0].get("handle") if st else None
+        report(got == "0x%x" % info["side"], "stream handle " + label,
+               "leaks JSON: stream %s, handle %s; torch cuda_stream 0x%x" %
+               (side[0] if side else None, got, info["side"]))
     print("  stack of the first suspect: " + " <- ".join(frames[:6]))
     for layer, n, stacked in c.execute(
             "select layer, count(*), count(site_id) from allocations "
@@ -155,6 +163,34 @@ def leakline(vramtrace, db, js, label):
               (layer, n, stacked))
 
 
+def job(work, master):
+    """torchrun's ranks name their job; two nodes' files merge into one."""
+    c = sqlite3.connect(os.path.join(work, "job-standalone.db"))
+    rows = c.execute("select rank, job from processes where rank is not "
+                     "null order by rank").fetchall()
+    jobs = set(j for _, j in rows)
+    report(len(rows) == 2 and len(jobs) == 1 and
+           str(rows[0][1]).startswith("rdzv_id="), "job standalone",
+           "ranks and jobs %s" % rows)
+    merged = os.path.join(work, "job-merged.db")
+    if master.startswith(":"):
+        return      # run said SKIP: no address but loopback
+    if not os.path.exists(merged):
+        report(False, "job nodes merged", "no merged file")
+        return
+    c = sqlite3.connect(merged)
+    runs = c.execute("select count(*) from runs").fetchone()[0]
+    rows = c.execute("select rank, job, run_id from processes where rank "
+                     "is not null order by rank").fetchall()
+    said = open(os.path.join(work, "job-merge.out")).read()
+    report(runs == 1 and [r for r, _, _ in rows] == [0, 1] and
+           all(j == "master=" + master for _, j, _ in rows) and
+           "both name job master=" + master in said, "job nodes merged",
+           "%d runs; ranks, jobs, runs %s; merge said %r" %
+           (runs, rows, said.strip()))
+
+
 {"pattern": pattern, "growth": growth, "kill": kill,
- "events": events, "leakline": leakline}[sys.argv[1]](*sys.argv[2:])
+ "events": events, "leakline": leakline,
+ "job": job}[sys.argv[1]](*sys.argv[2:])
 sys.exit(1 if failed else 0)
