@@ -120,12 +120,19 @@ event_offload_kind_name(unsigned int k)
 	return (k < EVENT_OFFLOAD_KIND_MAX ? offload_names[k] : NULL);
 }
 
+/*
+ * CRC-32 (the zlib polynomial), eight bytes a round ("slicing by 8": t[k]
+ * is the CRC of a byte followed by k zero bytes), a byte a round for the
+ * rest: about a third of the instructions of a byte a round, for the same
+ * value.  Every frame is summed by the client's thread and again by the
+ * collector.
+ */
 static uint32_t
 crc32_update(uint32_t crc, const unsigned char *p, size_t n)
 {
-	static uint32_t	table[256];
+	static uint32_t	t[8][256];
 	static int	ready;
-	uint32_t	c;
+	uint32_t	c, lo, hi;
 	unsigned int	i, k;
 
 	if (!__atomic_load_n(&ready, __ATOMIC_ACQUIRE)) {
@@ -133,13 +140,28 @@ crc32_update(uint32_t crc, const unsigned char *p, size_t n)
 			c = i;
 			for (k = 0; k < 8; k++)
 				c = (c & 1) ? 0xedb88320u ^ (c >> 1) : c >> 1;
-			table[i] = c;
+			t[0][i] = c;
+		}
+		for (i = 0; i < 256; i++) {
+			for (k = 1; k < 8; k++)
+				t[k][i] = t[0][t[k - 1][i] & 0xff] ^
+				    (t[k - 1][i] >> 8);
 		}
 		__atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
 	}
 	crc = ~crc;
+	for (; n >= 8; n -= 8, p += 8) {
+		lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
+		    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+		hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 |
+		    (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+		crc = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^
+		    t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
+		    t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^
+		    t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
+	}
 	while (n-- > 0)
-		crc = table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+		crc = t[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
 	return (~crc);
 }
 
@@ -149,46 +171,61 @@ put8(unsigned char **p, uint8_t v)
 	*(*p)++ = v;
 }
 
+/*
+ * The integers go through a local pointer, byte by byte at constant
+ * offsets, so that the compiler merges them into one store or load where
+ * the machine is little-endian (through **p it cannot: a byte stored might
+ * be *p itself).  The encoding costs the client's thread about half the
+ * instructions it did (bench/record/client-cost).
+ */
 static void
-put32(unsigned char **p, uint32_t v)
+put32(unsigned char **pp, uint32_t v)
 {
-	unsigned int	i;
+	unsigned char	*p = *pp;
 
-	for (i = 0; i < 4; i++)
-		*(*p)++ = (unsigned char)(v >> (8 * i));
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+	*pp = p + 4;
 }
 
 static void
-put64(unsigned char **p, uint64_t v)
+put64(unsigned char **pp, uint64_t v)
 {
-	unsigned int	i;
+	unsigned char	*p = *pp;
 
-	for (i = 0; i < 8; i++)
-		*(*p)++ = (unsigned char)(v >> (8 * i));
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+	p[4] = (unsigned char)(v >> 32);
+	p[5] = (unsigned char)(v >> 40);
+	p[6] = (unsigned char)(v >> 48);
+	p[7] = (unsigned char)(v >> 56);
+	*pp = p + 8;
 }
 
 static uint32_t
-get32(const unsigned char **p)
+get32(const unsigned char **pp)
 {
-	uint32_t	v = 0;
-	unsigned int	i;
+	const unsigned char	*p = *pp;
 
-	for (i = 0; i < 4; i++)
-		v |= (uint32_t)(*p)[i] << (8 * i);
-	*p += 4;
-	return (v);
+	*pp = p + 4;
+	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24);
 }
 
 static uint64_t
-get64(const unsigned char **p)
+get64(const unsigned char **pp)
 {
-	uint64_t	v = 0;
-	unsigned int	i;
+	const unsigned char	*p = *pp;
 
-	for (i = 0; i < 8; i++)
-		v |= (uint64_t)(*p)[i] << (8 * i);
-	*p += 8;
-	return (v);
+	*pp = p + 8;
+	return ((uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
+	    (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 |
+	    (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
+	    (uint64_t)p[7] << 56);
 }
 
 static uint8_t

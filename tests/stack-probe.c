@@ -27,6 +27,7 @@ int	probe_start(const char *, unsigned) PROBE_API;
 void	probe_alloc(uint64_t, uint64_t) PROBE_API;
 void	probe_alloc_wait(uint64_t, uint64_t, unsigned) PROBE_API;
 void	probe_free(uint64_t) PROBE_API;
+void	probe_flush(void) PROBE_API;
 int	probe_thread_alloc(uint64_t, uint64_t) PROBE_API;
 void	vramtrace_inject_block(int, uint64_t, int32_t, uint64_t, uint64_t,
 	    uint64_t, const char *) PROBE_API;
@@ -86,6 +87,13 @@ void
 probe_free(uint64_t address)
 {
 	probe_event(EVENT_FREE, address, 0);
+}
+
+/* Ship every event made so far and wait until it is written. */
+void
+probe_flush(void)
+{
+	client_flush();
 }
 
 /*
