@@ -120,6 +120,14 @@ event_offload_kind_name(unsigned int k)
 	return (k < EVENT_OFFLOAD_KIND_MAX ? offload_names[k] : NULL);
 }
 
+/* The little-endian integer at p (one load where the machine is one). */
+static uint32_t
+le32(const unsigned char *p)
+{
+	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	    (uint32_t)p[3] << 24);
+}
+
 /*
  * CRC-32 (the zlib polynomial), eight bytes a round ("slicing by 8": t[k]
  * is the CRC of a byte followed by k zero bytes), a byte a round for the
@@ -151,10 +159,8 @@ crc32_update(uint32_t crc, const unsigned char *p, size_t n)
 	}
 	crc = ~crc;
 	for (; n >= 8; n -= 8, p += 8) {
-		lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 |
-		    (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-		hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 |
-		    (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+		lo = crc ^ le32(p);
+		hi = le32(p + 4);
 		crc = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^
 		    t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
 		    t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^
@@ -193,17 +199,8 @@ put32(unsigned char **pp, uint32_t v)
 static void
 put64(unsigned char **pp, uint64_t v)
 {
-	unsigned char	*p = *pp;
-
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-	p[2] = (unsigned char)(v >> 16);
-	p[3] = (unsigned char)(v >> 24);
-	p[4] = (unsigned char)(v >> 32);
-	p[5] = (unsigned char)(v >> 40);
-	p[6] = (unsigned char)(v >> 48);
-	p[7] = (unsigned char)(v >> 56);
-	*pp = p + 8;
+	put32(pp, (uint32_t)v);
+	put32(pp, (uint32_t)(v >> 32));
 }
 
 static uint32_t
@@ -212,8 +209,7 @@ get32(const unsigned char **pp)
 	const unsigned char	*p = *pp;
 
 	*pp = p + 4;
-	return ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	    (uint32_t)p[3] << 24);
+	return (le32(p));
 }
 
 static uint64_t
@@ -222,10 +218,7 @@ get64(const unsigned char **pp)
 	const unsigned char	*p = *pp;
 
 	*pp = p + 8;
-	return ((uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-	    (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 |
-	    (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
-	    (uint64_t)p[7] << 56);
+	return (le32(p) | (uint64_t)le32(p + 4) << 32);
 }
 
 static uint8_t
