@@ -220,7 +220,7 @@ cmd_attach_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	pid = (pid_t)v;
 	if (kill(pid, 0) == -1 && errno == ESRCH) {
 		log_warn("no process %ld", (long)pid);
-		return (EXIT_FOUND);
+		return (EXIT_INPUT);
 	}
 	if ((n = nvml_open(&cause)) == NULL)
 		goto fail;
@@ -259,5 +259,5 @@ fail:
 		store_abort(s);
 	nvml_close(n);
 	free(def);
-	return (EXIT_FOUND);
+	return (EXIT_ERROR);
 }

@@ -168,7 +168,7 @@ cmd_diff_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	struct query			*qa = NULL, *qb = NULL;
 	char				*cause = NULL;
 	int				 format, layer = -1;
-	int				 rc = EXIT_FOUND;
+	int				 rc = EXIT_INPUT;
 
 	(void)self;
 	if (cmd_args_has(args, 'L'))

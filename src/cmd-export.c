@@ -378,7 +378,11 @@ export_write(FILE *f, void *arg, char **cause)
 	return (0);
 }
 
-/* Write the trace to path (util_write_file: all or nothing). */
+/*
+ * Write the trace to path (util_write_file: all or nothing).  EXIT_OK, or
+ * with *cause EXIT_INPUT (the run cannot be read) or EXIT_ERROR (path
+ * cannot be written).
+ */
 static int
 export_file(struct query *q, const char *path, int64_t run_id,
     uint64_t max_points, int64_t allocations, char **cause)
@@ -389,7 +393,7 @@ export_file(struct query *q, const char *path, int64_t run_id,
 	int			 rc;
 
 	if (query_timeline_bounds(q, run_id, &b, cause) != 0)
-		return (-1);
+		return (EXIT_INPUT);
 	memset(&x, 0, sizeof x);
 	x.first = 1;
 	x.t0 = b.first_ns != EVENT_NONE ? b.first_ns : 0;
@@ -399,7 +403,7 @@ export_file(struct query *q, const char *path, int64_t run_id,
 		    (uint64_t)(b.tracks + b.totals) + 1) + 1;
 	rc = util_write_file(path, export_write, &job, cause);
 	free(x.threads);
-	return (rc);
+	return (rc == 0 ? EXIT_OK : EXIT_ERROR);
 }
 
 static int
@@ -411,13 +415,13 @@ cmd_export_exec(const struct cmd_entry *self, const struct cmd_args *args)
 
 	(void)self;
 	if ((q = input_open(args->argv[0], &cause)) == NULL)
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_INPUT, cause));
 	rc = export_file(q, cmd_args_text(args, 'p', NULL),
 	    (int64_t)cmd_args_number(args, 'r', 0),
 	    cmd_args_number(args, 'n', EXPORT_MAX_POINTS),
 	    (int64_t)cmd_args_number(args, 'a', EXPORT_ALLOCATIONS), &cause);
 	query_close(q);
-	if (rc != 0)
-		return (cmd_fail(cause));
+	if (rc != EXIT_OK)
+		return (cmd_fail(rc, cause));
 	return (EXIT_OK);
 }

@@ -26,7 +26,8 @@ static const struct cmd_option cmd_history_options[] = {
 	CMD_OPTION_FORMAT(formats, "text (default) or json"),
 	{ .name = "fail-if-worse", .letter = 'W', .kind = CMD_FLAG,
 	  .help = "exit 1 when the newest run leaks faster than the one"
-	  " before by more than the threshold" },
+	  " before by more than the threshold, else 6 when either was cut"
+	  " short" },
 	CMD_OPTION_END
 };
 
@@ -42,6 +43,7 @@ const struct cmd_entry cmd_history_entry = {
 struct history {
 	struct query_run	 *runs;
 	struct leak_report	**reports;
+	struct leak_print_peak	 *peaks;
 	size_t			  n;
 	struct leak_trend	  trend;
 	int			  worse;
@@ -58,6 +60,7 @@ history_free(struct history *h)
 	}
 	free(h->runs);
 	free(h->reports);
+	free(h->peaks);
 }
 
 static int
@@ -70,9 +73,12 @@ history_load(struct query *q, const struct leak_options *opts,
 	if (query_run_list(q, &h->runs, &h->n, cause) != 0)
 		return (-1);
 	h->reports = xcalloc(h->n + 1, sizeof *h->reports);
+	h->peaks = xcalloc(h->n + 1, sizeof *h->peaks);
 	for (i = 0; i < h->n; i++) {
 		one.run_id = h->runs[i].id;
-		if (query_leaks(q, &one, &h->reports[i], cause) != 0)
+		if (query_leaks(q, &one, &h->reports[i], cause) != 0 ||
+		    leak_print_peak_read(q, h->reports[i], &h->peaks[i],
+		    cause) != 0)
 			return (-1);
 	}
 	leak_trend(h->reports, h->n, opts->threshold, &h->trend);
@@ -93,12 +99,13 @@ print_text(const struct history *h)
 	    "verdict");
 	for (i = 0; i < h->n; i++) {
 		r = h->reports[i];
-		printf("%5" PRId64 "  %-19s  %-7s  %6zu  %12s  %12s  %s\n",
+		printf("%5" PRId64 "  %-19s  %-7s  %6zu  %12s  %12s  %s%s\n",
 		    r->run_id, fmt_date(h->runs[i].start_ns, t, sizeof t),
 		    fmt_text(h->runs[i].source),
-		    r->nsteps, fmt_bytes(r->peak_bytes, a, sizeof a),
+		    r->nsteps, fmt_bytes(h->peaks[i].bytes, a, sizeof a),
 		    fmt_delta(r->growth_bytes_per_step, b, sizeof b),
-		    leak_verdict_name(r->verdict));
+		    leak_verdict_name(r->verdict), h->runs[i].complete ? "" :
+		    " (not finished)");
 	}
 	printf("trend: %s", leak_direction_name(h->trend.direction));
 	if (h->trend.direction == LEAK_TREND_UNKNOWN)
@@ -121,7 +128,7 @@ print_json(const struct history *h)
 	for (i = 0; i < h->n; i++) {
 		run = &h->runs[i];
 		r = h->reports[i];
-		printf("%s\n  {\"run\": %" PRId64 ", \"start_ns\": ",
+		printf("%s\n  {\"run_id\": %" PRId64 ", \"start_ns\": ",
 		    i ? "," : "", run->id);
 		json_time(stdout, run->start_ns);
 		printf(", \"source\": ");
@@ -130,9 +137,11 @@ print_json(const struct history *h)
 		json_string(stdout, run->command);
 		printf(", \"git_commit\": ");
 		json_string(stdout, run->git_commit);
-		printf(", \"steps\": %zu, \"peak_bytes\": %" PRId64
-		    ", \"growth_bytes_per_step\": %.1f, \"verdict\": \"%s\"}",
-		    r->nsteps, r->peak_bytes, r->growth_bytes_per_step,
+		printf(", \"complete\": %s, \"steps\": %zu",
+		    run->complete ? "true" : "false", r->nsteps);
+		leak_print_peak_json(stdout, &h->peaks[i]);
+		printf(", \"growth_bytes_per_step\": %.1f, \"verdict\": "
+		    "\"%s\"}", r->growth_bytes_per_step,
 		    leak_verdict_name(r->verdict));
 	}
 	printf("],\n \"trend\": {\"direction\": \"%s\", \"runs\": %zu, "
@@ -156,7 +165,7 @@ cmd_history_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	    history_load(q, &opts, &h, &cause) != 0) {
 		history_free(&h);
 		query_close(q);
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_INPUT, cause));
 	}
 	query_close(q);
 	if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
@@ -170,8 +179,10 @@ cmd_history_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		    h.reports[h.n - 1]->growth_bytes_per_step -
 		    h.reports[h.n - 2]->growth_bytes_per_step, b, sizeof b),
 		    h.runs[h.n - 2].id);
-		rc = EXIT_FOUND;
-	}
+		rc = EXIT_LEAK;
+	} else if (cmd_args_has(args, 'W') && h.n >= 2 &&
+	    (!h.runs[h.n - 1].complete || !h.runs[h.n - 2].complete))
+		rc = EXIT_UNFINISHED;
 	history_free(&h);
 	return (rc);
 }

@@ -84,7 +84,8 @@ cmd_import_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	rc = import_snapshot(input, output, &opt, &sum, &cause);
 	if (rc != 0) {
 		free(def);
-		return (cmd_fail(cause));
+		return (cmd_fail(rc == IMPORT_FAIL_OUTPUT ? EXIT_ERROR :
+		    EXIT_INPUT, cause));
 	}
 	printf("%s: %" PRId64 " segments, %" PRId64 " blocks, %" PRId64
 	    " trace entries, %" PRId64 " steps -> %s\n", input,

@@ -36,7 +36,7 @@ const struct cmd_entry cmd_info_entry = {
 static void
 print_json(int64_t run_id, int version, const struct query_counts *in)
 {
-	printf("{\"run\": ");
+	printf("{\"run_id\": ");
 	json_int_or_null(stdout, run_id, run_id != 0);
 	printf(", \"schema_version\": %d, \"runs\": %" PRId64
 	    ", \"incomplete_runs\": %" PRId64 ", \"processes\": %" PRId64
@@ -93,13 +93,13 @@ cmd_info_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	(void)self;
 	run_id = (int64_t)cmd_args_number(args, 'r', 0);
 	if ((q = input_open(path, &cause)) == NULL)
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_INPUT, cause));
 	if (query_run_counts(q, run_id, QUERY_COUNT_ALL, &info, &cause) == 0 &&
 	    run_id != 0 && info.runs == 0)
 		xasprintf(&cause, "%s: no run %" PRId64, path, run_id);
 	if (cause != NULL) {
 		query_close(q);
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_INPUT, cause));
 	}
 	if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
 		print_json(run_id, query_schema_version(q), &info);

@@ -25,8 +25,14 @@ static const struct cmd_option cmd_leaks_options[] = {
 	CMD_OPTION_FORMAT(formats, "text (default), json or csv (live bytes"
 	    " per step and stream)"),
 	{ .name = "fail-on-leak", .letter = 'F', .kind = CMD_FLAG,
-	  .help = "exit 1 on a LEAK verdict, or on blocks left on a destroyed"
-	  " stream or a growing side stream (garbage)" },
+	  .help = "exit 1 on a LEAK verdict or on garbage (blocks left on a"
+	  " destroyed stream, a growing side stream), 6 on any other"
+	  " verdict of a run cut short" },
+	{ .name = "all-steps", .letter = 'A', .kind = CMD_FLAG,
+	  .help = "text: a line for every step, not a summary of a long run" },
+	{ .name = "fail-on-inconclusive", .letter = 'I', .kind = CMD_FLAG,
+	  .help = "exit 5 on an INCONCLUSIVE verdict, 6 on any other of a"
+	  " run cut short but LEAK" },
 	CMD_OPTION_END
 };
 
@@ -39,12 +45,103 @@ const struct cmd_entry cmd_leaks_entry = {
 	.exec = cmd_leaks_exec
 };
 
+/*
+ * A long run's step table is a summary: its first and last
+ * LEAKS_STEPS_ENDS steps and the LEAKS_STEPS_CHANGES largest changes
+ * (not zero) between them, each gap one line (--all-steps: every step).
+ */
+#define LEAKS_STEPS_ENDS	5
+#define LEAKS_STEPS_CHANGES	10
+#define LEAKS_STEPS_SUMMARY	(2 * LEAKS_STEPS_ENDS + LEAKS_STEPS_CHANGES)
+
+static const struct leak_report *by_change_report;
+
+/* Steps by the size of their change, largest first, then in order. */
+static int
+by_change(const void *x, const void *y)
+{
+	const struct leak_step	*s = by_change_report->steps;
+	size_t			 a = *(const size_t *)x, b = *(const size_t *)y;
+	int64_t			 da = llabs(s[a].delta_bytes);
+	int64_t			 db = llabs(s[b].delta_bytes);
+
+	if (da != db)
+		return (da > db ? -1 : 1);
+	return (a < b ? -1 : a > b);
+}
+
+/*
+ * Which steps the table shows: all of a short run (or with all); else the
+ * first and last ones and the largest changes.  The caller frees it.
+ */
+static char *
+steps_shown(const struct leak_report *r, int all)
+{
+	char	*shown;
+	size_t	*mid, n = r->nsteps, i, k;
+
+	shown = xcalloc(n + 1, 1);
+	if (all || n <= LEAKS_STEPS_SUMMARY) {
+		memset(shown, 1, n);
+		return (shown);
+	}
+	mid = xreallocarray(NULL, n, sizeof *mid);
+	for (i = 0; i < LEAKS_STEPS_ENDS; i++)
+		shown[i] = shown[n - 1 - i] = 1;
+	for (i = LEAKS_STEPS_ENDS, k = 0; i < n - LEAKS_STEPS_ENDS; i++)
+		if (r->steps[i].delta_bytes != 0)
+			mid[k++] = i;
+	by_change_report = r;
+	qsort(mid, k, sizeof *mid, by_change);
+	for (i = 0; i < k && i < LEAKS_STEPS_CHANGES; i++)
+		shown[mid[i]] = 1;
+	for (i = 1; i + 1 < n; i++)	/* a gap of one step: the step */
+		if (shown[i - 1] && shown[i + 1])
+			shown[i] = 1;
+	free(mid);
+	return (shown);
+}
+
+/* The step table: a line per step shown, one per gap between them. */
+static void
+print_steps(const struct leak_report *r, int all)
+{
+	char	 a[FMT_LEN], b[FMT_LEN];
+	char	*shown = steps_shown(r, all);
+	size_t	 i, from;
+
+	printf("\n%6s  %12s  %12s\n", "step", "live", "change");
+	for (i = 0; i < r->nsteps; i++) {
+		if (!shown[i]) {
+			for (from = i; i + 1 < r->nsteps && !shown[i + 1]; i++)
+				;
+			printf("%6s  %12s  %12s  (%zu steps: %" PRId64 " to %"
+			    PRId64 ")\n", "...", fmt_bytes(r->steps[i].
+			    live_bytes, a, sizeof a), fmt_delta((double)(
+			    r->steps[i].live_bytes - r->steps[from - 1].
+			    live_bytes), b, sizeof b), i - from + 1,
+			    r->steps[from].step, r->steps[i].step);
+			continue;
+		}
+		printf("%6" PRId64 "  %12s  %12s%s\n", r->steps[i].step,
+		    fmt_bytes(r->steps[i].live_bytes, a, sizeof a),
+		    i == 0 ? "" : fmt_delta(
+		    (double)r->steps[i].delta_bytes, b, sizeof b),
+		    (int)i < r->warmup ? "  (warm-up)" : "");
+	}
+	if (!all && r->nsteps > LEAKS_STEPS_SUMMARY)
+		printf("(the first and last %d steps and the %d largest changes"
+		    " between them of %zu; --all-steps for every one)\n",
+		    LEAKS_STEPS_ENDS, LEAKS_STEPS_CHANGES, r->nsteps);
+	free(shown);
+}
+
 static void
 print_text(const struct leak_report *r, const struct leak_options *opts,
-    const struct query_check *c)
+    const struct query_check *c, const struct leak_print_peak *peak,
+    int complete, int all)
 {
-	char	a[32], b[32];
-	size_t	i;
+	char	a[FMT_LEN];
 
 	printf("run %" PRId64 ": %zu steps, warm-up %d, threshold %s per "
 	    "step", r->run_id, r->nsteps, r->warmup,
@@ -56,20 +153,16 @@ print_text(const struct leak_report *r, const struct leak_options *opts,
 		    (int64_t)LEAK_SHAPE_HORIZON, r->device_bytes > 0 ? "" :
 		    ", the device's memory unknown");
 	printf(", layer %s\n", event_layer_name((unsigned int)r->layer));
+	if (!complete)
+		printf("%s\n", CMD_UNFINISHED_NOTE);
 	leak_print_verdict(stdout, "verdict: ", r);
 	check_report_text(stdout, "", c);
+	leak_print_peak(stdout, "peak: ", peak);
 	if (r->nranks > 0) {
 		printf("\n");
 		leak_print_ranks(stdout, r);
 	}
-	if (r->nsteps > 0)
-		printf("\n%6s  %12s  %12s\n", "step", "live", "change");
-	for (i = 0; i < r->nsteps; i++)
-		printf("%6" PRId64 "  %12s  %12s%s\n", r->steps[i].step,
-		    fmt_bytes(r->steps[i].live_bytes, a, sizeof a),
-		    i == 0 ? "" : fmt_delta(
-		    (double)r->steps[i].delta_bytes, b, sizeof b),
-		    (int)i < r->warmup ? "  (warm-up)" : "");
+	print_steps(r, all);
 	printf("\n");
 	leak_print_streams(stdout, r, r->nstreams);
 	if (r->nsuspects == 0)
@@ -158,21 +251,23 @@ print_json_ranks(const struct leak_report *r)
 }
 
 static void
-print_json(const struct leak_report *r, const struct query_check *c)
+print_json(const struct leak_report *r, const struct query_check *c,
+    const struct leak_print_peak *peak, int complete)
 {
-	const struct leak_suspect	*x;
-	size_t				 i;
+	size_t	i;
 
-	printf("{\"run_id\": %" PRId64 ", \"verdict\": \"%s\", \"reason\": ",
-	    r->run_id, leak_verdict_name(r->verdict));
+	printf("{\"run_id\": %" PRId64 ", \"complete\": %s, \"verdict\": "
+	    "\"%s\", \"reason\": ", r->run_id, complete ? "true" : "false",
+	    leak_verdict_name(r->verdict));
 	json_string(stdout, r->reason);
 	printf(", \"layer\": \"%s\", \"steps\": %" PRId64 ", \"total_steps\": "
 	    "%zu, \"warmup\": %d, \"threshold\": %" PRIu64
-	    ", \"growth_bytes_per_step\": %.1f, \"grew_fraction\": %.3f, "
-	    "\"peak_bytes\": %" PRId64 ", \"device_bytes\": ",
+	    ", \"growth_bytes_per_step\": %.1f, \"grew_fraction\": %.3f",
 	    event_layer_name((unsigned int)r->layer), r->steps_analysed,
 	    r->nsteps, r->warmup, r->threshold, r->growth_bytes_per_step,
-	    r->grew_fraction, r->peak_bytes);
+	    r->grew_fraction);
+	leak_print_peak_json(stdout, peak);
+	printf(", \"device_bytes\": ");
 	json_int_or_null(stdout, (int64_t)r->device_bytes, r->device_bytes > 0);
 	printf(",\n ");
 	leak_json_shape(stdout, r);
@@ -191,20 +286,8 @@ print_json(const struct leak_report *r, const struct query_check *c)
 	if (r->nranks > 0)
 		print_json_ranks(r);
 	print_json_streams(r);
-	printf(",\n \"suspects\": [");
-	for (i = 0; i < r->nsuspects; i++) {
-		x = &r->suspects[i];
-		printf("%s\n  {\"site\": ", i ? "," : "");
-		json_string(stdout, x->site);
-		printf(", \"site_id\": ");
-		json_int_or_null(stdout, x->site_id, x->site_id >= 0);
-		printf(", \"bytes\": %" PRId64 ", \"blocks\": %" PRId64
-		    ", \"device\": %d, \"stream\": ", x->bytes, x->blocks,
-		    (int)x->device);
-		json_stream(stdout, x->stream);
-		printf("}");
-	}
-	printf("]}\n");
+	leak_print_suspects_json(stdout, r, r->nsuspects);
+	printf("}\n");
 }
 
 /* One row per step for the total, then per step for each stream. */
@@ -237,46 +320,74 @@ print_csv(const struct leak_report *r)
 	}
 }
 
+/*
+ * The exit status a CI acts on (vramtrace(1), EXIT STATUS): a LEAK under
+ * --fail-on-leak; then a run cut short, under either --fail-on option,
+ * since its CLEAN or INCONCLUSIVE covers only part of it; then an
+ * INCONCLUSIVE under --fail-on-inconclusive.
+ */
+static int
+leaks_status(const struct cmd_args *args, const struct leak_report *r,
+    int complete)
+{
+	int	leak = cmd_args_has(args, 'F');
+	int	inconclusive = cmd_args_has(args, 'I');
+
+	if (leak && (r->verdict == LEAK_LEAK || leak_garbage_fails(r)))
+		return (EXIT_LEAK);
+	if ((leak || inconclusive) && !complete)
+		return (EXIT_UNFINISHED);
+	if (inconclusive && r->verdict == LEAK_INCONCLUSIVE)
+		return (EXIT_INCONCLUSIVE);
+	return (EXIT_OK);
+}
+
 static int
 cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
 	struct leak_options	 opts;
 	struct leak_report	*r = NULL;
 	struct query_check	 c;
+	struct leak_print_peak	 peak;
+	struct query_run	 run;
 	struct query		*q;
 	char			*cause = NULL, line[512];
 	uint64_t		 format;
 	int			 rc;
 
 	(void)self;
+	memset(&run, 0, sizeof run);
 	cmd_args_leak(args, &opts);
 	format = cmd_args_number(args, 'f', FORMAT_TEXT);
 	memset(&c, 0, sizeof c);
 	if ((q = input_open(args->argv[0], &cause)) == NULL ||
 	    query_leaks(q, &opts, &r, &cause) != 0 ||
-	    query_check(q, r->run_id, CMD_CHECK_FIRST, &c, &cause) != 0) {
+	    query_check(q, r->run_id, CMD_CHECK_FIRST, &c, &cause) != 0 ||
+	    query_run(q, r->run_id, 0, &run, &cause) != 0 ||
+	    leak_print_peak_read(q, r, &peak, &cause) != 0) {
 		query_check_free(&c);
-		if (r != NULL)
-			leak_report_free(r);
+		leak_report_free(r);
+		query_run_free(&run);
 		query_close(q);
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_INPUT, cause));
 	}
 	query_close(q);
 	if (format == FORMAT_JSON)
-		print_json(r, &c);
+		print_json(r, &c, &peak, run.complete);
 	else if (format == FORMAT_CSV) {
 		print_csv(r);
 		if (c.diffs > 0)
 			log_warn("%s", check_report_summary(&c, line,
 			    sizeof line));
 	} else
-		print_text(r, &opts, &c);
+		print_text(r, &opts, &c, &peak, run.complete,
+		    cmd_args_has(args, 'A'));
 	if (c.diffs > 0)
 		rc = EXIT_CORRUPT;
 	else
-		rc = cmd_args_has(args, 'F') && (r->verdict == LEAK_LEAK ||
-		    leak_garbage_fails(r)) ? EXIT_FOUND : EXIT_OK;
+		rc = leaks_status(args, r, run.complete);
 	query_check_free(&c);
 	leak_report_free(r);
+	query_run_free(&run);
 	return (rc);
 }

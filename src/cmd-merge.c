@@ -60,7 +60,7 @@ cmd_merge_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	struct query		*q;
 	const char		*output = cmd_args_text(args, 'o', NULL);
 	char			*cause = NULL;
-	int			 i, n, join, joined = 0;
+	int			 i, n, join, joined = 0, rc = EXIT_ERROR;
 
 	(void)self;
 	join = !cmd_args_has(args, 's');
@@ -70,6 +70,7 @@ cmd_merge_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	for (i = 0; i < args->argc; i++) {
 		if ((n = store_merge(s, args->argv[i], join, cmd_merge_joined,
 		    args->argv[i], &cause)) < 0) {
+			rc = store_failed(s) ? EXIT_ERROR : EXIT_INPUT;
 			store_abort(s);
 			goto fail;
 		}
@@ -96,5 +97,5 @@ cmd_merge_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	return (EXIT_OK);
 
 fail:
-	return (cmd_fail(cause));
+	return (cmd_fail(rc, cause));
 }

@@ -384,7 +384,7 @@ record_status(int status)
 		return (WEXITSTATUS(status));
 	if (WIFSIGNALED(status))
 		return (128 + WTERMSIG(status));
-	return (EXIT_FOUND);
+	return (EXIT_ERROR);
 }
 
 /* Can the command be run: a file, or a name found on PATH, executable? */
@@ -480,7 +480,7 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	if (!o.append && !created) {
 		log_warn("%s exists; use --append to add a run to it",
 		    o.output);
-		return (EXIT_USAGE);
+		return (EXIT_ERROR);
 	}
 	if (!record_runnable(args->argv[0])) {
 		log_warn("%s: command not found; nothing recorded",
@@ -492,7 +492,7 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	info.allocator = record_allocator(&o);
 	info.step_source = o.nvtx ? "nvtx" : "api";
 	if (record_environment(&o, info.allocator) != 0)
-		return (EXIT_FOUND);
+		return (EXIT_ERROR);
 	info.command = command = record_join(args->argc, args->argv);
 	info.cwd = getcwd(cwd, sizeof cwd);
 
@@ -548,7 +548,7 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	if (store_run_finish(store, rc, lib_now_ns(), &cause) != 0 ||
 	    store_close(store, &cause) != 0) {
 		free(command);
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_ERROR, cause));
 	}
 	if (exec_errno == 0)
 		record_report(o.output, run, args->argv[0]);
@@ -563,5 +563,5 @@ fail:
 	if (store != NULL)
 		store_abort(store);
 	free(command);
-	return (EXIT_FOUND);
+	return (EXIT_ERROR);
 }

@@ -87,31 +87,32 @@ cmd_replay_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	const char		*input = args->argv[0];
 	const char		*output = cmd_args_text(args, 'o', NULL);
 	char			*cause = NULL;
-	int			 append = cmd_args_has(args, 'a');
+	int			 append = cmd_args_has(args, 'a'), rc;
 
 	(void)self;
 	s = store_open(output, (append ? STORE_APPEND : STORE_CREATE) |
 	    STORE_ATOMIC, &cause);
 	if (s == NULL)
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_ERROR, cause));
 	memset(&info, 0, sizeof info);
 	info.source = "replay";
 	info.input = input;
 	info.step_source = "api";
 	if (store_run_begin(s, &info, &cause) != 0) {
 		store_abort(s);
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_ERROR, cause));
 	}
 	src = store_source_create(s, input);
 	if (replay_file(input, src, &cause) != 0 ||
 	    store_source_drain(src, &cause) != 0 ||
 	    store_run_finish(s, -1, 0, &cause) != 0) {
+		rc = store_failed(s) ? EXIT_ERROR : EXIT_INPUT;
 		store_source_free(src);
 		store_abort(s);
-		return (cmd_fail(cause));
+		return (cmd_fail(rc, cause));
 	}
 	store_source_free(src);
 	if (store_close(s, &cause) != 0)
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_ERROR, cause));
 	return (EXIT_OK);
 }

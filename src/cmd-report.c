@@ -45,7 +45,7 @@ const struct cmd_entry cmd_report_entry = {
 
 static void
 print_text(const struct query_run *run, const struct leak_report *r,
-    const struct query_check *c)
+    const struct query_check *c, const struct leak_print_peak *peak)
 {
 	char	b[FMT_LEN];
 
@@ -61,9 +61,8 @@ print_text(const struct query_run *run, const struct leak_report *r,
 	    fmt_text(run->allocator));
 	printf("steps      %zu (from %s), warm-up %d\n", r->nsteps,
 	    fmt_text(run->step_source), r->warmup);
-	printf("peak       %s live at a step end, layer %s\n",
-	    fmt_bytes(r->peak_bytes, b, sizeof b),
-	    event_layer_name((unsigned int)r->layer));
+	printf("layer      %s\n", event_layer_name((unsigned int)r->layer));
+	leak_print_peak(stdout, "peak       ", peak);
 	leak_print_verdict(stdout, "verdict    ", r);
 	check_report_text(stdout, "check      ", c);
 	leak_print_ranks(stdout, r);
@@ -78,10 +77,9 @@ print_text(const struct query_run *run, const struct leak_report *r,
 
 static void
 print_json(const struct query_run *run, const struct leak_report *r,
-    const struct query_check *c)
+    const struct query_check *c, const struct leak_print_peak *peak)
 {
 	const struct leak_stream	*s;
-	const struct leak_suspect	*x;
 	size_t				 i;
 
 	printf("{\"run_id\": %" PRId64 ", \"source\": ", run->id);
@@ -99,10 +97,11 @@ print_json(const struct query_run *run, const struct leak_report *r,
 	json_time(stdout, run->end_ns);
 	printf(", \"devices\": %" PRId64 ", \"processes\": %" PRId64
 	    ", \"allocations\": %" PRId64 ", \"total_steps\": %zu, "
-	    "\"layer\": \"%s\", \"peak_bytes\": %" PRId64 ", \"verdict\": "
-	    "\"%s\", \"reason\": ", run->counts.devices, run->counts.processes,
+	    "\"layer\": \"%s\"", run->counts.devices, run->counts.processes,
 	    run->counts.allocations, r->nsteps,
-	    event_layer_name((unsigned int)r->layer), r->peak_bytes,
+	    event_layer_name((unsigned int)r->layer));
+	leak_print_peak_json(stdout, peak);
+	printf(", \"verdict\": \"%s\", \"reason\": ",
 	    leak_verdict_name(r->verdict));
 	json_string(stdout, r->reason);
 	printf(", \"steps\": %" PRId64 ", \"warmup\": %d, "
@@ -124,17 +123,9 @@ print_json(const struct query_run *run, const struct leak_report *r,
 		json_string(stdout, leak_garbage_name(s->garbage));
 		printf("}");
 	}
-	printf("],\n \"sites\": [");
-	for (i = 0; i < r->nsuspects && i < REPORT_TOP; i++) {
-		x = &r->suspects[i];
-		printf("%s\n  {\"site\": ", i ? "," : "");
-		json_string(stdout, x->site);
-		printf(", \"bytes\": %" PRId64 ", \"blocks\": %" PRId64
-		    ", \"stream\": ", x->bytes, x->blocks);
-		json_stream(stdout, x->stream);
-		printf("}");
-	}
-	printf("]}\n");
+	printf("]");
+	leak_print_suspects_json(stdout, r, REPORT_TOP);
+	printf("}\n");
 }
 
 /* What html_write needs: the reader, the run, its leak report. */
@@ -176,6 +167,7 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
 	struct leak_options	 opts;
 	struct leak_report	*r = NULL;
+	struct leak_print_peak	 peak;
 	struct query_run	 run = { 0 };
 	struct query_check	 c;
 	struct report_job	 job;
@@ -194,13 +186,13 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	    QUERY_COUNT_DEVICES | QUERY_COUNT_ALLOCATIONS, &run,
 	    &cause) != 0 ||
 	    query_leaks(q, &opts, &r, &cause) != 0 ||
-	    query_check(q, r->run_id, CMD_CHECK_FIRST, &c, &cause) != 0) {
+	    query_check(q, r->run_id, CMD_CHECK_FIRST, &c, &cause) != 0 ||
+	    leak_print_peak_read(q, r, &peak, &cause) != 0) {
 		query_check_free(&c);
-		if (r != NULL)
-			leak_report_free(r);
+		leak_report_free(r);
 		query_run_free(&run);
 		query_close(q);
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_INPUT, cause));
 	}
 	if ((html = cmd_args_text(args, 'H', NULL)) != NULL) {
 		job.q = q;
@@ -208,12 +200,12 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		job.lr = r;
 		rc = util_write_file(html, html_write, &job, &cause);
 	} else if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
-		print_json(&run, r, &c);
+		print_json(&run, r, &c, &peak);
 	else
-		print_text(&run, r, &c);
+		print_text(&run, r, &c, &peak);
 	query_close(q);
-	if (rc != 0)
-		rc = cmd_fail(cause);
+	if (rc != 0)	/* the page could not be made or written */
+		rc = cmd_fail(EXIT_ERROR, cause);
 	else
 		rc = c.diffs > 0 ? EXIT_CORRUPT : EXIT_OK;
 	query_check_free(&c);

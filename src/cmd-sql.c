@@ -124,7 +124,7 @@ cmd_sql_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	(void)self;
 	out.format = (int)cmd_args_number(args, 'f', FORMAT_TABLE);
 	if ((q = input_open(args->argv[0], &cause)) == NULL)
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_INPUT, cause));
 	rc = query_sql(q, args->argv[1], sql_row, &out, &cause);
 	if (out.format == FORMAT_JSON && out.names != NULL)
 		printf("%s]\n", out.rows > 0 ? "\n" : "");
@@ -132,7 +132,7 @@ cmd_sql_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		free(out.names[i]);
 	free(out.names);
 	query_close(q);
-	if (rc != 0)
-		return (cmd_fail(cause));
+	if (rc != 0)	/* a statement SQLite refuses */
+		return (cmd_fail(EXIT_USAGE, cause));
 	return (EXIT_OK);
 }

@@ -165,12 +165,12 @@ cmd_stats_exec(const struct cmd_entry *self, const struct cmd_args *args)
 
 	(void)self;
 	if ((q = input_open(args->argv[0], &cause)) == NULL)
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_INPUT, cause));
 	rc = query_stats(q, (int64_t)cmd_args_number(args, 'r', 0), &s,
 	    &cause);
 	query_close(q);
 	if (rc != 0)
-		return (cmd_fail(cause));
+		return (cmd_fail(EXIT_INPUT, cause));
 	if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
 		print_json(s);
 	else

@@ -49,7 +49,7 @@ cmd_tui_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		    " streams, steps, blocks, offload, diff or 1-6)", dump));
 	if (dump != NULL) {
 		if (tui_dump(path, run, dump, stdout, &cause) != 0)
-			return (cmd_fail(cause));
+			return (cmd_fail(EXIT_INPUT, cause));
 		return (EXIT_OK);
 	}
 	if (!util_isatty_out())

@@ -516,14 +516,17 @@ cmd_args_leak(const struct cmd_args *a, struct leak_options *o)
 
 /*
  * Report a failure whose one-line cause names the file and what is wrong,
- * free the cause and return EXIT_FOUND, for a command to return.
+ * free the cause and return status, for a command to return: EXIT_INPUT
+ * when the input is at fault (unreadable, not a database or snapshot, no
+ * such run), EXIT_ERROR for anything else (an output that cannot be
+ * written).
  */
 int
-cmd_fail(char *cause)
+cmd_fail(int status, char *cause)
 {
 	log_warn("%s", cause);
 	free(cause);
-	return (EXIT_FOUND);
+	return (status);
 }
 
 /* vramtrace help [COMMAND] */

@@ -105,6 +105,10 @@ struct cmd_entry {
 	CMD_OPTION_LAYER("segment, pool, block or host (default: block, else" \
 	    " pool, else segment)")
 
+/* What every command says of a run cut short (runs.complete is 0). */
+#define CMD_UNFINISHED_NOTE "not finished: the run was cut short (killed, or" \
+	" still recording); what follows covers only what was recorded"
+
 /* The arguments of a command that reads one database (or snapshot). */
 #define CMD_ARGS_DB .args = "DB|PICKLE", .lower = 1, .upper = 1, \
 	.missing = "missing database"
@@ -121,7 +125,7 @@ const char *cmd_args_text(const struct cmd_args *, int, const char *);
 uint64_t cmd_args_number(const struct cmd_args *, int, uint64_t);
 struct leak_options;
 void	 cmd_args_leak(const struct cmd_args *, struct leak_options *);
-int	 cmd_fail(char *);
+int	 cmd_fail(int, char *);
 
 extern const struct cmd_entry cmd_attach_entry;
 extern const struct cmd_entry cmd_diff_entry;
@@ -141,9 +145,24 @@ extern const struct cmd_entry cmd_tui_entry;
 /* leak-print.c */
 struct leak_report;
 const char *leak_print_shape(const struct leak_report *, char *, size_t);
+struct query;
+/* A run's peak: its high-water mark, and its largest at a step end. */
+struct leak_print_peak {
+	int64_t		 bytes;		/* the high-water mark */
+	uint64_t	 ns;		/* when; UNKNOWN_U64: unknown */
+	uint64_t	 t0_ns;		/* the run's first instant */
+	int64_t		 step;		/* its step; UNKNOWN_INT: unknown */
+	int64_t		 end_bytes;	/* the largest at a step end */
+	int64_t		 end_step;	/* that step; UNKNOWN_INT: none */
+};
+int	 leak_print_peak_read(struct query *, const struct leak_report *,
+	     struct leak_print_peak *, char **);
+void	 leak_print_peak(FILE *, const char *, const struct leak_print_peak *);
+void	 leak_print_peak_json(FILE *, const struct leak_print_peak *);
 void	 leak_print_verdict(FILE *, const char *, const struct leak_report *);
 void	 leak_print_streams(FILE *, const struct leak_report *, size_t);
 void	 leak_print_suspects(FILE *, const struct leak_report *, size_t);
+void	 leak_print_suspects_json(FILE *, const struct leak_report *, size_t);
 void	 leak_print_ranks(FILE *, const struct leak_report *);
 
 #endif

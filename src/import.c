@@ -168,8 +168,9 @@ state_free(struct import_state *st)
 /*
  * Import the snapshot at path into the database out (a new file, or a new
  * run of an existing one with opt->append).  Fills *sum.  Returns 0, or
- * -1 with *cause (one line naming the file); on error no database is left
- * (and an appended-to database keeps only what it had).
+ * with *cause (one line naming the file) -1 when the snapshot is at fault
+ * and IMPORT_FAIL_OUTPUT when out could not be written; on error no
+ * database is left (and an appended-to database keeps only what it had).
  */
 int
 import_snapshot(const char *path, const char *out,
@@ -184,6 +185,7 @@ import_snapshot(const char *path, const char *out,
 	struct pickle_value	*root = NULL;
 	struct stat		 sb;
 	char			*real = NULL;
+	int			 rc;
 
 	memset(sum, 0, sizeof *sum);
 	memset(&st, 0, sizeof st);
@@ -202,7 +204,7 @@ import_snapshot(const char *path, const char *out,
 	    STORE_ATOMIC, cause);
 	if (st.store == NULL) {
 		state_free(&st);
-		return (-1);
+		return (IMPORT_FAIL_OUTPUT);
 	}
 	memset(&info, 0, sizeof info);
 	info.source = "import";
@@ -228,12 +230,13 @@ import_snapshot(const char *path, const char *out,
 	pickle_free(root);
 	state_free(&st);
 	free(real);
-	return (store_close(st.store, cause));
+	return (store_close(st.store, cause) == 0 ? 0 : IMPORT_FAIL_OUTPUT);
 
 fail:
+	rc = store_failed(st.store) ? IMPORT_FAIL_OUTPUT : -1;
 	pickle_free(root);
 	state_free(&st);
 	store_abort(st.store);
 	free(real);
-	return (-1);
+	return (rc);
 }

@@ -88,7 +88,15 @@ struct import_state {
 /* Flags of import_check_*: a key the snapshot may lack. */
 #define IMPORT_OPTIONAL	0x1
 
+/*
+ * The version of what an import makes of a snapshot: bump it with every
+ * change that makes the same pickle give another database, so that no
+ * cached import (input.c) made by an older importer answers.
+ */
+#define IMPORT_VERSION		1
+
 /* import.c */
+#define IMPORT_FAIL_OUTPUT	(-2)	/* the database could not be written */
 int	 import_snapshot(const char *, const char *,
 	     const struct import_options *, struct import_summary *, char **);
 

@@ -3,17 +3,26 @@
  *
  * Every reading command accepts a database or a PyTorch snapshot pickle.
  * A pickle is imported first into a cache database, kept in
- * $XDG_CACHE_HOME/vramtrace (default ~/.cache/vramtrace) under the
- * pickle's base name and a hash of its full path, and reused while it is a
- * complete import of that same file, newer than it.  Nothing is ever
- * written next to the pickle.  When the cache directory cannot be made,
- * the import goes to a temporary file that is removed at exit.
+ * $XDG_CACHE_HOME/vramtrace (default ~/.cache/vramtrace) as
+ * NAME-PATH-KEY.db: NAME the pickle's base name, PATH a hash of its full
+ * path, KEY a hash of what it is (its size, modification time in ns,
+ * device and inode, a hash of all its bytes) and of what imports it
+ * (IMPORT_VERSION, the schema version, the program's version).  A cache
+ * file answers only for the same bytes imported the same way: a file
+ * replaced by another with the same name, size and time (cp -p) has
+ * another key.  A new import replaces the other keys of the same path;
+ * one whose pickle changed while it was read is used once and not kept.
+ * Nothing is ever written next to the pickle.  When the cache directory
+ * cannot be made, the import goes to a temporary file that is removed at
+ * exit.
  */
 #include "config.h"
 
 #include "query.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdlib.h>
@@ -22,6 +31,9 @@
 #include <unistd.h>
 
 #include "import.h"
+
+/* How much of the pickle key_of reads at a time. */
+#define INPUT_KEY_CHUNK	(1 << 20)
 
 static char	*input_tmp;
 
@@ -33,6 +45,27 @@ input_cleanup(void)
 		free(input_tmp);
 		input_tmp = NULL;
 	}
+}
+
+/* Remove the database at path at exit (one at a time). */
+static void
+input_remove_at_exit(const char *path)
+{
+	input_cleanup();
+	input_tmp = xstrdup(path);
+	atexit(input_cleanup);
+}
+
+/* Import pickle into the new database db.  0, or -1 with *cause. */
+static int
+input_import(const char *pickle, const char *db, char **cause)
+{
+	struct import_options	 opt;
+	struct import_summary	 sum;
+
+	memset(&opt, 0, sizeof opt);
+	opt.progress = util_isatty_err();
+	return (import_snapshot(pickle, db, &opt, &sum, cause) != 0 ? -1 : 0);
 }
 
 /* Make the cache directory; its path, or NULL.  The caller frees it. */
@@ -59,82 +92,197 @@ cache_dir(void)
 	return (dir);
 }
 
-/* The cache file for the pickle at real (a full path); NULL if none. */
-static char *
-cache_path(const char *real)
+/* FNV-1a over n bytes, from h. */
+static uint64_t
+key_fnv(uint64_t h, const void *v, size_t n)
 {
-	const unsigned char	*p;
-	uint64_t		 h = 0xcbf29ce484222325ULL;
-	char			*dir, *copy, *path;
+	const unsigned char	*p = v;
+
+	while (n-- > 0)
+		h = (h ^ *p++) * 0x100000001b3ULL;
+	return (h);
+}
+
+/*
+ * The hash of n bytes, from h, 8 at a time (the content of a pickle of
+ * hundreds of MB, read by every command given it): a multiply and a
+ * rotation per word, FNV-1a for the tail.
+ */
+static uint64_t
+key_content(uint64_t h, const unsigned char *p, size_t n)
+{
+	uint64_t	w;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h ^= w * 0x9e3779b97f4a7c15ULL;
+		h = ((h << 31) | (h >> 33)) * 0xc2b2ae3d27d4eb4fULL;
+	}
+	return (key_fnv(h, p, n));
+}
+
+/*
+ * The key of the pickle at path: what it is (size, modification time in
+ * ns, device, inode, a hash of its bytes) and what imports it.  0, or -1
+ * with *cause when it cannot be read.
+ */
+static int
+key_of(const char *path, uint64_t *key, char **cause)
+{
+	static const char	 version[] = PACKAGE_VERSION;
+	struct stat		 sb;
+	unsigned char		*buf;
+	uint64_t		 h = 0xcbf29ce484222325ULL, f[7];
+	ssize_t			 got;
+	int			 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &sb) != 0) {
+		*cause = xstrerror_cause("%s", path);
+		if (fd != -1)
+			close(fd);
+		return (-1);
+	}
+	buf = xmalloc(INPUT_KEY_CHUNK);
+	while ((got = read(fd, buf, INPUT_KEY_CHUNK)) > 0)
+		h = key_content(h, buf, (size_t)got);
+	free(buf);
+	close(fd);
+	if (got < 0) {
+		*cause = xstrerror_cause("%s", path);
+		return (-1);
+	}
+	f[0] = (uint64_t)sb.st_size;
+	f[1] = (uint64_t)sb.st_mtim.tv_sec;
+	f[2] = (uint64_t)sb.st_mtim.tv_nsec;
+	f[3] = (uint64_t)sb.st_dev;
+	f[4] = (uint64_t)sb.st_ino;
+	f[5] = IMPORT_VERSION;
+	f[6] = STORE_SCHEMA_VERSION;
+	h = key_fnv(h, f, sizeof f);
+	*key = key_fnv(h, version, sizeof version);
+	return (0);
+}
+
+/*
+ * The cache file for the pickle at real (a full path) of key key, and in
+ * *others the pattern of every key's file for that path; NULL if there is
+ * no cache directory.  The caller frees both.
+ */
+static char *
+cache_path(const char *real, uint64_t key, char **others)
+{
+	char	*dir, *copy, *path, *name;
 
 	if ((dir = cache_dir()) == NULL)
 		return (NULL);
-	for (p = (const unsigned char *)real; *p != '\0'; p++)
-		h = (h ^ *p) * 0x100000001b3ULL;
 	copy = xstrdup(real);
-	xasprintf(&path, "%s/%s-%016" PRIx64 ".db", dir, basename(copy), h);
+	xasprintf(&name, "%s/%s-%016" PRIx64, dir, basename(copy),
+	    key_fnv(0xcbf29ce484222325ULL, real, strlen(real)));
+	xasprintf(&path, "%s-%016" PRIx64 ".db", name, key);
+	xasprintf(others, "%s-????????????????.db", name);
+	free(name);
 	free(copy);
 	free(dir);
 	return (path);
 }
 
-/* Is cache a complete import of pickle, newer than it? */
+/* Is cache a complete import of pickle? */
 static int
-cache_fresh(const char *cache, const char *pickle)
+cache_fresh(const char *cache, const char *real)
 {
-	struct stat	 cs, ps;
 	struct query	*q;
-	char		*cause = NULL, *real;
+	char		*cause = NULL;
 	int		 fresh;
 
-	if (stat(cache, &cs) != 0 || stat(pickle, &ps) != 0 ||
-	    cs.st_mtime < ps.st_mtime)
+	if (access(cache, R_OK) != 0)
 		return (0);
 	if ((q = query_open(cache, &cause)) == NULL) {
 		free(cause);
 		return (0);
 	}
-	real = realpath(pickle, NULL);
-	fresh = real != NULL && query_has_import(q, real);
-	free(real);
+	fresh = query_has_import(q, real);
 	query_close(q);
 	return (fresh);
+}
+
+/* Remove the files matching pattern but keep. */
+static void
+cache_prune(const char *pattern, const char *keep)
+{
+	glob_t	g;
+	size_t	i;
+
+	if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
+		return;
+	for (i = 0; i < g.gl_pathc; i++) {
+		if (strcmp(g.gl_pathv[i], keep) != 0)
+			unlink(g.gl_pathv[i]);
+	}
+	globfree(&g);
+}
+
+/*
+ * Import pickle beside cache and move it there, unless the pickle changed
+ * while it was read (its key is no longer key): then the import is used
+ * once, as a temporary file.  The database's path, or NULL with *cause.
+ */
+static char *
+cache_fill(const char *pickle, char *cache, const char *others,
+    uint64_t key, char **cause)
+{
+	uint64_t	 after;
+	char		*tmp;
+
+	xasprintf(&tmp, "%s.new-%d", cache, (int)getpid());
+	unlink(tmp);
+	if (input_import(pickle, tmp, cause) != 0) {
+		free(tmp);
+		free(cache);
+		return (NULL);
+	}
+	if (key_of(pickle, &after, cause) != 0) {
+		unlink(tmp);
+		free(tmp);
+		free(cache);
+		return (NULL);
+	}
+	if (after == key && rename(tmp, cache) == 0) {
+		free(tmp);
+		cache_prune(others, cache);
+		return (cache);
+	}
+	free(cache);
+	input_remove_at_exit(tmp);
+	return (tmp);
 }
 
 static char *
 import_to_cache(const char *pickle, char **cause)
 {
-	struct import_options	 opt;
-	struct import_summary	 sum;
-	char			*real, *cache, *tmp;
-	int			 fd;
+	uint64_t	 key;
+	char		*real, *cache, *others = NULL;
+	int		 fd;
 
-	memset(&opt, 0, sizeof opt);
-	opt.progress = util_isatty_err();
 	if ((real = realpath(pickle, NULL)) == NULL) {
 		*cause = xstrerror_cause("%s", pickle);
 		return (NULL);
 	}
-	cache = cache_path(real);
-	free(real);
-	if (cache != NULL && cache_fresh(cache, pickle))
+	if (key_of(pickle, &key, cause) != 0) {
+		free(real);
+		return (NULL);
+	}
+	cache = cache_path(real, key, &others);
+	if (cache != NULL && cache_fresh(cache, real)) {
+		free(real);
+		free(others);
 		return (cache);
+	}
+	free(real);
 	if (cache != NULL) {
-		/* Import beside the cache file, then replace it. */
-		xasprintf(&tmp, "%s.new-%d", cache, (int)getpid());
-		unlink(tmp);
-		if (import_snapshot(pickle, tmp, &opt, &sum, cause) != 0) {
-			free(tmp);
-			free(cache);
-			return (NULL);
-		}
-		if (rename(tmp, cache) == 0) {
-			free(tmp);
-			return (cache);
-		}
-		unlink(tmp);
-		free(tmp);
-		free(cache);
+		cache = cache_fill(pickle, cache, others, key, cause);
+		free(others);
+		return (cache);
 	}
 	xasprintf(&cache, "%s/vramtrace-import-XXXXXX",
 	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
@@ -146,13 +294,11 @@ import_to_cache(const char *pickle, char **cause)
 	}
 	close(fd);
 	unlink(cache);
-	if (import_snapshot(pickle, cache, &opt, &sum, cause) != 0) {
+	if (input_import(pickle, cache, cause) != 0) {
 		free(cache);
 		return (NULL);
 	}
-	input_cleanup();
-	input_tmp = xstrdup(cache);
-	atexit(input_cleanup);
+	input_remove_at_exit(cache);
 	return (cache);
 }
 

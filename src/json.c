@@ -9,18 +9,66 @@
 
 #include "unknown.h"
 
-/* Write s as a JSON string (NULL as null), escaping what JSON requires. */
+/*
+ * The length of the valid UTF-8 sequence at p (a NUL-terminated string),
+ * or 0 when it is not one (a stray byte, an overlong form, a surrogate,
+ * past U+10FFFF): file names and frame names are bytes.
+ */
+size_t
+json_utf8_length(const unsigned char *p)
+{
+	size_t		n, i;
+	uint32_t	c;
+
+	if (p[0] < 0x80)
+		return (1);
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4;
+	else
+		return (0);
+	c = p[0] & (0x7f >> n);
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return (0);
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and past U+10FFFF. */
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 ||
+	    c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
+		return (0);
+	return (n);
+}
+
+/*
+ * Write s as a JSON string (NULL as null), escaping what JSON requires;
+ * a byte that is not part of valid UTF-8 becomes U+FFFD, so that the
+ * output is always valid UTF-8 (json.loads accepts it).
+ */
 void
 json_string(FILE *f, const char *s)
 {
 	const unsigned char	*p;
+	size_t			 n;
 
 	if (s == NULL) {
 		fputs("null", f);
 		return;
 	}
 	fputc('"', f);
-	for (p = (const unsigned char *)s; *p != '\0'; p++) {
+	for (p = (const unsigned char *)s; *p != '\0'; p += n) {
+		if ((n = json_utf8_length(p)) == 0) {
+			fputs("\\ufffd", f);
+			n = 1;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(p, 1, n, f);
+			continue;
+		}
 		switch (*p) {
 		case '"':
 			fputs("\\\"", f);

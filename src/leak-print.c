@@ -2,7 +2,8 @@
  * leak-print.c: the parts of a leak report that vramtrace leaks and
  * vramtrace report both print as text: the verdict line, the streams (the
  * devices of a run seen through usage samples only), the ranks of a job
- * and the suspect sites.
+ * and the suspect sites; and the peak that leaks, report and history
+ * print, in text and JSON.
  */
 #include "config.h"
 
@@ -14,6 +15,8 @@
 #include <string.h>
 
 #include "leak.h"
+#include "query.h"
+#include "report.h"
 #include "cmd.h"
 #include "unknown.h"
 
@@ -64,6 +67,83 @@ leak_print_shape(const struct leak_report *r, char *buf, size_t len)
 		buf[0] = '\0';
 	}
 	return (buf);
+}
+
+/*
+ * Fill *p with the peak of r's run in r's layer: the high-water mark over
+ * every instant, with its time and step (query_report_peak, the walk of
+ * the HTML report), and the largest live bytes at a step end, with its
+ * step.  A run seen through usage samples only has no instants: its peak
+ * is its largest step end, at an unknown time.  0, or -1 with *cause.
+ */
+int
+leak_print_peak_read(struct query *q, const struct leak_report *r,
+    struct leak_print_peak *p, char **cause)
+{
+	struct report_peak	hw;
+	uint64_t		t0;
+	size_t			i;
+
+	p->end_bytes = 0;
+	p->end_step = UNKNOWN_INT;
+	for (i = 0; i < r->nsteps; i++) {
+		if (p->end_step == UNKNOWN_INT ||
+		    r->steps[i].live_bytes > p->end_bytes) {
+			p->end_bytes = r->steps[i].live_bytes;
+			p->end_step = r->steps[i].step;
+		}
+	}
+	p->bytes = p->end_bytes;
+	p->ns = p->t0_ns = UNKNOWN_U64;
+	p->step = p->end_step;
+	if (r->usage_only)
+		return (0);
+	if (query_report_peak(q, r->run_id, r->layer, &hw, &t0, cause) != 0)
+		return (-1);
+	p->bytes = hw.bytes;
+	p->ns = hw.ns == UNKNOWN_U64 ? UNKNOWN_U64 : t0 + hw.ns;
+	p->step = hw.step;
+	p->t0_ns = t0;
+	return (0);
+}
+
+/*
+ * Print the peak in one line after prefix: the high-water mark, its step
+ * and time after the run's start, and the largest at a step end.
+ */
+void
+leak_print_peak(FILE *f, const char *prefix, const struct leak_print_peak *p)
+{
+	char	b[FMT_LEN], t[FMT_LEN];
+
+	fprintf(f, "%s%s", prefix, fmt_bytes(p->bytes, b, sizeof b));
+	if (p->ns != UNKNOWN_U64) {
+		if (p->step != UNKNOWN_INT)
+			fprintf(f, " in step %" PRId64, p->step);
+		fprintf(f, " at %s", fmt_offset(p->ns, p->t0_ns, t,
+		    sizeof t));
+	}
+	fprintf(f, " (high-water mark); %s", fmt_bytes(p->end_bytes, b,
+	    sizeof b));
+	if (p->end_step != UNKNOWN_INT)
+		fprintf(f, " at the end of step %" PRId64, p->end_step);
+	fprintf(f, " (largest at a step end)\n");
+}
+
+/*
+ * Print the peak's JSON keys, each after ", ": peak_bytes, peak_ns,
+ * peak_step, peak_step_end_bytes, peak_step_end_step (null: unknown).
+ */
+void
+leak_print_peak_json(FILE *f, const struct leak_print_peak *p)
+{
+	fprintf(f, ", \"peak_bytes\": %" PRId64 ", \"peak_ns\": ", p->bytes);
+	json_time(f, p->ns);
+	fprintf(f, ", \"peak_step\": ");
+	json_int_or_null(f, p->step, p->step != UNKNOWN_INT);
+	fprintf(f, ", \"peak_step_end_bytes\": %" PRId64
+	    ", \"peak_step_end_step\": ", p->end_bytes);
+	json_int_or_null(f, p->end_step, p->end_step != UNKNOWN_INT);
 }
 
 /*
@@ -255,4 +335,31 @@ leak_print_ranks(FILE *f, const struct leak_report *r)
 	if (!isnan(r->skew.ratio))
 		fprintf(f, " (%.1fx)", r->skew.ratio);
 	fputc('\n', f);
+}
+
+/*
+ * Print ",\n \"suspects\": [...]": the first max suspects of r, each with
+ * site (its label; null without a stack), site_id (null without a
+ * stack), bytes, blocks, device and stream, as leaks and report give them.
+ */
+void
+leak_print_suspects_json(FILE *f, const struct leak_report *r, size_t max)
+{
+	const struct leak_suspect	*x;
+	size_t				 i;
+
+	fprintf(f, ",\n \"suspects\": [");
+	for (i = 0; i < r->nsuspects && i < max; i++) {
+		x = &r->suspects[i];
+		fprintf(f, "%s\n  {\"site\": ", i ? "," : "");
+		json_string(f, x->site);
+		fprintf(f, ", \"site_id\": ");
+		json_int_or_null(f, x->site_id, x->site_id >= 0);
+		fprintf(f, ", \"bytes\": %" PRId64 ", \"blocks\": %" PRId64
+		    ", \"device\": %d, \"stream\": ", x->bytes, x->blocks,
+		    (int)x->device);
+		json_stream(f, x->stream);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]");
 }

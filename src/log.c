@@ -48,7 +48,8 @@ log_set_fatal_hook(void (*hook)(void))
 	log_fatal_hook = hook;
 }
 
-/* Run the fatal hook, print "vramtrace: fatal: MESSAGE" and exit 1. */
+/* Run the fatal hook, print "vramtrace: fatal: MESSAGE" and exit
+ * EXIT_ERROR. */
 void
 fatal(const char *fmt, ...)
 {
@@ -61,5 +62,5 @@ fatal(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);	/* no allocation: out of memory */
 	fputc('\n', stderr);
 	va_end(ap);
-	exit(EXIT_FOUND);
+	exit(EXIT_ERROR);
 }

@@ -310,6 +310,43 @@ report_bounds(struct query *q, struct report *r, char **cause)
 }
 
 /*
+ * The report of run run_id (0: the newest) in layer, as query_report says;
+ * without `whole`, only what the peaks need: no copies, no offload
+ * decisions, no processes' names, lanes not ordered.
+ */
+static int
+report_build(struct query *q, int64_t run_id, int layer, size_t window,
+    int whole, struct report **out, char **cause)
+{
+	struct report		*r;
+	size_t			 i;
+
+	*out = NULL;
+	r = xcalloc(1, sizeof *r);
+	r->run_id = run_id != 0 ? run_id : query_latest_run(q);
+	r->layer = layer;
+	r->peak.ns = UNKNOWN_U64;
+	r->peak.step = UNKNOWN_INT;
+	if (report_bounds(q, r, cause) != 0 ||
+	    query_report_walk(q, r, window, cause) != 0 ||
+	    report_steps(q, r, cause) != 0 || (whole &&
+	    (report_copies(q, r, cause) != 0 ||
+	    query_timeline(q, r->run_id, QUERY_ITEM_PROCESS, on_process, r,
+	    cause) != 0))) {
+		query_report_free(r);
+		return (-1);
+	}
+	for (i = 0; i < r->ntracks; i++)
+		r->tracks[i].peak.step = query_report_step_at(r,
+		    r->tracks[i].peak.ns);
+	r->peak.step = query_report_step_at(r, r->peak.ns);
+	if (whole)
+		report_order(r);
+	*out = r;
+	return (0);
+}
+
+/*
  * Aggregate run run_id (0: the newest) for the HTML report: lanes, tracks
  * and series of live bytes in buckets of time, their exact peaks, the peak
  * of `layer` over every device lane, steps, copies and offload decisions
@@ -324,29 +361,28 @@ int
 query_report(struct query *q, int64_t run_id, int layer, size_t window,
     struct report **out, char **cause)
 {
-	struct report		*r;
-	size_t			 i;
+	return (report_build(q, run_id, layer, window, 1, out, cause));
+}
 
-	*out = NULL;
-	r = xcalloc(1, sizeof *r);
-	r->run_id = run_id != 0 ? run_id : query_latest_run(q);
-	r->layer = layer;
-	r->peak.ns = UNKNOWN_U64;
-	r->peak.step = UNKNOWN_INT;
-	if (report_bounds(q, r, cause) != 0 ||
-	    query_report_walk(q, r, window, cause) != 0 ||
-	    report_steps(q, r, cause) != 0 || report_copies(q, r, cause) != 0 ||
-	    query_timeline(q, r->run_id, QUERY_ITEM_PROCESS, on_process, r,
-	    cause) != 0) {
-		query_report_free(r);
+/*
+ * The high-water mark of run run_id (0: the newest) in layer over its
+ * device lanes, from the same walk as the HTML report's peak (one
+ * computation of a peak): *peak as report.peak says (its time from the
+ * run's first instant, *t0_ns; UNKNOWN_U64 when nothing was live), with
+ * its step.  0, or -1 with *cause when the run does not exist or cannot be
+ * read.
+ */
+int
+query_report_peak(struct query *q, int64_t run_id, int layer,
+    struct report_peak *peak, uint64_t *t0_ns, char **cause)
+{
+	struct report	*r;
+
+	if (report_build(q, run_id, layer, 0, 0, &r, cause) != 0)
 		return (-1);
-	}
-	for (i = 0; i < r->ntracks; i++)
-		r->tracks[i].peak.step = query_report_step_at(r,
-		    r->tracks[i].peak.ns);
-	r->peak.step = query_report_step_at(r, r->peak.ns);
-	report_order(r);
-	*out = r;
+	*peak = r->peak;
+	*t0_ns = r->t0_ns;
+	query_report_free(r);
 	return (0);
 }
 

@@ -18,36 +18,6 @@
 
 #include "unknown.h"
 
-/* The length of the valid UTF-8 sequence at p, or 0 when it is not one. */
-static size_t
-utf8_length(const unsigned char *p)
-{
-	size_t		n, i;
-	uint32_t	c;
-
-	if (p[0] < 0x80)
-		return (1);
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4;
-	else
-		return (0);
-	c = p[0] & (0x7f >> n);
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return (0);
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and past U+10FFFF. */
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 ||
-	    c > 0x10ffff)) || (c >= 0xd800 && c <= 0xdfff))
-		return (0);
-	return (n);
-}
-
 /* Write s as a JSON string that is safe in a page; NULL as null. */
 void
 report_html_json_string(FILE *f, const char *s)
@@ -61,7 +31,7 @@ report_html_json_string(FILE *f, const char *s)
 	}
 	fputc('"', f);
 	for (p = (const unsigned char *)s; *p != '\0'; p += n) {
-		if ((n = utf8_length(p)) == 0) {
+		if ((n = json_utf8_length(p)) == 0) {
 			fputs("\\ufffd", f);
 			n = 1;
 		} else if (n == 3 && p[0] == 0xe2 && p[1] == 0x80 &&

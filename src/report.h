@@ -151,6 +151,8 @@ int	 query_report(struct query *, int64_t, int, size_t,
 	     struct report **, char **);
 void	 query_report_free(struct report *);
 int64_t	 query_report_step_at(const struct report *, uint64_t);
+int	 query_report_peak(struct query *, int64_t, int, struct report_peak *,
+	     uint64_t *, char **);
 
 /* query-report-walk.c */
 int	 query_report_walk(struct query *, struct report *, size_t, char **);

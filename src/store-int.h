@@ -193,6 +193,7 @@ struct store {
 	volatile sig_atomic_t interrupted; /* a signal stops the writers */
 	int		 flags;
 	int		 in_txn;
+	int		 failed;	/* SQLite refused something */
 	int64_t		 run_id;
 	int64_t		 snapshot_id;	/* store_snapshot_begin(); 0: none */
 	sqlite3_stmt	*stmt[STMT_MAX];

@@ -17,7 +17,8 @@
 
 /*
  * Set *cause to "PATH: MESSAGE" (with SQLite's message appended when the
- * message ends in ':') and return -1.  cause may be NULL.
+ * message ends in ':'), mark the store failed (store_failed) and return
+ * -1.  cause may be NULL.
  */
 int
 store_sql_error(struct store *s, char **cause, const char *fmt, ...)
@@ -26,6 +27,7 @@ store_sql_error(struct store *s, char **cause, const char *fmt, ...)
 	char	*msg;
 	size_t	 len;
 
+	s->failed = 1;
 	if (cause == NULL)
 		return (-1);
 	va_start(ap, fmt);

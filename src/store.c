@@ -209,6 +209,18 @@ fail:
 	return (NULL);
 }
 
+/*
+ * Whether writing to the database failed (SQLite refused a statement), as
+ * opposed to an error of what was being written: a caller tells a bad
+ * output from a bad input by it.  s may be NULL: a store that did not open
+ * failed.
+ */
+int
+store_failed(const struct store *s)
+{
+	return (s == NULL || s->failed);
+}
+
 /* The id of the run being written, or 0 before store_run_begin(). */
 int64_t
 store_run_id(struct store *s)

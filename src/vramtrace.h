@@ -21,12 +21,22 @@
 #define noreturn_fn
 #endif
 
-/* Exit statuses shared by every command. */
-#define EXIT_OK		0
-#define EXIT_FOUND	1	/* a failure found, or a bad input file */
-#define EXIT_USAGE	2	/* bad usage */
-#define EXIT_CORRUPT	3	/* saved tensors came back different
-				   (leaks, report: the offload check) */
+/*
+ * Exit statuses, the same for every command (vramtrace(1), EXIT STATUS),
+ * so that a CI can tell a leak from a bad file.  record exits with its
+ * command's status instead, once the command ran.
+ */
+#define EXIT_OK			0
+#define EXIT_LEAK		1	/* a check asked for failed: a leak */
+#define EXIT_USAGE		2	/* bad usage */
+#define EXIT_CORRUPT		3	/* saved tensors came back different */
+					/* (leaks, report: the offload check) */
+#define EXIT_INPUT		4	/* bad input: unreadable, not a */
+					/* database or snapshot, no such run */
+#define EXIT_INCONCLUSIVE	5	/* --fail-on-inconclusive: no verdict */
+#define EXIT_UNFINISHED		6	/* a check on a run cut short */
+#define EXIT_ERROR		7	/* any other failure: an output that */
+					/* cannot be written, out of memory */
 
 /* log.c */
 extern const char *log_program;
@@ -107,6 +117,7 @@ int	 store_run_begin(struct store *, const struct store_run_info *,
 	     char **);
 int	 store_run_finish(struct store *, int, uint64_t, char **);
 int64_t	 store_run_id(struct store *);
+int	 store_failed(const struct store *);
 int	 store_commit(struct store *, char **);
 int	 store_maybe_commit(struct store *, char **);
 
@@ -229,6 +240,7 @@ void	 collector_free(struct collector *);
 /* query*.c, input.c: the reader, in query.h; leak*.c, in leak.h. */
 
 /* json.c */
+size_t	 json_utf8_length(const unsigned char *);
 void	 json_string(FILE *, const char *);
 void	 json_stream(FILE *, uint64_t);
 void	 json_handle(FILE *, uint64_t);

@@ -8,11 +8,11 @@ FAKE="${top_builddir:-.}/tests/libfake-nvml.so"
 q() { "$VRAMTRACE" sql "$1" "$2" --format csv | tail -n +2; }
 
 VRAMTRACE_NVML_LIB="$TMP/no-such-libnvidia-ml.so" run "$VRAMTRACE" attach $$ -o "$TMP/none.db"
-expect 1 '^vramtrace: cannot load NVML' "without NVML: one line, exit 1"
+expect 7 '^vramtrace: cannot load NVML' "without NVML: one line, exit 7"
 [ "$(wc -l <"$TMP/err")" -eq 1 ] && [ ! -e "$TMP/none.db" ]
 ok $? "...one line only, and no database"
 run "$VRAMTRACE" attach 4194305 -o "$TMP/none.db"
-expect 1 "no process 4194305" "no such process: exit 1"
+expect 4 "no process 4194305" "no such process: exit 4"
 
 export VRAMTRACE_NVML_LIB="$FAKE"
 # 2.5 s: about 12 steps of 200 ms, enough for the shape model to call the

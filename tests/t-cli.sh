@@ -27,7 +27,7 @@ run "$VRAMTRACE" help sql
 run "$VRAMTRACE" help nothing
 expect 2 'unknown command nothing' "help of an unknown command, exit 2"
 run "$VRAMTRACE" info "$TMP/missing.db"
-expect 1 'missing.db: No such file' "a missing database, exit 1"
+expect 4 'missing.db: No such file' "a missing database, exit 4"
 
 cat >"$TMP/run.txt" <<'SPOOL'
 process-start 1000 pid=10 rank=0 host=h1 command="python train.py"
@@ -43,7 +43,7 @@ SPOOL
 run "$VRAMTRACE" replay "$TMP/run.vtr" -o "$TMP/run.db"
 ok $rc "replay a spool file"
 run "$VRAMTRACE" replay "$TMP/run.vtr" -o "$TMP/run.db"
-expect 1 'already exists' "replay refuses to overwrite a database"
+expect 7 'already exists' "replay refuses to overwrite a database, exit 7"
 run "$VRAMTRACE" info "$TMP/run.db" --format json
 ok $rc "info --format json"
 "${PYTHON3:-python3}" - "$TMP/out" <<'PY'
@@ -67,9 +67,9 @@ run "$VRAMTRACE" sql "$TMP/run.db" "select step, live_bytes from step_growth whe
 [ "$(cat "$TMP/out")" = "$(printf 'step|live_bytes\n1|3145728\n2|2097152')" ]
 ok $? "sql --format table on the step_growth view"
 run "$VRAMTRACE" sql "$TMP/run.db" "delete from allocations"
-expect 1 'refusing a statement that writes' "sql refuses to write"
+expect 2 'refusing a statement that writes' "sql refuses to write, exit 2"
 run "$VRAMTRACE" sql "$TMP/run.db" "select 1; select 2"
-expect 1 'one statement at a time' "sql runs one statement"
+expect 2 'one statement at a time' "sql runs one statement"
 [ "$("$VRAMTRACE" sql "$TMP/run.db" "select count(*) from allocations")" = "$(printf 'count(*)\n2')" ]
 ok $? "the database is unchanged"
 # A stream is decimal everywhere and n/a (null in JSON) when unknown.

@@ -35,11 +35,11 @@ grep -q '^new 400 B in 1 blocks, gone 0 B in 0 blocks, net +400 B$' "$TMP/out" &
     grep -q 'offload.py:42 stash' "$TMP/out"
 ok $? "text: step 2 against the end of the run"
 run "$VRAMTRACE" diff "$TMP/run.db@9" "$TMP/run.db"
-expect 1 'no step 9' "a step that does not exist: exit 1"
+expect 4 'no step 9' "a step that does not exist: exit 4"
 run "$VRAMTRACE" diff "$TMP/run.db"
 expect 2 'needs two points' "one argument: exit 2"
 run "$VRAMTRACE" diff "$TMP/run.db@x" "$TMP/run.db"
-expect 1 'run.db@x' "a file that does not exist (no step suffix): exit 1"
+expect 4 'run.db@x' "a file that does not exist (no step suffix): exit 4"
 
 # Within one run a block is its row.  Step 2 frees the 4 KiB buffer and makes
 # another at the same address and size (gone and new); step 3 frees the
@@ -90,7 +90,7 @@ ok $? "report as text"
 
 EX=$srcdir/examples
 run "$VRAMTRACE" report "$EX/garbage_stream.pickle" --format json
-jq_py "$TMP/out" 'd["verdict"] == "LEAK" and d["source"] == "import" and d["total_steps"] == 5 and d["streams"] and d["sites"][0]["site"] == "train.py:51 unpack" and d["sites"][0]["stream"] == 1031036896'
+jq_py "$TMP/out" 'd["verdict"] == "LEAK" and d["source"] == "import" and d["total_steps"] == 5 and d["streams"] and d["suspects"][0]["site"] == "train.py:51 unpack" and d["suspects"][0]["stream"] == 1031036896'
 ok $? "report on a snapshot: LEAK, top site on the side stream"
 run "$VRAMTRACE" report "$EX/garbage_stream.pickle"
 [ "$(wc -l <"$TMP/out")" -le 24 ] && grep -q '^verdict    LEAK, +107.1 MiB per step' "$TMP/out"

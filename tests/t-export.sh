@@ -153,7 +153,7 @@ all=$("$PYTHON3" -c 'import json,sys; print(sum(e["ph"] == "C" for e in json.loa
 ok $? "bucketed: $n points instead of $all"
 
 run "$VRAMTRACE" export "$TMP/run.db" --perfetto "$TMP/r9.json" --run 9
-expect 1 'no run 9' "an unknown run, exit 1"
+expect 4 'no run 9' "an unknown run, exit 4"
 [ ! -e "$TMP/r9.json" ] && [ -z "$(ls "$TMP" | grep 'r9.json.tmp')" ]
 ok $? "...and no file left behind"
 run "$VRAMTRACE" export "$TMP/run.db"

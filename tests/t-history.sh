@@ -33,7 +33,7 @@ history() {
 history "$TMP/up.db" 2 4 8
 run "$VRAMTRACE" history "$TMP/up.db" --format json
 cp "$TMP/out" "$TMP/up.json"
-jq_py "$TMP/up.json" '[(r["run"], r["verdict"], r["growth_bytes_per_step"], r["steps"]) for r in d["runs"]] == [(1, "LEAK", 2097152, 6), (2, "LEAK", 4194304, 6), (3, "LEAK", 8388608, 6)]'
+jq_py "$TMP/up.json" '[(r["run_id"], r["verdict"], r["growth_bytes_per_step"], r["steps"]) for r in d["runs"]] == [(1, "LEAK", 2097152, 6), (2, "LEAK", 4194304, 6), (3, "LEAK", 8388608, 6)]'
 ok $? "a run per entry, oldest first, with its verdict, rate and steps"
 jq_py "$TMP/up.json" 'all(r["source"] == "replay" and r["start_ns"] > 0 and r["peak_bytes"] > 104857600 and "command" in r and "git_commit" in r for r in d["runs"])'
 ok $? "each run's source, start, peak, command and commit"
@@ -50,11 +50,11 @@ ok $? "a rise under --threshold is not worse"
 
 # info --run counts one run; without it, the whole database.
 run "$VRAMTRACE" info "$TMP/up.db" --run 2 --format json
-jq_py "$TMP/out" '(d["run"], d["runs"], d["processes"], d["steps"], d["allocations"]) == (2, 1, 1, 6, 7)' &&
+jq_py "$TMP/out" '(d["run_id"], d["runs"], d["processes"], d["steps"], d["allocations"]) == (2, 1, 1, 6, 7)' &&
     "$VRAMTRACE" info "$TMP/up.db" | grep -q '^  steps           18$'
 ok $? "info --run: that run's counts; without it, the database's"
 run "$VRAMTRACE" info "$TMP/up.db" --run 4
-expect 1 'no run 4' "info --run of a run that does not exist: exit 1"
+expect 4 'no run 4' "info --run of a run that does not exist: exit 4"
 
 history "$TMP/down.db" 8 4 2
 run "$VRAMTRACE" history "$TMP/down.db" --fail-if-worse --format json

@@ -3,7 +3,7 @@
 # (tests/data/pickle/bad, which the reader refuses) and of the invalid
 # snapshots (tests/data/pickle/invalid, which it reads but whose values
 # PyTorch cannot write), given to `vramtrace import`, gets one clear line
-# naming the file and containing the substring its EXPECT lists, exit 1,
+# naming the file and containing the substring its EXPECT lists, exit 4 (a bad input),
 # and leaves no database (not even a temporary one) behind.
 # bad/EXPECT-import names the files whose content the importer refuses
 # before the reader reaches the problem bad/EXPECT names.
@@ -24,7 +24,7 @@ for dir in bad invalid; do
 		mkdir "$TMP/d" || exit 99
 		run "$VRAMTRACE" import "$data/$dir/$file" -o "$TMP/d/out.db"
 		lines=$(wc -l <"$TMP/err")
-		[ $rc -eq 1 ] && [ "$lines" -eq 1 ] &&
+		[ $rc -eq 4 ] && [ "$lines" -eq 1 ] &&
 		    grep -qF -- "$want" "$TMP/err" &&
 		    grep -qF -- "$file" "$TMP/err" && [ -z "$(ls "$TMP/d")" ]
 		st=$?

@@ -68,7 +68,7 @@ ok $? "...into the cache, not next to the pickle"
 cp "$f" "$TMP/again.pickle"
 "$VRAMTRACE" import "$TMP/again.pickle" >/dev/null 2>&1
 run "$VRAMTRACE" import "$TMP/again.pickle"
-expect 1 'again.db: already exists' "import refuses to overwrite its default output"
+expect 7 'again.db: already exists' "import refuses to overwrite its default output, exit 7"
 run "$VRAMTRACE" import "$TMP/again.pickle" -o "$TMP/again.db" --step-marker '^nothing' --step-every 50 --append
 grep -q 'steps are fixed windows' "$TMP/out" && [ "$("$VRAMTRACE" sql "$TMP/again.db" "select count(*) from runs")" = "$(printf 'count(*)\n2')" ]
 ok $? "--append adds a run; --step-every cuts windows when no annotation matches"

@@ -6,7 +6,7 @@
 # 107.1 MiB a step), the others are clean with no growing stream; and the
 # views agree with the report on them.
 . "${srcdir:-.}/tests/lib.sh"
-plan 15
+plan 17
 PY=${PYTHON3:-python3}
 SNAP=${SHARED_DATA:-$srcdir/../shared/data}/snapshots
 XDG_CACHE_HOME=$TMP/cache
@@ -82,4 +82,20 @@ grep -q '^verdict: LEAK, +107.1 MiB per step, 100% of 4 steps grew, mostly on st
 ok $? "the README's command: the verdict line says LEAK, growth and stream"
 run "$VRAMTRACE" leaks "$srcdir/examples/garbage_stream.pickle" --fail-on-leak
 ok $([ $rc -eq 1 ]; echo $?) "--fail-on-leak on the example: exit 1"
+
+# The peak is the high-water mark (1008.1 MiB, inside step 5), not the
+# largest step end (927.0 MiB, at the end of step 5); leaks, report and
+# history give the same one.
+g=$srcdir/examples/garbage_stream.pickle
+peak='(d["peak_bytes"], d["peak_step"], d["peak_step_end_bytes"], d["peak_step_end_step"]) == (1057043460, 5, 971988996, 5) and d["peak_ns"] > 0'
+check "$g" "$peak" &&
+    "$VRAMTRACE" report "$g" --format json >"$TMP/report.json" &&
+    jq_py "$TMP/report.json" "$peak" &&
+    "$VRAMTRACE" history "$g" --format json >"$TMP/history.json" &&
+    "$PY" -c 'import json, sys; l, h = (json.load(open(f)) for f in sys.argv[1:]); r, = h["runs"]; sys.exit(0 if all(r[k] == l[k] for k in l if k.startswith("peak")) else 1)' "$TMP/out" "$TMP/history.json"
+ok $? "the example's peak: 1008.1 MiB in step 5, 927.0 MiB at the end of step 5, the same in leaks, report and history"
+run "$VRAMTRACE" leaks "$g"
+grep -q '^peak: 1008.1 MiB in step 5 at +0.442s (high-water mark); 927.0 MiB at the end of step 5 (largest at a step end)$' "$TMP/out" &&
+    "$VRAMTRACE" report "$g" | grep -q '^peak       1008.1 MiB in step 5 at'
+ok $? "...and in their text"
 done_testing

@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 35
+plan 37
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
@@ -185,7 +185,35 @@ expect 2 'missing database' "no database: exit 2"
 run "$VRAMTRACE" leaks "$TMP/leak.db" --layer tiles
 expect 2 'unknown layer tiles' "a bad layer: exit 2"
 run "$VRAMTRACE" leaks "$TMP/missing.db"
-expect 1 'missing.db: No such file' "a missing file: exit 1"
+expect 4 'missing.db: No such file' "a missing file: exit 4"
 run "$VRAMTRACE" leaks "$TMP/leak.db" --run 9
-expect 1 'no run 9' "a run that does not exist: exit 1"
+expect 4 'no run 9' "a run that does not exist: exit 4"
+# A run of 2,000 steps: the text summarizes them (the first and last 5,
+# the largest changes, one line per gap); --all-steps prints them all.
+{
+	echo 'process-start 1000 pid=10'
+	echo 'alloc 1100 address=0x1000 bytes=104857600 stream=7'
+	t=2000
+	k=1
+	while [ $k -le 2000 ]; do
+		[ $k -eq 1000 ] && echo "alloc $((t - 300)) address=0x40000000 bytes=536870912 stream=7"
+		echo "step-end $t"
+		t=$((t + 1000))
+		k=$((k + 1))
+	done
+} >"$TMP/long.txt"
+spool long
+run "$VRAMTRACE" leaks "$TMP/long.db"
+sed -n '/^  step /,/^$/p' "$TMP/out" >"$TMP/table"
+[ "$(grep -Ec '^ +[0-9]+ ' "$TMP/table")" -eq 11 ] &&
+    grep -Eq '^  1000 +612.0 MiB +\+512.0 MiB$' "$TMP/table" &&
+    grep -Eq '^ +1 +100.0 MiB .*\(warm-up\)$' "$TMP/table" &&
+    grep -Eq '^  2000 +612.0 MiB +\+0 B$' "$TMP/table" &&
+    grep -Eq '^   \.\.\. +100.0 MiB +\+0 B  \(994 steps: 6 to 999\)$' "$TMP/table" &&
+    grep -Eq '^   \.\.\. +612.0 MiB +\+0 B  \(995 steps: 1001 to 1995\)$' "$TMP/table" &&
+    grep -q -- '--all-steps for every one' "$TMP/table"
+ok $? "2,000 steps: the first and last 5, the jump at step 1000, a line per gap"
+run "$VRAMTRACE" leaks "$TMP/long.db" --all-steps
+[ "$(sed -n '/^  step /,/^$/p' "$TMP/out" | grep -Ec '^ +[0-9]+ ')" -eq 2000 ]
+ok $? "--all-steps: a line for each of them"
 done_testing

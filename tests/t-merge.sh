@@ -83,10 +83,10 @@ else
 fi
 
 run "$VRAMTRACE" merge "$TMP/r0.db" "$TMP/r1.db" -o "$TMP/all.db"
-expect 1 'already exists' "merge refuses to overwrite"
+expect 7 'already exists' "merge refuses to overwrite, exit 7"
 printf 'not a database' >"$TMP/junk.db"
 run "$VRAMTRACE" merge "$TMP/r0.db" "$TMP/junk.db" -o "$TMP/bad.db"
-expect 1 'junk.db' "a bad input is named, exit 1"
+expect 4 'junk.db' "a bad input is named, exit 4"
 [ ! -e "$TMP/bad.db" ] && [ -z "$(ls "$TMP" | grep 'bad.db.tmp')" ]
 ok $? "...and no output is left behind"
 # job NAME NODES: nodes NODES of job NAME will wait for each other in

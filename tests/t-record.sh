@@ -61,7 +61,7 @@ ok "$(q "$T/one.db" 'select (select count(*) from steps) as s,
     "one client: steps, marks, the stream and the run's end"
 
 "$VRAMTRACE" record -o "$T/one.db" -- true 2>"$T/err"
-ok "$? $(wc -l <"$T/err")" "2 1" "an existing database is refused in one line"
+ok "$? $(wc -l <"$T/err")" "7 1" "an existing database is refused in one line, exit 7 (an output that exists)"
 
 "$VRAMTRACE" record --append -o "$T/one.db" -- "$WRITER" send
 ok "$? $(q "$T/one.db" 'select count(*) from runs')" "0 2" \

@@ -61,7 +61,7 @@ jq_py "$L" 'd["ready"] and d["errors"] == [] and d["requests"] == []'
 ok $? "the leak fixture's page draws without an error and fetches nothing"
 jq_py "$L" 'd["evals"][0:2] == [1, "LEAK"]'
 ok $? "it shows the growing side stream 1031036896 and LEAK"
-pk=$(jq_py "$TMP/garbage_stream.rep" 'print(d["peak_bytes"]) or True')
+pk=$(jq_py "$TMP/garbage_stream.rep" 'print(d["peak_step_end_bytes"]) or True')
 jq_py "$L" 'd["evals"][2:5] == ["1057043460", "'"$pk"'", "1057043460"]'
 ok $? "the true peak shown is 1008.1 MiB, the step-end peak report --format json's ($pk)"
 jq_py "$L" 'd["shot"]["canvases"][0] > 0.05 and d["shot"]["inked"] > 0.03'
@@ -87,7 +87,7 @@ browse "$TMP/clean.html" clean \
     --eval "$(attr '#verdict' data-verdict)" \
     --eval "$(attr '#peak-step-end' data-bytes)"
 C="$TMP/clean.json"
-pk=$(jq_py "$TMP/clean.rep" 'print(d["peak_bytes"]) or True')
+pk=$(jq_py "$TMP/clean.rep" 'print(d["peak_step_end_bytes"]) or True')
 jq_py "$C" 'd["errors"] == [] and d["requests"] == [] and d["evals"] == [0, 1, "CLEAN", "'"$pk"'"]'
 ok $? "the clean fixture's page: one stream, no garbage, CLEAN, report's peak"
 jq_py "$C" 'd["shot"]["canvases"][0] > 0.05'

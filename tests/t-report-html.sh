@@ -49,7 +49,8 @@ ok $? "garbage_stream: the true peak is 1008.1 MiB in step 5, above the 927.0 Mi
 import json, sys
 d, rep, lk = (json.load(open(p)) for p in sys.argv[1:])
 v = d["verdict"]
-assert v["peak_step_end"]["bytes"] == rep["peak_bytes"], v["peak_step_end"]
+assert v["peak_step_end"]["bytes"] == rep["peak_step_end_bytes"], v["peak_step_end"]
+assert d["peak"]["bytes"] == rep["peak_bytes"], (d["peak"], rep["peak_bytes"])
 assert v["verdict"] == lk["verdict"] == "LEAK", v["verdict"]
 assert abs(v["growth_bytes_per_step"] - lk["growth_bytes_per_step"]) < 1
 assert [b[2] for b in v["bars"]] == [0] + [112250880] * 4, v["bars"]
@@ -57,7 +58,7 @@ assert [v[k] for k in ("shape", "period", "onset", "projection")] == \
     [lk[k] for k in ("shape", "period", "onset", "projection")], v
 assert v["shape"] == "steady" and v["projection"]["steps"] == 100000, v
 PY
-ok $? "the verdict, growth and step-end peak are those of leaks and report"
+ok $? "the verdict, growth, peak and step-end peak are those of leaks and report"
 jq_py "$G" '[(s["stream"], s["garbage"]) for l in d["lanes"] for k in l["tracks"] if k["layer"] == "block" for s in k["series"]] == [(0, None), (1031036896, "growing")]'
 ok $? "garbage_stream: the side stream is there, marked growing"
 jq_py "$C" '[(s["stream"], s["garbage"]) for l in d["lanes"] for k in l["tracks"] for s in k["series"]] == [(0, None), (0, None)] and d["verdict"]["verdict"] == "CLEAN"'
@@ -154,10 +155,10 @@ ok $? "report PICKLE --html: the data of its imported database"
 run "$VRAMTRACE" report "$TMP/clean.db" --html "$TMP/x.html" --format json
 expect 2 '--html and --format do not mix' "--html with --format: usage, exit 2"
 run "$VRAMTRACE" report "$TMP/clean.db" --html "$TMP/no/such/dir/x.html"
-expect 1 "$TMP/no/such/dir/x.html: cannot create" "a page it cannot create: exit 1 naming it"
+expect 7 "$TMP/no/such/dir/x.html: cannot create" "a page it cannot create: exit 7 naming it"
 mkdir "$TMP/d.html"
 run "$VRAMTRACE" report "$TMP/clean.db" --html "$TMP/d.html"
-[ $rc -eq 1 ] && grep -q "d.html: cannot rename" "$TMP/err" &&
+[ $rc -eq 7 ] && grep -q "d.html: cannot rename" "$TMP/err" &&
     [ -z "$(ls "$TMP" | grep 'd.html.tmp')" ] && [ -d "$TMP/d.html" ]
-ok $? "a page it cannot put in place: exit 1, no temporary file left"
+ok $? "a page it cannot put in place: exit 7, no temporary file left"
 done_testing

@@ -84,7 +84,7 @@ jq_py "$TMP/out" 'd["devices"][0]["reserved_bytes"] is None and d["devices"][0][
 ok $? "...and without segments, reserved is unknown, not zero"
 
 run "$VRAMTRACE" stats "$TMP/g.db" --run 9
-expect 1 'no run 9' "an unknown run: exit 1"
+expect 4 'no run 9' "an unknown run: exit 4"
 run "$VRAMTRACE" stats
 expect 2 'missing database' "no database: usage, exit 2"
 done_testing

@@ -94,5 +94,5 @@ expect 2 'unknown view nothing' "an unknown view, exit 2"
 run "$VRAMTRACE" tui "$TMP/leak.db"
 expect 2 'not a terminal' "no terminal and no --dump, exit 2"
 run "$VRAMTRACE" tui --dump 1 "$TMP/missing.db"
-expect 1 'missing.db' "a missing database, exit 1"
+expect 4 'missing.db' "a missing database, exit 4"
 done_testing

@@ -1,8 +1,8 @@
 #!/bin/sh
 # t-write-errors.sh: when the database refuses a write, every command that
 # writes one (record, replay, import, attach) says so in one line naming
-# the database and SQLite's cause, exits 1, and leaves the database as it
-# was.  A trigger makes the database refuse, as a full disk or a damaged
+# the database and SQLite's cause, exits 7 (an output that cannot be
+# written, not a bad input), and leaves the database as it was.  A trigger makes the database refuse, as a full disk or a damaged
 # file would.
 . "${srcdir:-.}/tests/lib.sh"
 plan 12
@@ -22,10 +22,10 @@ runs() {	# runs DB: how many runs DB holds
 	    tail -n 1
 }
 
-# said PATTERN DESCRIPTION: the last run exited 1 with one line on stderr
+# said PATTERN DESCRIPTION: the last run exited 7 with one line on stderr
 # that matches PATTERN.
 said() {
-	[ "$rc" -eq 1 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+	[ "$rc" -eq 7 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
 	    grep -Eq -- "$1" "$TMP/err"
 	st=$?
 	[ $st -eq 0 ] || echo "# status $rc, stderr: $(head -c 300 "$TMP/err")"

@@ -76,7 +76,7 @@ tui_main(const char *path, int64_t run, int live)
 		tui_data_close(&t);
 		if (timing != NULL)
 			fclose(timing);
-		return (EXIT_FOUND);
+		return (EXIT_INPUT);
 	}
 	tui_screen_start();
 	c = tui_canvas_create(1, 1);
