@@ -321,7 +321,8 @@ print_csv(const struct leak_report *r)
 }
 
 /*
- * The exit status a CI acts on (vramtrace(1), EXIT STATUS): a LEAK under
+ * The exit status a CI acts on (vramtrace(1), EXIT STATUS): a LEAK, or
+ * garbage that fails (leak_garbage_fails), under
  * --fail-on-leak; then a run cut short, under either --fail-on option,
  * since its CLEAN or INCONCLUSIVE covers only part of it; then an
  * INCONCLUSIVE under --fail-on-inconclusive.
