@@ -102,8 +102,8 @@ client_say(const char *tail, const char *fmt, va_list ap)
 }
 
 /*
- * Say on stderr, once per process, that recording stopped: what happened
- * and what to do (fmt), then what it means.  The traced program's output
+ * Say on stderr in one line, once per process, that recording stopped:
+ * what happened and what to do (fmt), then what it means.  The traced program's output
  * is not ours to fill, so a second failure stays quiet.
  */
 void
@@ -115,8 +115,8 @@ client_warn(const char *fmt, ...)
 		return;
 	client_warned = 1;
 	va_start(ap, fmt);
-	client_say(".\n  vramtrace records nothing more of this process; the"
-	    " program runs on unchanged.\n", fmt, ap);
+	client_say("; vramtrace records nothing more of this process, the"
+	    " program runs on unchanged\n", fmt, ap);
 	va_end(ap);
 }
 

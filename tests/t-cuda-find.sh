@@ -106,7 +106,7 @@ grep -qx "InitializeInjection returned 1" "$TMP/out"
 ok $? "and CUDA is told to go on"
 [ "$(wc -l <"$TMP/err")" -eq 1 ]
 ok $? "the warning is one line"
-grep -Eqx 'vramtrace \(cupti, pid [0-9]+\): libcupti not found: no libcupti\.so\.13 or \.12 in the process; recording is off' \
+grep -Eqx 'vramtrace \(cupti, pid [0-9]+\): libcupti not found: no libcupti\.so\.13 or \.12 in the process; vramtrace records nothing more of this process, the program runs on unchanged' \
 	"$TMP/err"
 ok $? "it names what was missing, where it looked, and that recording is off: $(cat "$TMP/err")"
 
@@ -115,7 +115,7 @@ run env VRAMTRACE_OUTPUT="$TMP/off.vtr" CUDA_HOME="$TMP/cuda" \
 	VRAMTRACE_CUDA_SEARCH=toolkit \
 	"$b/tests/inject-host" "$b/libvramtrace-inject.so"
 [ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
-	grep -Eq "$TMP/cuda/lib64/libcupti.so.13 \(CUDA_HOME\) has no cupti[A-Za-z]+; recording is off" \
+	grep -Eq "$TMP/cuda/lib64/libcupti.so.13 \(CUDA_HOME\) has no cupti[A-Za-z]+; vramtrace records nothing more of this process, the program runs on unchanged" \
 	"$TMP/err"
 ok $? "a libcupti without a function it needs: one line naming the file and the function"
 
@@ -130,7 +130,7 @@ run env VRAMTRACE_OUTPUT="$TMP/off.vtr" VRAMTRACE_CUDA_SEARCH=toolkit \
 	"$b/tests/inject-host" "$b/libvramtrace-inject.so"
 [ "$rc" -eq 0 ] && grep -qx "the program went on" "$TMP/out"
 ok $? "with the toolkit's libcupti and no GPU the program goes on"
-if grep -q 'libcuda.so.1 is not loaded; recording is off' "$TMP/err"; then
+if grep -q 'libcuda.so.1 is not loaded; vramtrace records nothing more of this process, the program runs on unchanged' "$TMP/err"; then
 	ok 0 "the toolkit's libcupti has every function the table needs; only the driver is missing"
 	[ "$(wc -l <"$TMP/err")" -eq 1 ]
 	ok $? "in one line"

@@ -59,7 +59,7 @@ pickle.dump({"segments": [], "device_traces": [[e(1, 4096), e(10**15, 8192)]]},
 PY
 mkdir "$TMP/w"
 run timeout 60 "$VRAMTRACE" import "$TMP/wide.pickle" --step-every 1 -o "$TMP/w/w.db"
-one 1 'wide.pickle: --step-every 1 ms cuts 1000000000000 steps .*at most 1000000' \
+one 4 'wide.pickle: --step-every 1 ms cuts 1000000000000 steps .*at most 1000000' \
     "import --step-every: too many windows is one line naming the file"
 [ -z "$(ls "$TMP/w")" ]; ok $? "...and leaves nothing behind"
 
@@ -68,7 +68,7 @@ cp "$TMP/run.db" "$TMP/t.db" && cp "$TMP/t.db" "$TMP/t.orig"
 cat "$TMP/run.txt" "$TMP/run.txt" >"$TMP/two.txt"
 "$MKSPOOL" "$TMP/two.txt" "$TMP/bad.vtr" --corrupt $(($(wc -c <"$TMP/run.vtr") + 40))
 run "$VRAMTRACE" replay "$TMP/bad.vtr" -o "$TMP/t.db" --append
-one 1 'bad.vtr: frame checksum mismatch' "replay --append of a corrupt spool fails"
+one 4 'bad.vtr: frame checksum mismatch' "replay --append of a corrupt spool fails"
 cmp -s "$TMP/t.db" "$TMP/t.orig" && [ "$(left "$TMP/t.db")" = t.db ]
 ok $? "...and leaves the database byte for byte as it was, nothing beside it"
 run "$VRAMTRACE" import "$TMP/wide.pickle" --step-every 1 --append -o "$TMP/t.db"
@@ -137,12 +137,12 @@ for c in "import" "replay" "info" "leaks" "merge" "tui --dump overview"; do
 	*) o= ;;
 	esac
 	run timeout 10 "$VRAMTRACE" $c "$TMP/fifo" $o
-	one 1 'fifo: a named pipe \(FIFO\), not a file to read' "$c: a FIFO at once, in one line"
+	one 4 'fifo: a named pipe \(FIFO\), not a file to read' "$c: a FIFO at once, in one line"
 done
 run "$VRAMTRACE" import "$TMP/dir" -o "$TMP/x.db"
-one 1 'dir: a directory, not a file to read' "import: a directory"
+one 4 'dir: a directory, not a file to read' "import: a directory"
 run "$VRAMTRACE" replay /dev/zero -o "$TMP/x.db"
-one 1 '/dev/zero: a device, not a file to read' "replay: a device"
+one 4 '/dev/zero: a device, not a file to read' "replay: a device"
 [ ! -e "$TMP/x.db" ]; ok $? "...and none of them left an output"
 
 # --- Text from a file never drives the terminal -------------------------
@@ -170,7 +170,7 @@ done
 
 # --- merge reads its inputs, and only reads them -----------------------
 run "$VRAMTRACE" merge "$TMP/none.db" -o "$TMP/m.db"
-[ $rc -eq 1 ] && [ ! -e "$TMP/none.db" ] && [ ! -e "$TMP/m.db" ]
+[ $rc -eq 4 ] && [ ! -e "$TMP/none.db" ] && [ ! -e "$TMP/m.db" ]
 ok $? "merge: a missing input is not created"
 "$PY" - "$TMP/run.db" "$TMP/hot.db" <<'PY'
 import shutil, sqlite3, sys
@@ -190,11 +190,11 @@ shutil.copy(sys.argv[2] + ".w-journal", sys.argv[2] + "-journal")
 PY
 cksum "$TMP/hot.db" "$TMP/hot.db-journal" >"$TMP/hot.sum"
 run "$VRAMTRACE" merge "$TMP/hot.db" -o "$TMP/m.db"
-one 1 'hot.db: a writer stopped in the middle of a transaction' "merge: a hot journal is named as such"
+one 4 'hot.db: a writer stopped in the middle of a transaction' "merge: a hot journal is named as such"
 cksum "$TMP/hot.db" "$TMP/hot.db-journal" | cmp -s - "$TMP/hot.sum" && [ ! -e "$TMP/m.db" ]
 ok $? "...and is neither rolled back nor changed"
 run "$VRAMTRACE" info "$TMP/hot.db"
-one 1 'hot.db: a writer stopped in the middle of a transaction' "info says the same"
+one 4 'hot.db: a writer stopped in the middle of a transaction' "info says the same"
 mkdir "$TMP/wal"
 cp "$TMP/run.db" "$TMP/wal/in.db"
 "$PY" -c 'import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute("PRAGMA journal_mode = WAL")' "$TMP/wal/in.db"
@@ -214,5 +214,5 @@ ok $? "-o 'file:x.db?mode=memory' writes a file of that name, which info reads"
 cp "$TMP/run.db" "$TMP/broken.db"
 "$PY" -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute("DROP TABLE offload_events"); c.commit()' "$TMP/broken.db"
 run "$VRAMTRACE" tui --dump offload "$TMP/broken.db"
-expect 1 'broken.db: no such table: offload_events' "tui --dump: a failed query is exit 1, with its cause"
+expect 4 'broken.db: no such table: offload_events' "tui --dump: a failed query is exit 4 (a bad input), with its cause"
 done_testing

@@ -107,12 +107,12 @@ ok "$?" 1 "with no destination the client is off"
 # A collector that is gone: one warning that says what happened, what to
 # do and what it means.
 VRAMTRACE_SOCKET=$T/gone.sock "$WRITER" send 2>"$T/err"
-ok "$(sed -e "s|$T/||" -e 's/pid [0-9]*/pid N/' "$T/err" | head -n 2)" \
+ok "$(sed -e "s|$T/||" -e 's/pid [0-9]*/pid N/' "$T/err" | head -n 1)" \
     "vramtrace (writer, pid N): cannot connect to the collector at gone.sock: \
 No such file or directory (VRAMTRACE_SOCKET names a vramtrace record that is \
-no longer running; start the program under vramtrace record).
-  vramtrace records nothing more of this process; the program runs on \
-unchanged." "a collector that is gone: what happened, what to do, what it means"
+no longer running; start the program under vramtrace record); vramtrace \
+records nothing more of this process, the program runs on unchanged" \
+    "a collector that is gone: what happened, what to do, what it means"
 
 # record speaks: what it stored and what to run next; a run no CUDA
 # process connected to says so.

@@ -36,7 +36,10 @@ for name, leaks in (("test_marker_leak", True), ("test_marker_clean", False),
     row(name, "failed" if leaks else "passed", got,
         got == ("failed" if leaks else "passed"))
     if leaks:
-        verdict = text.split("\n", 1)[0][:60]
+        verdict = text.split("\n", 1)[0]
+        if verdict.startswith("Failed: "):  # pytest.fail()'s prefix
+            verdict = verdict[len("Failed: "):]
+        verdict = verdict[:60]
         row(name + " verdict", "vramtrace: LEAK", verdict,
             verdict.startswith("vramtrace: LEAK"))
         where = "test_steps.py:%d train" % leak_line
