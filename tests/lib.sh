@@ -25,6 +25,12 @@ ok() {	# ok CONDITION-STATUS DESCRIPTION
 	fi
 }
 
+# sanitized FILE: 0 when FILE (a program or library) is a sanitizer
+# build's, which python3 cannot load (the ASan runtime must come first).
+sanitized() {
+	nm -D "$1" 2>/dev/null | grep -q __asan_init
+}
+
 skip() {	# skip COUNT REASON
 	i=0
 	while [ "$i" -lt "$1" ]; do

@@ -123,8 +123,7 @@ recorded() {
 }
 
 # The probe loads into python3 only when it is not a sanitizer build's.
-if ! "$PY" -c 'import ctypes' 2>/dev/null ||
-    nm -D "$PROBE" 2>/dev/null | grep -q __asan_init; then
+if ! "$PY" -c 'import ctypes' 2>/dev/null || sanitized "$PROBE"; then
 	skip 9 "no python3 with ctypes, or a sanitizer build"
 	done_testing
 	exit 0

@@ -38,9 +38,10 @@ renumber() {
 	done
 }
 
-if ! "$PY" -c 'import ctypes, sqlite3' 2>/dev/null; then
+if ! "$PY" -c 'import ctypes, sqlite3' 2>/dev/null || sanitized "$PROBE"
+then
 	plan 1
-	skip 1 "no python3 with ctypes and sqlite3"
+	skip 1 "no python3 with ctypes and sqlite3, or a sanitizer build"
 	exit 0
 fi
 
