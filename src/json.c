@@ -95,14 +95,21 @@ json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* Write v in decimal, or null when it is unknown (UNKNOWN_U64). */
+void
+json_u64(FILE *f, uint64_t v)
+{
+	if (v == UNKNOWN_U64)
+		fputs("null", f);
+	else
+		fprintf(f, "%" PRIu64, v);
+}
+
 /* Write a stream in decimal (fmt_stream), or null when it is unknown. */
 void
 json_stream(FILE *f, uint64_t stream)
 {
-	if (stream == UNKNOWN_U64)
-		fputs("null", f);
-	else
-		fprintf(f, "%" PRIu64, stream);
+	json_u64(f, stream);
 }
 
 /*

@@ -49,16 +49,6 @@ report_html_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/* Write v, or null when it is unknown (UNKNOWN_U64). */
-void
-report_html_json_u64(FILE *f, uint64_t v)
-{
-	if (v == UNKNOWN_U64)
-		fputs("null", f);
-	else
-		fprintf(f, "%" PRIu64, v);
-}
-
 /* Write v, or null when it is unknown (-1, for values never negative). */
 void
 report_html_json_count(FILE *f, int64_t v)

@@ -65,7 +65,7 @@ write_run(FILE *f, const struct query_run *run)
 	}
 	fprintf(f, ",\"complete\":%s,\"duration_ns\":", run->complete ?
 	    "true" : "false");
-	report_html_json_u64(f, run->start_ns != UNKNOWN_U64 && run->end_ns !=
+	json_u64(f, run->start_ns != UNKNOWN_U64 && run->end_ns !=
 	    UNKNOWN_U64 && run->end_ns >= run->start_ns ? run->end_ns -
 	    run->start_ns : UNKNOWN_U64);
 	fputs("}", f);
@@ -75,7 +75,7 @@ static void
 write_peak(FILE *f, const struct report_peak *p)
 {
 	fprintf(f, "{\"bytes\":%" PRId64 ",\"t\":", p->bytes);
-	report_html_json_u64(f, p->ns);
+	json_u64(f, p->ns);
 	fputs(",\"step\":", f);
 	report_html_json_count(f, p->step);
 	fputs("}", f);
@@ -98,7 +98,7 @@ write_steps(FILE *f, const struct report *r)
 			continue;
 		s = &r->steps[i];
 		fprintf(f, "%s[%" PRId64 ",", i > 0 ? "," : "", s->step);
-		report_html_json_u64(f, s->start_ns);
+		json_u64(f, s->start_ns);
 		fprintf(f, ",%" PRIu64 "]", s->end_ns);
 	}
 	fputs("]", f);
@@ -123,7 +123,7 @@ write_series(FILE *f, const struct report *r, const struct leak_report *lr,
     const struct report_series *s, int32_t device)
 {
 	fputs("{\"stream\":", f);
-	report_html_json_u64(f, s->stream);
+	json_stream(f, s->stream);
 	fputs(",\"garbage\":", f);
 	report_html_json_string(f, garbage_of(lr, device, s->stream));
 	fprintf(f, ",\"peak_bytes\":%" PRId64 ",\"end_bytes\":%" PRId64
@@ -224,7 +224,7 @@ write_bars(FILE *f, const struct leak_report *lr)
 		s = &lr->streams[j];
 		fprintf(f, "%s{\"device\":%d,\"stream\":", j > 0 ? "," : "",
 		    (int)s->device);
-		report_html_json_u64(f, s->stream);
+		json_stream(f, s->stream);
 		fputs(",\"garbage\":", f);
 		report_html_json_string(f, leak_garbage_name(s->garbage));
 		fprintf(f, ",\"garbage_bytes\":%" PRId64 ",\"is_default\":%s,"
@@ -285,7 +285,7 @@ write_verdict(FILE *f, const struct leak_report *lr)
 	fputs(",\"top_stream\":", f);
 	if (top != NULL) {
 		fprintf(f, "{\"device\":%d,\"stream\":", (int)top->device);
-		report_html_json_u64(f, top->stream);
+		json_stream(f, top->stream);
 		fputs(",\"growth_bytes_per_step\":", f);
 		report_html_json_double(f, top->growth_bytes_per_step, 1);
 		fputs("}", f);
@@ -302,7 +302,7 @@ write_verdict(FILE *f, const struct leak_report *lr)
 		fprintf(f, ",\"bytes\":%" PRId64 ",\"blocks\":%" PRId64
 		    ",\"device\":%d,\"stream\":", lr->suspects[i].bytes,
 		    lr->suspects[i].blocks, (int)lr->suspects[i].device);
-		report_html_json_u64(f, lr->suspects[i].stream);
+		json_stream(f, lr->suspects[i].stream);
 		fputs("}", f);
 	}
 	fputs("],\"ranks\":[", f);
@@ -327,12 +327,12 @@ write_blocks(FILE *f, const struct report_block *b, size_t n)
 	for (i = 0; i < n; i++) {
 		fprintf(f, "%s[%zu,%zu,", i > 0 ? "," : "", b[i].site,
 		    b[i].lane);
-		report_html_json_u64(f, b[i].stream);
+		json_stream(f, b[i].stream);
 		fprintf(f, ",%" PRId64 ",\"0x%" PRIx64 "\",", b[i].bytes,
 		    b[i].address);
 		report_html_json_count(f, b[i].alloc_step);
 		fputs(",", f);
-		report_html_json_u64(f, b[i].alloc_ns);
+		json_u64(f, b[i].alloc_ns);
 		fputs("]", f);
 	}
 	fputs("]", f);
