@@ -140,14 +140,17 @@ print_json(const struct history *h)
 		printf(", \"complete\": %s, \"steps\": %zu",
 		    run->complete ? "true" : "false", r->nsteps);
 		leak_print_peak_json(stdout, &h->peaks[i]);
-		printf(", \"growth_bytes_per_step\": %.1f, \"verdict\": "
-		    "\"%s\"}", r->growth_bytes_per_step,
-		    leak_verdict_name(r->verdict));
+		printf(", ");
+		leak_json_growth(stdout, r);
+		printf(", ");
+		leak_json_shape(stdout, r);
+		printf(", \"verdict\": \"%s\"}", leak_verdict_name(r->verdict));
 	}
 	printf("],\n \"trend\": {\"direction\": \"%s\", \"runs\": %zu, "
-	    "\"change_bytes_per_step\": %.1f},\n \"worse\": %s}\n",
-	    leak_direction_name(h->trend.direction), h->trend.runs,
-	    h->trend.change_bytes_per_step, h->worse ? "true" : "false");
+	    "\"change_bytes_per_step\": ",
+	    leak_direction_name(h->trend.direction), h->trend.runs);
+	json_double(stdout, h->trend.change_bytes_per_step, 1);
+	printf("},\n \"worse\": %s}\n", h->worse ? "true" : "false");
 }
 
 static int

@@ -7,7 +7,6 @@
 #include "vramtrace.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,45 +174,6 @@ print_text(const struct leak_report *r, const struct leak_options *opts,
 	leak_print_suspects(stdout, r, r->nsuspects);
 }
 
-static void
-print_json_streams(const struct leak_report *r)
-{
-	const struct leak_stream	*s;
-	size_t				 i, k;
-
-	printf(",\n \"streams\": [");
-	for (i = 0; i < r->nstreams; i++) {
-		s = &r->streams[i];
-		printf("%s\n  {\"device\": %d, \"stream\": ", i ? "," : "",
-		    (int)s->device);
-		json_stream(stdout, s->stream);
-		printf(", \"handle\": ");
-		json_handle(stdout, s->handle);
-		printf(", \"default\": %s, \"created_ns\": ",
-		    s->is_default ? "true" : "false");
-		json_time(stdout, s->created_ns);
-		printf(", \"destroyed_ns\": ");
-		json_time(stdout, s->destroyed_ns);
-		printf(", \"live_bytes\": %" PRId64 ", \"live_blocks\": %"
-		    PRId64 ", \"growth_bytes_per_step\": %.1f, "
-		    "\"grew_fraction\": %.3f, \"verdict\": \"%s\", "
-		    "\"garbage\": ", s->live_bytes, s->live_blocks,
-		    s->growth_bytes_per_step, s->grew_fraction,
-		    leak_verdict_name(s->verdict));
-		json_string(stdout, leak_garbage_name(s->garbage));
-		printf(", \"garbage_bytes\": %" PRId64 ", \"garbage_blocks\": %"
-		    PRId64 ", \"segment_bytes\": %" PRId64 ", "
-		    "\"segment_blocks\": %" PRId64 ", \"live_per_step\": [",
-		    s->garbage_bytes, s->garbage_blocks, s->segment_bytes,
-		    s->segment_blocks);
-		for (k = 0; k < r->nsteps; k++)
-			printf("%s%" PRId64, k ? ", " : "",
-			    s->live_per_step[k]);
-		printf("]}");
-	}
-	printf("]");
-}
-
 /* The ranks of a job, each alone, and their skew. */
 static void
 print_json_ranks(const struct leak_report *r)
@@ -234,20 +194,22 @@ print_json_ranks(const struct leak_report *r)
 		printf(", \"devices\": [");
 		for (j = 0; j < k->ndevices; j++)
 			printf("%s%d", j ? ", " : "", (int)k->devices[j]);
-		printf("], \"verdict\": \"%s\", \"growth_bytes_per_step\": "
-		    "%.1f, \"grew_fraction\": %.3f}",
-		    leak_verdict_name(k->verdict), k->growth_bytes_per_step,
-		    k->grew_fraction);
+		printf("], \"verdict\": \"%s\", \"growth_bytes_per_step\": ",
+		    leak_verdict_name(k->verdict));
+		json_double(stdout, k->growth_bytes_per_step, 1);
+		printf(", \"grew_fraction\": ");
+		json_double(stdout, k->grew_fraction, 3);
+		printf("}");
 	}
 	k = &r->ranks[r->skew.worst];
 	printf("],\n \"rank_skew\": {\"worst_rank\": %" PRId64
-	    ", \"worst_growth_bytes_per_step\": %.1f, "
-	    "\"median_growth_bytes_per_step\": %.1f, \"ratio\": ", k->rank,
-	    k->growth_bytes_per_step, r->skew.median_growth_bytes_per_step);
-	if (isnan(r->skew.ratio))
-		printf("null}");
-	else
-		printf("%.3f}", r->skew.ratio);
+	    ", \"worst_growth_bytes_per_step\": ", k->rank);
+	json_double(stdout, k->growth_bytes_per_step, 1);
+	printf(", \"median_growth_bytes_per_step\": ");
+	json_double(stdout, r->skew.median_growth_bytes_per_step, 1);
+	printf(", \"ratio\": ");
+	json_double(stdout, r->skew.ratio, 3);
+	printf("}");
 }
 
 static void
@@ -261,11 +223,10 @@ print_json(const struct leak_report *r, const struct query_check *c,
 	    leak_verdict_name(r->verdict));
 	json_string(stdout, r->reason);
 	printf(", \"layer\": \"%s\", \"steps\": %" PRId64 ", \"total_steps\": "
-	    "%zu, \"warmup\": %d, \"threshold\": %" PRIu64
-	    ", \"growth_bytes_per_step\": %.1f, \"grew_fraction\": %.3f",
+	    "%zu, \"warmup\": %d, \"threshold\": %" PRIu64 ", ",
 	    event_layer_name((unsigned int)r->layer), r->steps_analysed,
-	    r->nsteps, r->warmup, r->threshold, r->growth_bytes_per_step,
-	    r->grew_fraction);
+	    r->nsteps, r->warmup, r->threshold);
+	leak_json_growth(stdout, r);
 	leak_print_peak_json(stdout, peak);
 	printf(", \"device_bytes\": ");
 	json_int_or_null(stdout, (int64_t)r->device_bytes, r->device_bytes > 0);
@@ -285,7 +246,7 @@ print_json(const struct leak_report *r, const struct query_check *c,
 	printf("]");
 	if (r->nranks > 0)
 		print_json_ranks(r);
-	print_json_streams(r);
+	leak_json_streams(stdout, r, 1);
 	leak_print_suspects_json(stdout, r, r->nsuspects);
 	printf("}\n");
 }

@@ -79,9 +79,6 @@ static void
 print_json(const struct query_run *run, const struct leak_report *r,
     const struct query_check *c, const struct leak_print_peak *peak)
 {
-	const struct leak_stream	*s;
-	size_t				 i;
-
 	printf("{\"run_id\": %" PRId64 ", \"source\": ", run->id);
 	json_string(stdout, run->source);
 	printf(", \"input\": ");
@@ -104,26 +101,14 @@ print_json(const struct query_run *run, const struct leak_report *r,
 	printf(", \"verdict\": \"%s\", \"reason\": ",
 	    leak_verdict_name(r->verdict));
 	json_string(stdout, r->reason);
-	printf(", \"steps\": %" PRId64 ", \"warmup\": %d, "
-	    "\"growth_bytes_per_step\": %.1f, \"grew_fraction\": %.3f,\n"
-	    " \"offload_check\": ", r->steps_analysed, r->warmup,
-	    r->growth_bytes_per_step, r->grew_fraction);
+	printf(", \"steps\": %" PRId64 ", \"warmup\": %d, ",
+	    r->steps_analysed, r->warmup);
+	leak_json_growth(stdout, r);
+	printf(",\n ");
+	leak_json_shape(stdout, r);
+	printf(",\n \"offload_check\": ");
 	check_report_json(stdout, c);
-	printf(",\n \"streams\": [");
-	for (i = 0; i < r->nstreams; i++) {
-		s = &r->streams[i];
-		printf("%s\n  {\"device\": %d, \"stream\": ", i ? "," : "",
-		    (int)s->device);
-		json_stream(stdout, s->stream);
-		printf(", \"handle\": ");
-		json_handle(stdout, s->handle);
-		printf(", \"live_bytes\": %" PRId64 ", \"growth_bytes_per_step\":"
-		    " %.1f, \"garbage\": ", s->live_bytes,
-		    s->growth_bytes_per_step);
-		json_string(stdout, leak_garbage_name(s->garbage));
-		printf("}");
-	}
-	printf("]");
+	leak_json_streams(stdout, r, 0);
 	leak_print_suspects_json(stdout, r, REPORT_TOP);
 	printf("}\n");
 }

@@ -9,7 +9,6 @@
 #include "vramtrace.h"
 
 #include <inttypes.h>
-#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -114,10 +113,7 @@ print_row_json(const struct stats_row *w)
 		printf(", ");
 	}
 	printf("\"fragmentation\": ");
-	if (isnan(w->fragmentation))
-		printf("null");
-	else
-		printf("%.4f", w->fragmentation);
+	json_double(stdout, w->fragmentation, 4);
 }
 
 static void

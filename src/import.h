@@ -93,7 +93,7 @@ struct import_state {
  * change that makes the same pickle give another database, so that no
  * cached import (input.c) made by an older importer answers.
  */
-#define IMPORT_VERSION		1
+#define IMPORT_VERSION		2
 
 /* import.c */
 #define IMPORT_FAIL_OUTPUT	(-2)	/* the database could not be written */

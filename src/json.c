@@ -6,6 +6,7 @@
 #include "vramtrace.h"
 
 #include <inttypes.h>
+#include <math.h>
 
 #include "unknown.h"
 
@@ -137,6 +138,19 @@ json_time(FILE *f, uint64_t ns)
 		fputs("null", f);
 	else
 		fprintf(f, "%" PRIu64, ns);
+}
+
+/*
+ * Write v with `digits` decimals, or null when it is not finite (JSON has
+ * no NaN or Infinity, and json.loads must accept every output).
+ */
+void
+json_double(FILE *f, double v, int digits)
+{
+	if (!isfinite(v))
+		fputs("null", f);
+	else
+		fprintf(f, "%.*f", digits, v);
 }
 
 /* Write v, or null when valid is 0 (unknown is not zero). */

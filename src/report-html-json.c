@@ -14,7 +14,6 @@
 #include "report.h"
 
 #include <inttypes.h>
-#include <math.h>
 
 #include "unknown.h"
 
@@ -57,16 +56,6 @@ report_html_json_count(FILE *f, int64_t v)
 		fputs("null", f);
 	else
 		fprintf(f, "%" PRId64, v);
-}
-
-/* Write v with `digits` decimals, or null when it is not a number. */
-void
-report_html_json_double(FILE *f, double v, int digits)
-{
-	if (!isfinite(v))
-		fputs("null", f);
-	else
-		fprintf(f, "%.*f", digits, v);
 }
 
 /* Write n values as an array; NULL as null. */

@@ -231,7 +231,7 @@ write_bars(FILE *f, const struct leak_report *lr)
 		    "\"live_bytes\":%" PRId64 ",\"growth_bytes_per_step\":",
 		    s->garbage_bytes, s->is_default ? "true" : "false",
 		    s->live_bytes);
-		report_html_json_double(f, s->growth_bytes_per_step, 1);
+		json_double(f, s->growth_bytes_per_step, 1);
 		fputs(",\"live\":[", f);
 		for (i = 0; i < lr->nsteps; i += g) {
 			last = i + g < lr->nsteps ? i + g - 1 : lr->nsteps - 1;
@@ -279,15 +279,15 @@ write_verdict(FILE *f, const struct leak_report *lr)
 	    ",\"steps_analysed\":%" PRId64 ",\"growth_bytes_per_step\":",
 	    event_layer_name((unsigned int)lr->layer), lr->warmup,
 	    lr->threshold, lr->steps_analysed);
-	report_html_json_double(f, lr->growth_bytes_per_step, 1);
+	json_double(f, lr->growth_bytes_per_step, 1);
 	fputs(",\"grew_fraction\":", f);
-	report_html_json_double(f, lr->grew_fraction, 4);
+	json_double(f, lr->grew_fraction, 4);
 	fputs(",\"top_stream\":", f);
 	if (top != NULL) {
 		fprintf(f, "{\"device\":%d,\"stream\":", (int)top->device);
 		json_stream(f, top->stream);
 		fputs(",\"growth_bytes_per_step\":", f);
-		report_html_json_double(f, top->growth_bytes_per_step, 1);
+		json_double(f, top->growth_bytes_per_step, 1);
 		fputs("}", f);
 	} else
 		fputs("null", f);
@@ -310,7 +310,7 @@ write_verdict(FILE *f, const struct leak_report *lr)
 		fprintf(f, "%s{\"rank\":%" PRId64 ",\"verdict\":\"%s\","
 		    "\"growth_bytes_per_step\":", i > 0 ? "," : "",
 		    lr->ranks[i].rank, leak_verdict_name(lr->ranks[i].verdict));
-		report_html_json_double(f, lr->ranks[i].growth_bytes_per_step,
+		json_double(f, lr->ranks[i].growth_bytes_per_step,
 		    1);
 		fputs("}", f);
 	}

@@ -169,7 +169,6 @@ int	 report_html_write(FILE *, const struct query_run *,
 /* report-html-json.c */
 void	 report_html_json_string(FILE *, const char *);
 void	 report_html_json_count(FILE *, int64_t);
-void	 report_html_json_double(FILE *, double, int);
 void	 report_html_json_array(FILE *, const int64_t *, size_t);
 
 /* report-html-page.c (made from report-html.html, .css and .js) */

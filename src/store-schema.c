@@ -328,12 +328,15 @@ OFFLOAD_CHECK_SQL
 "  FROM stream_growth GROUP BY run_id, layer, step;\n"
 /*
  * The leak views, with the defaults of vramtrace leaks (a warm-up of one
- * step, 1 MiB per step): run_layers picks the layer a run is judged on;
- * stream_leaks gives each stream's Theil-Sen growth after the warm-up
- * (the median of the pairwise slopes of stream_growth), the fraction of
- * steps that grew and whether it is the default stream; garbage_stream_blocks
- * and leak_suspects list what leak.c reports.  query-leaks.c computes the
- * same in one pass; tests/t-leaks.sh checks that they agree.
+ * step): run_layers picks the layer a run is judged on; stream_leaks gives
+ * the facts per stream the shape model starts from (Theil-Sen growth after
+ * the warm-up, the median of the pairwise slopes of stream_growth, the
+ * fraction of steps that grew, whether it is the default stream, when it
+ * was destroyed); garbage_stream_blocks lists the blocks of the two garbage
+ * kinds that are facts, destroyed and stranded, as leak.c classifies them
+ * (a growing side stream is the shape model's judgement: leaks --format
+ * json); leak_suspects what leak.c reports.  tests/t-leaks.sh checks that
+ * they agree with vramtrace leaks.
  */
 "CREATE VIEW run_layers AS\n"
 "  SELECT r.id AS run_id, CASE\n"
@@ -395,9 +398,7 @@ OFFLOAD_CHECK_SQL
 "  WITH judged AS (\n"
 "    SELECT k.*, rl.last_step, CASE\n"
 "      WHEN k.destroyed_ns IS NOT NULL THEN 'destroyed'\n"
-"      WHEN k.is_default THEN NULL\n"
-"      WHEN k.steps - 1 >= 3 AND k.growth_bytes_per_step > 1048576\n"
-"        AND k.grew_fraction > 0.5 THEN 'growing'\n"
+"      WHEN k.is_default OR k.stream IS NULL THEN NULL\n"
 "      WHEN k.live_bytes = 0 AND k.last_alloc_step <= rl.last_step - 3\n"
 "        THEN 'stranded' END AS kind\n"
 "    FROM stream_leaks k JOIN run_layers rl ON rl.run_id = k.run_id\n"
@@ -408,9 +409,7 @@ OFFLOAD_CHECK_SQL
 "    AND a.device IS j.device AND a.stream IS j.stream AND (\n"
 "      (j.kind = 'destroyed' AND a.layer = j.layer\n"
 "        AND a.free_step IS NULL)\n"
-"      OR (j.kind = 'growing' AND a.layer = j.layer AND a.alloc_step > 1\n"
-"        AND a.alloc_step <= j.last_step\n"
-"        AND (a.free_step IS NULL OR a.free_step > j.last_step))\n"
+
 "      OR (j.kind = 'stranded' AND j.layer > 0 AND a.layer = 0\n"
 "        AND coalesce(a.alloc_step, 1) <= j.last_step\n"
 "        AND (a.free_step IS NULL OR a.free_step > j.last_step)));\n"

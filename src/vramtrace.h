@@ -247,5 +247,6 @@ void	 json_stream(FILE *, uint64_t);
 void	 json_handle(FILE *, uint64_t);
 void	 json_time(FILE *, uint64_t);
 void	 json_int_or_null(FILE *, int64_t, int);
+void	 json_double(FILE *, double, int);
 
 #endif

@@ -3,9 +3,10 @@
 # --format json output is valid UTF-8 that json.loads accepts without
 # NaN or Infinity, whatever bytes a file name or a frame name holds, and
 # the commands name the same things the same way (run_id, suspects,
-# complete, the peak's keys).
+# complete, the peak's keys, the leak model's shape, period, onset and
+# projection).
 . "${srcdir:-.}/tests/lib.sh"
-plan 3
+plan 4
 
 # A run whose site has a frame name and a file name that are not UTF-8.
 {
@@ -69,4 +70,25 @@ ok = (leaks["run_id"] == report["run_id"] == run["run_id"] == diff["a"]["run_id"
 sys.exit(0 if ok else 1)
 PY
 ok $? "run_id, complete, suspects and the peak named alike in every command"
+
+# The shape model's keys, with the same values, in leaks, report and
+# history, on a real periodic leak of the zoo.
+xz -dc "$srcdir/tests/data/zoo/periodic.pickle.xz" >"$TMP/periodic.pickle"
+for c in leaks report history; do
+	"$VRAMTRACE" $c "$TMP/periodic.pickle" --format json >"$TMP/shape-$c.json"
+done
+"$PY" - "$TMP"/shape-leaks.json "$TMP"/shape-report.json "$TMP"/shape-history.json <<'PY'
+import json, sys
+leaks, report, history = (json.load(open(f)) for f in sys.argv[1:])
+keys = ("shape", "period", "onset", "projection", "growth_bytes_per_step",
+        "grew_fraction")
+want = tuple(leaks[k] for k in keys)
+got = [tuple(d.get(k, "missing") for k in keys)
+       for d in (report, history["runs"][0])]
+print("# leaks %s, report %s, history %s" % (want, got[0], got[1]))
+sys.exit(0 if want[:3] == ("periodic", 5, 5) and got == [want, want] and
+         set(report["streams"][0]) >= {"verdict", "garbage", "default"}
+         else 1)
+PY
+ok $? "report and history carry leaks' shape, period, onset, projection and growth"
 done_testing

@@ -59,10 +59,10 @@ PY
 import json, sys
 d = json.load(open(sys.argv[1])); v = json.load(open(sys.argv[2]))
 got = [(r["kind"], r["stream"], r["bytes"]) for r in v]
-want = [(s["garbage"], s["stream"], s["garbage_bytes"]) for s in d["streams"] if s["garbage"]]
-sys.exit(0 if got == want == [("growing", 1031036896, want[0][2])] else 1)
+want = [(s["garbage"], s["stream"]) for s in d["streams"] if s["garbage"]]
+sys.exit(0 if got == [] and want == [("growing", 1031036896)] else 1)
 PY
-	ok $? "garbage_stream_blocks agrees: growing, on 1031036896"
+	ok $? "garbage_stream: growing on 1031036896 in the report, not in garbage_stream_blocks (a judgement of the model)"
 	"$VRAMTRACE" sql "$SNAP/fixture_garbage_stream.pickle" --format json "select step, live_bytes from step_growth where layer = 2" >"$TMP/sg.json"
 	"$PY" - "$TMP/leak.json" "$TMP/sg.json" <<'PY'
 import json, sys

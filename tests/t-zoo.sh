@@ -9,9 +9,11 @@
 # explained); none in a snapshot without history), (2) the verdict, shape,
 # period, onset and garbage EXPECT says, and (3) under --fail-on-leak, a
 # failure exactly when the verdict is LEAK or garbage fails (destroyed,
-# growing), with the same report; a snapshot without history says so, with
-# the fix, and its streams and sites still hold its live blocks.  One Python
-# process prints the TAP.
+# growing), with the same report; (4) the SQL view garbage_stream_blocks
+# holds the same destroyed and stranded blocks as the report (and none on
+# no stream: a clean run's synchronous cudaMalloc segments); a snapshot
+# without history says so, with the fix, and its streams and sites still
+# hold its live blocks.  One Python process prints the TAP.
 . "${srcdir:-.}/tests/lib.sh"
 "$PY" - "$srcdir/tests/data/zoo" "$VRAMTRACE" "$TMP" <<'PY'
 import json, lzma, os, shutil, subprocess, sys
@@ -19,7 +21,7 @@ import json, lzma, os, shutil, subprocess, sys
 zoo, vramtrace, tmp = sys.argv[1:4]
 rows = [l.split() for l in open(os.path.join(zoo, "EXPECT"))
         if l.strip() and not l.startswith("#")]
-print("1..%d" % (3 * len(rows) + sum(r[0].endswith("-nohistory.pickle.xz")
+print("1..%d" % (4 * len(rows) + sum(r[0].endswith("-nohistory.pickle.xz")
                                      for r in rows)))
 n = failed = 0
 
@@ -93,6 +95,18 @@ for name, verdict, shape, period, onset, garbage in rows:
     ok(flk == lk and (frc != 0) == fails,
        "leaks %s --fail-on-leak: %s" % (name, "fails" if fails else
                                         "exit 0"), "exit %d" % frc)
+    r = subprocess.run([vramtrace, "sql", path, "--format", "json",
+                        "SELECT kind, stream, sum(bytes) AS bytes, count(*)"
+                        " AS blocks FROM garbage_stream_blocks GROUP BY"
+                        " kind, stream"], capture_output=True, text=True)
+    view = sorted((v["kind"], v["stream"], v["bytes"], v["blocks"])
+                  for v in json.loads(r.stdout or "[]"))
+    facts = sorted((s["garbage"], s["stream"], s["garbage_bytes"],
+                    s["garbage_blocks"]) for s in lk["streams"]
+                   if s["garbage"] in ("destroyed", "stranded"))
+    ok(r.returncode == 0 and view == facts,
+       "%s: garbage_stream_blocks holds the report's destroyed and "
+       "stranded blocks" % name, "view %s, report %s" % (view, facts))
 sys.exit(1 if failed else 0)
 PY
 rc=$?
