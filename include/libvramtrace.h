@@ -223,6 +223,16 @@ void	 vramtrace_offload_sample(struct vramtrace_offload *e,
 	     int64_t allocated);
 
 /*
+ * The most bytes the device had allocated since the step before began
+ * (PyTorch's peak allocated bytes, read before _enter(); pass it only when
+ * it changed).  When it is over max_memory, the plans of the next steps
+ * keep that much more below max_memory (in all at most an eighth of it):
+ * the profile samples memory between operations, and an operation's own
+ * temporaries are not seen.  Ignored without max_memory.
+ */
+void	 vramtrace_offload_peak(struct vramtrace_offload *e, int64_t peak);
+
+/*
  * End a step's context; runs even when its body raised.  Syncs the copy
  * streams and empties both stashes (DROP requests); offloaded tensors keep
  * their host copies so that a backward run later, outside the context,

@@ -107,6 +107,7 @@ struct vramtrace_offload {
 	int64_t				 ceiling; /* allocated at backward */
 	int64_t				 max_memory; /* 0: none */
 	int64_t				 margin;	/* below max_memory */
+	int64_t				 overshoot; /* peaks seen over it */
 	int64_t				 limit;	/* this step's plan */
 	uint64_t			 req_bytes; /* ALLOC not restored */
 	uint64_t			 host_live;	/* this step */
@@ -585,7 +586,7 @@ offload_plan(struct vramtrace_offload *e)
 	size_t			 k;
 
 	if (e->max_memory > 0) {
-		e->limit = e->max_memory - e->margin;
+		e->limit = e->max_memory - e->margin - e->overshoot;
 		k = offload_profile_cutoff(p, e->limit);
 		e->budget.cutoff = k;
 	} else {
@@ -638,6 +639,18 @@ vramtrace_offload_sample(struct vramtrace_offload *e, int64_t allocated)
 {
 	offload_profile_sample(&e->profile, allocated - (int64_t)(e->req_bytes +
 	    e->stash.fwd_bytes + e->stash.bwd_bytes));
+}
+
+void
+vramtrace_offload_peak(struct vramtrace_offload *e, int64_t peak)
+{
+	int64_t	cap = e->max_memory / 8;
+
+	if (e->max_memory <= 0 || peak <= e->max_memory)
+		return;
+	e->overshoot += peak - e->max_memory;
+	if (e->overshoot > cap)
+		e->overshoot = cap;
 }
 
 /*

@@ -306,6 +306,36 @@ test_max_memory(void)
 	vramtrace_offload_free(e);
 
 	/*
+	 * A step went 30 over 1530 (temporaries no sample saw): the plans
+	 * keep 30 more below (1485), so keeping two tensors (1500) no longer
+	 * fits and one more goes; a peak within the limit changes nothing,
+	 * and no report keeps more than an eighth of the limit below it.
+	 */
+	if ((e = engine(-1, 1530, 0)) == NULL)
+		return;
+	program_step(e, 1000, NT, &r);
+	vramtrace_offload_peak(e, 1530);
+	program_step(e, 1000, NT, &r);
+	vramtrace_offload_stats(e, &s);
+	tap_ok(s.predicted_peak == 1500 && r.rc[2] == VRAMTRACE_OFFLOAD_KEPT,
+	    "max_memory: a peak within it changes no plan");
+	vramtrace_offload_peak(e, 1560);
+	program_step(e, 1000, NT, &r);
+	vramtrace_offload_stats(e, &s);
+	tap_ok(r.learn == 0 && s.predicted_peak == 1400 &&
+	    r.rc[2] == VRAMTRACE_OFFLOAD_STASHED &&
+	    r.rc[3] == VRAMTRACE_OFFLOAD_KEPT,
+	    "max_memory: a step 30 over it: the next keeps 30 more below, one "
+	    "more tensor goes (predicted %" PRIu64 ")", s.predicted_peak);
+	vramtrace_offload_peak(e, 1 << 30);
+	program_step(e, 1000, NT, &r);
+	vramtrace_offload_stats(e, &s);
+	tap_ok(s.predicted_peak == 1300 && r.rc[3] == VRAMTRACE_OFFLOAD_STASHED,
+	    "max_memory: a huge peak keeps at most an eighth below (1324): "
+	    "every tensor goes (predicted %" PRIu64 ")", s.predicted_peak);
+	vramtrace_offload_free(e);
+
+	/*
 	 * A limit that even offloading everything misses: every tensor goes,
 	 * under the predicted peak (1300) rather than the limit, which left
 	 * no headroom anywhere: past the peak, where memory falls, tensors
@@ -485,7 +515,7 @@ main(void)
 	int	waits;
 
 	fake_runtime_counted = COMPUTE;
-	tap_plan(18);
+	tap_plan(21);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so

@@ -67,6 +67,9 @@ class Engine:
     def sample(self, allocated):
         self.lib.vramtrace_offload_sample(self.ptr, allocated)
 
+    def peak(self, allocated):
+        self.lib.vramtrace_offload_peak(self.ptr, allocated)
+
     def exit(self):
         self.check(self.lib.vramtrace_offload_exit(self.ptr))
 

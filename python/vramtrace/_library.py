@@ -124,6 +124,7 @@ def _signatures():
         "vramtrace_offload_error": (S, [P]),
         "vramtrace_offload_enter": (I, [P, I64]),
         "vramtrace_offload_sample": (None, [P, I64]),
+        "vramtrace_offload_peak": (None, [P, I64]),
         "vramtrace_offload_exit": (I, [P]),
         "vramtrace_offload_backward_done": (I, [P]),
         "vramtrace_offload_pack": (I, [P, ctypes.POINTER(Tensor), U64,

@@ -20,7 +20,10 @@ sampled (a TorchDispatchMode, for that step only).  Later steps need no
 measurement: with max_memory (bytes, or a fraction of the device), the
 engine offloads the fewest tensors, the earliest, so that the step's peak
 stays within it, and everywhere it brings tensors back ahead as far as the
-memory predicted for the rest of the step allows.
+memory predicted for the rest of the step allows.  At every enter the
+binding also passes PyTorch's peak allocated bytes when it moved: a step
+that went over max_memory (an operation's temporaries, which samples
+between operations miss) makes the next plans keep that much more below.
 
 Recompute.  recompute=True wraps the model's repeated blocks (the layers
 of the largest nn.ModuleList of one module type) in PyTorch's selective
@@ -158,6 +161,7 @@ class OffloadActivations(saved_tensors_hooks):
             _engine.PyHooks
         self._keep = set()
         self._sampler = None
+        self._last_peak = None
         self._device = None
         if model is not None:
             self.update_model_params(model)
@@ -219,6 +223,24 @@ class OffloadActivations(saved_tensors_hooks):
         except (AttributeError, KeyError, TypeError):
             return torch.cuda.memory_allocated(self._device)
 
+    def _peak(self):
+        """The most bytes allocated on the device so far (since the last
+        reset_peak_memory_stats())."""
+        try:
+            return torch._C._cuda_memoryStats(self._device.index)[
+                "allocated_bytes"]["all"]["peak"]
+        except (AttributeError, KeyError, TypeError):
+            return torch.cuda.max_memory_allocated(self._device)
+
+    def _report_peak(self):
+        """Tell the engine the peak of the step before when it moved: a
+        step over max_memory makes the next plans keep that much more
+        below it (what the profile's samples cannot see)."""
+        peak = self._peak()
+        if self._last_peak is not None and peak != self._last_peak:
+            self._engine.peak(peak)
+        self._last_peak = peak
+
     def _on_backward(self):
         """A backward began after the context ended: end it cleanly."""
         torch.autograd.Variable._execution_engine.queue_callback(
@@ -242,6 +264,7 @@ class OffloadActivations(saved_tensors_hooks):
     def __enter__(self):
         if self._engine is None:
             self._start()
+        self._report_peak()
         learning = self._engine.enter(self._memory())
         self._hooks.service()
         self._hooks.begin(learning == 1)
