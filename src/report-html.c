@@ -104,16 +104,16 @@ write_steps(FILE *f, const struct report *r)
 	fputs("]", f);
 }
 
-/* The garbage kind the leak analysis gave (device, stream), or NULL. */
-static const char *
-garbage_of(const struct leak_report *lr, int32_t device, uint64_t stream)
+/* The leak analysis's stream (device, stream), or NULL. */
+static const struct leak_stream *
+stream_of(const struct leak_report *lr, int32_t device, uint64_t stream)
 {
 	size_t	i;
 
 	for (i = 0; i < lr->nstreams; i++) {
 		if (lr->streams[i].device == device &&
 		    lr->streams[i].stream == stream)
-			return (leak_garbage_name(lr->streams[i].garbage));
+			return (&lr->streams[i]);
 	}
 	return (NULL);
 }
@@ -122,10 +122,15 @@ static void
 write_series(FILE *f, const struct report *r, const struct leak_report *lr,
     const struct report_series *s, int32_t device)
 {
+	const struct leak_stream	*ls = stream_of(lr, device, s->stream);
+
 	fputs("{\"stream\":", f);
 	json_stream(f, s->stream);
+	fputs(",\"handle\":", f);
+	json_handle(f, ls != NULL ? ls->handle : UNKNOWN_U64);
 	fputs(",\"garbage\":", f);
-	report_html_json_string(f, garbage_of(lr, device, s->stream));
+	report_html_json_string(f, ls != NULL ?
+	    leak_garbage_name(ls->garbage) : NULL);
 	fprintf(f, ",\"peak_bytes\":%" PRId64 ",\"end_bytes\":%" PRId64
 	    ",\"hi\":", s->peak_bytes, s->end_bytes);
 	report_html_json_array(f, s->hi, r->nbuckets);
@@ -225,6 +230,8 @@ write_bars(FILE *f, const struct leak_report *lr)
 		fprintf(f, "%s{\"device\":%d,\"stream\":", j > 0 ? "," : "",
 		    (int)s->device);
 		json_stream(f, s->stream);
+		fputs(",\"handle\":", f);
+		json_handle(f, s->handle);
 		fputs(",\"garbage\":", f);
 		report_html_json_string(f, leak_garbage_name(s->garbage));
 		fprintf(f, ",\"garbage_bytes\":%" PRId64 ",\"is_default\":%s,"

@@ -73,7 +73,11 @@
 			return (ns / 1e3).toFixed(1) + ' \u00b5s';
 		return Math.round(ns) + ' ns';
 	}
-	function fmtStream(s) { return s === null ? '?' : String(s); }
+	/* A stream as the CLI prints it: the id, and its handle when known. */
+	function fmtStream(s, handle) {
+		return s === null ? '?' : String(s) +
+		    (handle ? ' (' + handle + ')' : '');
+	}
 	function fmtStep(k) { return k === null ? 'n/a' : 'step ' + k; }
 
 	/* The step an instant is in, as query_report_step_at says. */
@@ -158,7 +162,7 @@
 				box.appendChild(el('div', { 'class': 'garbage',
 				    'data-stream': s.stream,
 				    'data-garbage': s.garbage },
-				    'garbage: stream ' + fmtStream(s.stream) +
+				    'garbage: stream ' + fmtStream(s.stream, s.handle) +
 				    ' (device ' + s.device + ') is ' +
 				    s.garbage + ', ' +
 				    fmtBytes(s.garbage_bytes)));
@@ -185,7 +189,7 @@
 				return out;
 			t[state.layer].series.forEach(function (s, i) {
 				out.push({ stream: s.stream,
-				    name: 'stream ' + fmtStream(s.stream),
+				    name: 'stream ' + fmtStream(s.stream, s.handle),
 				    garbage: s.garbage,
 				    color: s.garbage !== null ? GARBAGE_COLOR :
 				    STREAM_COLORS[i % STREAM_COLORS.length],
@@ -606,7 +610,7 @@
 			if (i > 0)
 				v.streams.forEach(function (st) {
 					lines.push('stream ' +
-					    fmtStream(st.stream) + ': ' +
+					    fmtStream(st.stream, st.handle) + ': ' +
 					    fmtSigned(st.live[i] -
 					    st.live[i - 1]));
 				});

@@ -8,7 +8,7 @@
 # to size, and a run without allocations.  tests/t-report-browser.sh looks
 # at the pages in Chromium.
 . "${srcdir:-.}/tests/lib.sh"
-NTESTS=20
+NTESTS=21
 plan $NTESTS
 if [ -z "$PYTHON3" ]; then
 	skip $NTESTS "no python3"
@@ -140,6 +140,26 @@ spool empty && page "$TMP/empty.db" "$TMP/empty.html" &&
     data "$TMP/empty.html"
 jq_py "$TMP/empty.html.json" 'd["lanes"] == [] and d["peak"]["t"] is None and d["holders"]["sites"] == []'
 ok $? "a run without allocations: a page with no lanes"
+
+# A recording: each stream with its cudaStream_t handle, as leaks says it
+# (the zoo's destroyed stream, 0x1d2b49c0, beside the default's 0x0).
+xz -dc "$srcdir/tests/data/zoo/destroyed.vtr.xz" >"$TMP/destroyed.vtr" &&
+    "$VRAMTRACE" replay "$TMP/destroyed.vtr" -o "$TMP/destroyed.db" >/dev/null &&
+    page "$TMP/destroyed.db" "$TMP/destroyed.html" &&
+    data "$TMP/destroyed.html" &&
+    "$VRAMTRACE" leaks "$TMP/destroyed.db" --format json >"$TMP/dl.json" &&
+    "$PY" - "$TMP/destroyed.html.json" "$TMP/dl.json" <<'PY'
+import json, sys
+d, lk = (json.load(open(a)) for a in sys.argv[1:])
+want = {(s["stream"], s["handle"]) for s in lk["streams"]}
+got = {(s["stream"], s["handle"]) for s in d["verdict"]["streams"]}
+series = {(s["stream"], s["handle"]) for l in d["lanes"] for k in l["tracks"]
+          for s in k["series"]}
+print("# streams %s" % sorted(got, key=str))
+sys.exit(0 if got == want and series <= want and
+         (143, "0x1d2b49c0") in got else 1)
+PY
+ok $? "a recording: every stream with the handle leaks gives it"
 
 # The command: a pickle directly, bad uses, a file it cannot write.
 page "$srcdir/examples/garbage_stream.pickle" "$TMP/p.html" &&
