@@ -9,7 +9,7 @@
 # program goes on.
 . "${srcdir:-.}/tests/lib.sh"
 b=${top_builddir:-.}
-plan 23
+plan 24
 F=$b/tests/cudalib
 HOST=$b/tests/cuda-find-host
 unset CUDA_HOME CUDA_PATH VRAMTRACE_CUDA_SEARCH LD_LIBRARY_PATH
@@ -95,7 +95,7 @@ ok $st "no DT_NEEDED on libcupti, libcudart or libcuda: $(grep -c NEEDED "$TMP/d
 # The injection library, where the GPU parts are built.
 if [ ! -f "$b/libvramtrace-inject.so" ] ||
     nm -D "$b/libvramtrace-inject.so" 2>/dev/null | grep -q __asan_init; then
-	skip 8 "no injection library (configure found no CUDA) or a sanitizer build"
+	skip 9 "no injection library (configure found no CUDA) or a sanitizer build"
 	exit 0
 fi
 run env VRAMTRACE_OUTPUT="$TMP/off.vtr" VRAMTRACE_CUDA_SEARCH=process \
@@ -109,6 +109,18 @@ ok $? "the warning is one line"
 grep -Eqx 'vramtrace \(cupti, pid [0-9]+\): libcupti not found: no libcupti\.so\.13 or \.12 in the process; vramtrace records nothing more of this process, the program runs on unchanged' \
 	"$TMP/err"
 ok $? "it names what was missing, where it looked, and that recording is off: $(cat "$TMP/err")"
+
+# Bad settings: one line each, naming the value and what is used instead,
+# read before libcupti is looked for.
+run env VRAMTRACE_OUTPUT="$TMP/off.vtr" VRAMTRACE_CUDA_SEARCH=process \
+	VRAMTRACE_RECORDS=bogus,memory VRAMTRACE_STACKS=weird \
+	VRAMTRACE_STACK_DEPTH=abc \
+	"$b/tests/inject-host" "$b/libvramtrace-inject.so"
+[ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/err")" -eq 4 ] &&
+	grep -q 'VRAMTRACE_RECORDS: unknown record kind bogus (known: calls, memory, pool, memcpy); recording goes on without it\.$' "$TMP/err" &&
+	grep -q 'VRAMTRACE_STACKS: unknown mode weird (known: python, native, all, none); recording goes on with python stacks\.$' "$TMP/err" &&
+	grep -q 'VRAMTRACE_STACK_DEPTH: not a number of frames from 1 to 1024: abc; recording goes on with 64\.$' "$TMP/err"
+ok $? "bad settings: a line each naming the value and what is used instead"
 
 # A libcupti that lacks a function the table needs (a stand-in).
 run env VRAMTRACE_OUTPUT="$TMP/off.vtr" CUDA_HOME="$TMP/cuda" \
