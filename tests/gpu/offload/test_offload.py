@@ -475,13 +475,16 @@ def attempt(fn, breaks):
         torch.cuda.synchronize()
 
 
-def main():
+def main(only):
+    """Every test, or those whose names contain one of only."""
     print("device: %s, torch %s" % (torch.cuda.get_device_name(),
                                      torch.__version__))
     fmt = "%-44s %-6s %-6s %s"
     print(fmt % ("test", "on", "off", "details (on / off)"))
     bad = 0
     for name, brk, fn in TESTS:
+        if only and not any(o in name for o in only):
+            continue
         ok_on, why_on = attempt(fn, None)
         off = "-"
         why_off = ""
@@ -497,4 +500,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))
