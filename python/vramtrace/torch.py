@@ -213,30 +213,27 @@ class OffloadActivations(saved_tensors_hooks):
         self.pack_hook, self.unpack_hook = self._hooks.pack, \
             self._hooks.unpack
 
-    def _memory(self):
-        """Bytes allocated on the device, for the step the engine learns
-        (at every operation: the flat dict of memory_allocated() is what
-        costs)."""
+    def _allocated(self, which):
+        """Bytes allocated on the device: "current", or "peak" (the most
+        since the last reset_peak_memory_stats()).  Read from the
+        allocator's stats directly: the flat dict of memory_allocated() is
+        what costs at every operation of a learning step."""
         try:
             return torch._C._cuda_memoryStats(self._device.index)[
-                "allocated_bytes"]["all"]["current"]
+                "allocated_bytes"]["all"][which]
         except (AttributeError, KeyError, TypeError):
-            return torch.cuda.memory_allocated(self._device)
+            return (torch.cuda.memory_allocated if which == "current" else
+                    torch.cuda.max_memory_allocated)(self._device)
 
-    def _peak(self):
-        """The most bytes allocated on the device so far (since the last
-        reset_peak_memory_stats())."""
-        try:
-            return torch._C._cuda_memoryStats(self._device.index)[
-                "allocated_bytes"]["all"]["peak"]
-        except (AttributeError, KeyError, TypeError):
-            return torch.cuda.max_memory_allocated(self._device)
+    def _memory(self):
+        """Bytes allocated on the device now, for the engine."""
+        return self._allocated("current")
 
     def _report_peak(self):
         """Tell the engine the peak of the step before when it moved: a
         step over max_memory makes the next plans keep that much more
         below it (what the profile's samples cannot see)."""
-        peak = self._peak()
+        peak = self._allocated("peak")
         if self._last_peak is not None and peak != self._last_peak:
             self._engine.peak(peak)
         self._last_peak = peak
