@@ -6,7 +6,7 @@
 # the database, a reading command sees what it committed and leaves the
 # writer's files alone; a log left by a writer that died is read, and kept.
 . "${srcdir:-.}/tests/lib.sh"
-plan 19
+plan 21
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT
 
 cat >"$TMP/run.txt" <<'SPOOL'
@@ -97,4 +97,32 @@ logs >"$TMP/before"
     [ "$("$VRAMTRACE" sql "$DB" "select count(*) from marks where name = 'before-dying'" | tail -n 1)" = 1 ] &&
     logs | cmp -s "$TMP/before" -
 ok $? "a writer that died: its log is read, and left as it was"
+
+# A database in WAL mode in a directory its reader may not write: SQLite
+# cannot make the -shm file it needs to read it, and the message says so
+# (not "not a vramtrace database").  Root writes anywhere, so as root the
+# reader is nobody (setpriv); where that cannot be done, this skips.
+mkdir "$TMP/ro"
+cp "$TMP/db/rec.db" "$TMP/ro/wal.db"
+chmod 555 "$TMP/ro"
+chmod 755 "$TMP"
+reader() {	# reader CMD...: run CMD as a user who cannot write $TMP/ro
+	if [ "$(id -u)" -ne 0 ]; then
+		"$@"
+	else
+		setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+	fi
+}
+if [ "$(od -A n -t u1 -j 18 -N 1 "$TMP/ro/wal.db" | tr -d ' ')" = 2 ] &&
+    reader "$VRAMTRACE" --version >/dev/null 2>&1 &&
+    ! reader touch "$TMP/ro/probe" 2>/dev/null; then
+	run reader "$VRAMTRACE" info "$TMP/ro/wal.db"
+	expect 4 "^vramtrace: $TMP/ro/wal.db: in WAL mode, and the -shm file that reading it needs cannot be made in its directory\$" \
+	    "a WAL database in a directory the reader cannot write: named as such, exit 4"
+	[ "$(wc -l <"$TMP/err")" -eq 1 ] && [ "$(ls "$TMP/ro")" = wal.db ]
+	ok $? "...in one line, and nothing is left beside it"
+else
+	skip 2 "cannot read as a user who may not write a directory"
+fi
+chmod 755 "$TMP/ro"
 done_testing
