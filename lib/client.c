@@ -47,6 +47,11 @@
 #define CLIENT_WAKE_AT		(1u << 16)	/* wake the thread early */
 #define CLIENT_FLUSH_MS		200
 
+/* The collector closed the connection: it ended, or turned us away. */
+#define CLIENT_SEND_FAILED	"cannot send events: %s (the collector, " \
+	"vramtrace record, ended, was killed or turned this process away; " \
+	"its own messages say which)"
+
 enum client_state {
 	CLIENT_UNSET,
 	CLIENT_ON,
@@ -289,8 +294,7 @@ client_ship(struct event_buffer *eb, const struct client_queue *q,
 	if (event_buffer_close_frame(eb) != 0)
 		goto fail;
 	if (eb->size != 0 && client_write(eb->data, eb->size) != 0) {
-		client_warn("cannot send events: %s (did the collector, vramtrace"
-		    " record, exit or get killed?)", strerror(errno));
+		client_warn(CLIENT_SEND_FAILED, strerror(errno));
 		return (-1);
 	}
 	return (0);
@@ -313,8 +317,7 @@ client_main(void *arg)
 	event_buffer_init(&eb);
 	if (event_buffer_header(&eb) != 0 ||
 	    client_write(eb.data, eb.size) != 0) {
-		client_warn("cannot send events: %s (did the collector, vramtrace"
-		    " record, exit or get killed?)", strerror(errno));
+		client_warn(CLIENT_SEND_FAILED, strerror(errno));
 		failed = 1;
 	}
 
