@@ -25,6 +25,11 @@
  * before the database is made, and an exec() that fails anyway (its errno
  * comes back through a close-on-exec pipe) removes the new database.  At
  * the end record says what it stored and what to run next.
+ *
+ * Once the command runs, its exit status is record's whatever happens to
+ * the database: when a write fails the collector stops writing (and says
+ * what was lost), and the run is left unfinished with what was committed;
+ * a failure to finish the run leaves it unfinished too (collector.c).
  */
 
 #include "config.h"
@@ -35,7 +40,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -428,9 +432,13 @@ record_remove(const char *path)
 	}
 }
 
-/* Say what run of path holds and what to run next, on stderr. */
+/*
+ * Say what run of path holds and what to run next, on stderr; unfinished:
+ * the database failed, so the run holds only part of what was sent.
+ */
 static void
-record_report(const char *path, int64_t run, const char *command)
+record_report(const char *path, int64_t run, const char *command,
+    int unfinished)
 {
 	struct query		*q;
 	struct query_counts	 qi;
@@ -446,14 +454,15 @@ record_report(const char *path, int64_t run, const char *command)
 		return;
 	}
 	query_close(q);
-	if (qi.processes == 0) {
+	if (qi.processes == 0 && !unfinished) {
 		log_warn("no CUDA process connected: %s did not initialise "
 		    "CUDA, or its CUDA skipped CUDA_INJECTION64_PATH; run %lld "
 		    "of %s is empty", command, (long long)run, path);
 		return;
 	}
-	log_warn("run %lld of %s: %lld process%s, %lld allocations, %lld "
+	log_warn("run %lld of %s%s: %lld process%s, %lld allocations, %lld "
 	    "steps, %lld stacks", (long long)run, path,
+	    unfinished ? " (unfinished)" : "",
 	    (long long)qi.processes, qi.processes == 1 ? "" : "es",
 	    (long long)qi.allocations, (long long)qi.steps,
 	    (long long)qi.sites);
@@ -469,7 +478,7 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	struct store		*store = NULL;
 	struct stat		 sb;
 	char			*cause = NULL, *command, *git, cwd[PATH_MAX];
-	int			 status = 0, rc, created, pfd[2];
+	int			 status = 0, rc, created, pfd[2], stopped;
 	int			 exec_errno;
 	int64_t			 run;
 	pid_t			 pid;
@@ -517,10 +526,7 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	}
 	if (pid == 0) {
 		close(pfd[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
+		collector_child(c);
 		execvp(args->argv[0], args->argv);
 		exec_errno = errno;
 		log_warn("%s: %s", args->argv[0], strerror(exec_errno));
@@ -529,14 +535,11 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		_exit(127);
 	}
 	close(pfd[1]);
-	rc = collector_run(c, pid, &status, &cause);
+	stopped = collector_run(c, pid, &status);
 	if (read(pfd[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno)
 		exec_errno = 0;
 	close(pfd[0]);
-	if (rc != 0)
-		goto fail;
 	collector_free(c);
-	c = NULL;
 	rc = record_status(status);
 	if (exec_errno != 0 && created) {
 		/* Nothing ran: leave no database that looks like a run. */
@@ -545,13 +548,24 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		free(command);
 		return (rc);
 	}
-	if (store_run_finish(store, rc, lib_now_ns(), &cause) != 0 ||
-	    store_close(store, &cause) != 0) {
-		free(command);
-		return (cmd_fail(EXIT_ERROR, cause));
+	/*
+	 * From here on the command's status is ours: a database that failed
+	 * keeps what was committed, as a run that stays unfinished.
+	 */
+	if (stopped)
+		store_abort(store);
+	else if (store_run_finish(store, rc, lib_now_ns(), &cause) != 0) {
+		log_warn("%s; run %lld stays marked unfinished, with every "
+		    "event recorded", cause, (long long)run);
+		free(cause);
+		store_abort(store);
+		stopped = 1;
+	} else if (store_close(store, &cause) != 0) {
+		log_warn("%s", cause);
+		free(cause);
 	}
 	if (exec_errno == 0)
-		record_report(o.output, run, args->argv[0]);
+		record_report(o.output, run, args->argv[0], stopped);
 	free(command);
 	return (rc);
 

@@ -106,8 +106,9 @@ struct cmd_entry {
 	    " pool, else segment)")
 
 /* What every command says of a run cut short (runs.complete is 0). */
-#define CMD_UNFINISHED_NOTE "not finished: the run was cut short (killed, or" \
-	" still recording); what follows covers only what was recorded"
+#define CMD_UNFINISHED_NOTE "not finished: the run was cut short (killed, its" \
+	" database failed, or still recording); what follows covers only what" \
+	" was recorded"
 
 /* The arguments of a command that reads one database (or snapshot). */
 #define CMD_ARGS_DB .args = "DB|PICKLE", .lower = 1, .upper = 1, \

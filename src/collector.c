@@ -14,12 +14,31 @@
  * pass it on to the child.  SIGINT, SIGTERM and SIGHUP that someone sent us
  * with kill() are passed on; those the terminal sent reached the child's
  * process group already.  SIGCHLD makes the loop reap the child; after that
- * the loop drains the connections until they close or stay silent for
- * COLLECTOR_GRACE_MS.
+ * the loop drains the connections until they close, for COLLECTOR_GRACE_MS
+ * at most: a process still connected then (a descendant of the command
+ * that outlives it) has what it sent so far stored and is named, and the
+ * collector ends.
+ *
+ * The command's life and exit status come first, whatever happens to the
+ * database or to our descriptors:
+ *
+ *	when the database refuses a write (a full disk; a file size limit,
+ *	since SIGXFSZ is caught and the write fails with EFBIG), recording
+ *	stops: one warning, no more writes, the connections are still read
+ *	(their events counted as lost), the child is still reaped, and
+ *	collector_run() returns 1 so that the run is left unfinished with
+ *	what the last commit made durable;
+ *
+ *	out of file descriptors, accept() fails while the listening socket
+ *	stays readable, which would make poll() spin: a reserve descriptor
+ *	is closed to accept the connection and close it at once (its client
+ *	warns and turns itself off; the program runs on).  The soft limit is
+ *	raised to the hard one first; the child gets the old one back.
  */
 
 #include "config.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -35,15 +54,21 @@
 
 #include "vramtrace.h"
 
-#define COLLECTOR_GRACE_MS	5000
+#define COLLECTOR_GRACE_MS	2000	/* after the child, for the others */
+#define COLLECTOR_RETRY_MS	100	/* accept() again after a failure */
 #define COLLECTOR_READ		(256 * 1024)
+#define COLLECTOR_PIDS		8	/* named in a warning, at most */
 
 struct collector_conn {
 	int			 fd;
+	pid_t			 pid;		/* the peer's; 0: unknown */
 	char			*name;
 	struct event_reader	 reader;
-	struct store_source	*source;
+	struct store_source	*source;	/* NULL: given up on */
 };
+
+static const int collector_sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP };
+#define COLLECTOR_NSIGS	(sizeof collector_sigs / sizeof collector_sigs[0])
 
 struct collector {
 	struct store		 *store;
@@ -51,12 +76,31 @@ struct collector {
 	char			 *dir;
 	char			 *path;
 	int			  listen_fd;
+	int			  listen_paused; /* accept() failed: retry */
+	int			  reserve_fd;	/* closed to turn one away */
 	struct collector_conn	**conns;
 	size_t			  nconns;
 	unsigned		  serial;	/* connections so far */
+	unsigned		  refused;	/* turned away: no descriptor */
+
+	struct rlimit		  nofile;	/* as we found it: the child's */
+	struct sigaction	  old_xfsz;	/* the same */
+
+	uint64_t		  start_ms;	/* when the command started */
+	uint64_t		  commit_ms;	/* the last commit */
+	uint64_t		  events;	/* received */
+	int			  stopped;	/* the database failed */
 };
 
 static int collector_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t collector_xfsz;	/* a write hit ulimit -f */
+
+static void
+collector_signal_xfsz(int sig)
+{
+	(void)sig;
+	collector_xfsz = 1;
+}
 
 static void
 collector_signal(int sig, siginfo_t *si, void *uc)
@@ -82,10 +126,22 @@ collector_ms(void)
 	return ((uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000);
 }
 
-static int
-collector_signals(char **cause)
+/* Seconds since the command started, for messages. */
+static double
+collector_since(struct collector *c, uint64_t ms)
 {
-	static const int	 sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP };
+	return ((double)(ms - c->start_ms) / 1000.0);
+}
+
+/*
+ * Catch the signals the collector handles, and SIGXFSZ: a write past the
+ * file size limit then fails with EFBIG, which stops recording, instead of
+ * killing us (the handler notes it for the message).  Keep what was there
+ * for collector_child().
+ */
+static int
+collector_signals(struct collector *c, char **cause)
+{
 	struct sigaction	 sa;
 	size_t			 i;
 
@@ -97,16 +153,41 @@ collector_signals(char **cause)
 	sa.sa_sigaction = collector_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NOCLDSTOP;
 	sigemptyset(&sa.sa_mask);
-	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		sigaction(sigs[i], &sa, NULL);
+	for (i = 0; i < COLLECTOR_NSIGS; i++)
+		sigaction(collector_sigs[i], &sa, NULL);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = collector_signal_xfsz;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGXFSZ, &sa, &c->old_xfsz);
 	return (0);
+}
+
+/*
+ * Raise the soft limit on descriptors to the hard one (poll() has no
+ * FD_SETSIZE): each traced process takes one.
+ */
+static void
+collector_limits(struct collector *c)
+{
+	struct rlimit	rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &c->nofile) != 0)
+		return;
+	rl = c->nofile;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
 }
 
 /*
  * Make a private directory with a listening socket in it, and catch the
  * signals the collector handles.  Call before starting the child, so that
  * its SIGCHLD cannot be missed.  Returns the collector, or NULL with *cause
- * set (the caller frees it).  The store stays the caller's.
+ * set (the caller frees it).  The store stays the caller's.  SIGXFSZ stays
+ * caught in this process until it ends (the caller's own writes to the
+ * store, after collector_run, fail rather than kill it too).
  */
 struct collector *
 collector_create(struct store *store, unsigned flush_ms, char **cause)
@@ -118,7 +199,8 @@ collector_create(struct store *store, unsigned flush_ms, char **cause)
 	c = xcalloc(1, sizeof *c);
 	c->store = store;
 	c->flush_ms = flush_ms == 0 ? 200 : flush_ms;
-	c->listen_fd = -1;
+	c->listen_fd = c->reserve_fd = -1;
+	collector_limits(c);
 	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0')
 		tmp = "/tmp";
 	xasprintf(&c->dir, "%s/vramtrace.XXXXXX", tmp);
@@ -144,7 +226,11 @@ collector_create(struct store *store, unsigned flush_ms, char **cause)
 		*cause = xstrerror_cause("socket %s", c->path);
 		goto fail;
 	}
-	if (collector_signals(cause) != 0)
+	if ((c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1) {
+		*cause = xstrerror_cause("/dev/null");
+		goto fail;
+	}
+	if (collector_signals(c, cause) != 0)
 		goto fail;
 	return (c);
 
@@ -160,6 +246,53 @@ collector_path(struct collector *c)
 	return (c->path);
 }
 
+/*
+ * In the child, before it runs the command: the signals the collector
+ * passes on take their default action (even where a shell that started
+ * us in the background ignores SIGINT: record passes it on, so the
+ * command must take it); SIGXFSZ and the descriptor limit are given back
+ * as the collector found them.
+ */
+void
+collector_child(struct collector *c)
+{
+	size_t	i;
+
+	for (i = 0; i < COLLECTOR_NSIGS; i++)
+		signal(collector_sigs[i], SIG_DFL);
+	sigaction(SIGXFSZ, &c->old_xfsz, NULL);
+	setrlimit(RLIMIT_NOFILE, &c->nofile);
+}
+
+/*
+ * The database failed (cause, which this frees): say so once, and write
+ * nothing more.  The connections are still read, to count what is lost.
+ */
+static void
+collector_stop(struct collector *c, char *cause)
+{
+	log_warn("%s%s; recording stops at +%.1fs: the run keeps what was "
+	    "committed until then and stays marked unfinished, and the "
+	    "command runs on", cause, collector_xfsz ? " (the file size "
+	    "limit, ulimit -f, is reached)" : "",
+	    collector_since(c, collector_ms()));
+	free(cause);
+	c->stopped = 1;
+}
+
+static void
+collector_commit(struct collector *c, uint64_t now)
+{
+	char	*cause = NULL;
+
+	if (c->stopped)
+		return;
+	if (store_commit(c->store, &cause) != 0)
+		collector_stop(c, cause);
+	else
+		c->commit_ms = now;
+}
+
 static void
 collector_close(struct collector *c, size_t i)
 {
@@ -167,15 +300,20 @@ collector_close(struct collector *c, size_t i)
 	char			*cause = NULL;
 
 	/* A client that died mid-frame: its complete frames are stored. */
-	if (cc->source != NULL &&
+	if (cc->source != NULL && !c->stopped &&
 	    event_reader_finish(&cc->reader, &cause) != 0) {
 		log_warn("%s (kept the complete frames before it)", cause);
 		free(cause);
 		cause = NULL;
 	}
-	if (cc->source != NULL && store_source_drain(cc->source, &cause) != 0) {
-		log_warn("%s", cause);
-		free(cause);
+	if (cc->source != NULL && !c->stopped &&
+	    store_source_drain(cc->source, &cause) != 0) {
+		if (store_failed(c->store))
+			collector_stop(c, cause);
+		else {
+			log_warn("%s", cause);
+			free(cause);
+		}
 	}
 	store_source_free(cc->source);
 	event_reader_free(&cc->reader);
@@ -186,33 +324,98 @@ collector_close(struct collector *c, size_t i)
 }
 
 static void
-collector_accept(struct collector *c)
+collector_add(struct collector *c, int fd)
 {
 	struct collector_conn	*cc;
-	int			 fd;
+	struct ucred		 cred;
+	socklen_t		 len = sizeof cred;
 
-	while ((fd = accept4(c->listen_fd, NULL, NULL,
-	    SOCK_CLOEXEC | SOCK_NONBLOCK)) != -1) {
-		cc = xcalloc(1, sizeof *cc);
-		cc->fd = fd;
-		xasprintf(&cc->name, "connection %u", ++c->serial);
-		event_reader_init(&cc->reader, cc->name);
-		cc->source = store_source_create(c->store, cc->name);
-		c->conns = xreallocarray(c->conns, c->nconns + 1,
-		    sizeof *c->conns);
-		c->conns[c->nconns++] = cc;
+	cc = xcalloc(1, sizeof *cc);
+	cc->fd = fd;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
+		cc->pid = cred.pid;
+	xasprintf(&cc->name, "connection %u", ++c->serial);
+	event_reader_init(&cc->reader, cc->name);
+	cc->source = store_source_create(c->store, cc->name);
+	c->conns = xreallocarray(c->conns, c->nconns + 1, sizeof *c->conns);
+	c->conns[c->nconns++] = cc;
+}
+
+/*
+ * Out of descriptors (error): free the reserve to accept the waiting
+ * connection and close it at once, so that the listening socket stops
+ * being readable and its process stops sending (its client says so once
+ * and turns itself off).  1 when one was turned away, 0 when none was
+ * waiting, -1 when that failed too.
+ */
+static int
+collector_turn_away(struct collector *c, int error)
+{
+	struct rlimit	rl;
+	int		fd;
+
+	if (c->reserve_fd == -1)
+		return (-1);
+	close(c->reserve_fd);
+	fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd != -1)
+		close(fd);
+	else if (errno == EAGAIN || errno == EWOULDBLOCK)
+		fd = -2;
+	c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return (fd == -2 ? 0 : -1);
+	if (c->refused++ == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		log_warn("out of file descriptors (%s; %zu processes "
+		    "connected, limit %llu): a new process was turned away, "
+		    "and events from new processes are lost until others "
+		    "end (raise ulimit -n)", strerror(error), c->nconns,
+		    (unsigned long long)rl.rlim_cur);
+	return (1);
+}
+
+/*
+ * Accept what is waiting.  A failure that leaves the connection waiting
+ * (no descriptor and no reserve, no memory) stops polling the listening
+ * socket until the next try, COLLECTOR_RETRY_MS later: never a busy loop.
+ */
+static void
+collector_accept(struct collector *c)
+{
+	int	fd, error;
+
+	c->listen_paused = 0;
+	for (;;) {
+		fd = accept4(c->listen_fd, NULL, NULL,
+		    SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd != -1) {
+			collector_add(c, fd);
+			continue;
+		}
+		error = errno;
+		if (error == EINTR || error == ECONNABORTED)
+			continue;
+		if (error == EAGAIN || error == EWOULDBLOCK)
+			return;
+		if ((error == EMFILE || error == ENFILE) &&
+		    collector_turn_away(c, error) == 1)
+			continue;
+		c->listen_paused = 1;
+		return;
 	}
 }
 
-/* Read what a connection has; returns 1 if data came, 0 if it closed. */
+/*
+ * Read what a connection has; returns 1 if data came, 0 if it closed.
+ * Once the database failed, events are only counted.
+ */
 static int
-collector_read(struct collector_conn *cc)
+collector_read(struct collector *c, struct collector_conn *cc)
 {
 	static unsigned char	 buf[COLLECTOR_READ];
 	struct event		 ev;
 	char			*cause = NULL;
 	ssize_t			 n;
-	int			 rc;
 
 	n = read(cc->fd, buf, sizeof buf);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
@@ -223,9 +426,15 @@ collector_read(struct collector_conn *cc)
 		return (1);	/* given up on: read to the end */
 	if (event_reader_feed(&cc->reader, buf, (size_t)n) != 0)
 		fatal("out of memory");
-	while ((rc = event_reader_next(&cc->reader, &ev, &cause)) == 1) {
-		if (store_source_event(cc->source, &ev, &cause) != 0)
+	while (event_reader_next(&cc->reader, &ev, &cause) == 1) {
+		c->events++;
+		if (c->stopped ||
+		    store_source_event(cc->source, &ev, &cause) == 0)
+			continue;
+		if (!store_failed(c->store))
 			break;
+		collector_stop(c, cause);
+		cause = NULL;
 	}
 	if (cause != NULL) {
 		log_warn("%s; ignoring the rest of %s", cause, cc->name);
@@ -236,89 +445,143 @@ collector_read(struct collector_conn *cc)
 	return (1);
 }
 
-/* Reap the child; returns 1 once it is gone, with its wait status. */
+/*
+ * Empty the signal pipe, passing on what is to be passed on while the
+ * child (0 once reaped) runs; returns 1 when it was reaped just now, with
+ * its wait status.
+ */
 static int
 collector_signalled(pid_t child, int *status)
 {
 	unsigned char	msg[2];
-	int		gone = 0;
 
 	while (read(collector_pipe[0], msg, sizeof msg) == sizeof msg) {
-		if (msg[0] != SIGCHLD && msg[1])
+		if (child != 0 && msg[0] != SIGCHLD && msg[1])
 			kill(child, msg[0]);
 	}
-	if (waitpid(child, status, WNOHANG) == child)
-		gone = 1;
-	return (gone);
+	return (child != 0 && waitpid(child, status, WNOHANG) == child);
+}
+
+/* How long poll() may wait: the flush period, less for a retry or the end. */
+static int
+collector_timeout(struct collector *c, uint64_t now, uint64_t end)
+{
+	uint64_t	t = c->flush_ms;
+
+	if (c->listen_paused && t > COLLECTOR_RETRY_MS)
+		t = COLLECTOR_RETRY_MS;
+	if (end != 0 && t > (end > now ? end - now : 0))
+		t = end > now ? end - now : 0;
+	return ((int)t);
 }
 
 /*
- * Collect until the child has exited and its processes have hung up (or
- * stayed silent for a grace period after it), committing every flush
- * interval.  *status gets the child's wait status.  Returns 0, or -1 with
- * *cause set when the store fails.
+ * The grace after the child is over: take what the processes still
+ * connected (descendants that outlive the command) sent already, say who
+ * they are and what it means, and close every connection.
+ */
+static void
+collector_leftovers(struct collector *c)
+{
+	struct pollfd	 pfd;
+	size_t		 i;
+	char		*pids = xstrdup(""), *t;
+
+	for (i = c->nconns; i-- > 0;) {
+		pfd.fd = c->conns[i]->fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 0) == 1 && !collector_read(c, c->conns[i]))
+			collector_close(c, i);
+	}
+	for (i = 0; i < c->nconns && i < COLLECTOR_PIDS; i++) {
+		xasprintf(&t, "%s%s%ld", pids, i == 0 ? "" : ", ",
+		    (long)c->conns[i]->pid);
+		free(pids);
+		pids = t;
+	}
+	if (c->nconns > 0)
+		log_warn("%zu process%s (pid %s%s) still connected %.1fs after "
+		    "the command ended, descendants that outlive it: what they "
+		    "sent until now is recorded, what they send later is not",
+		    c->nconns, c->nconns == 1 ? "" : "es", pids,
+		    c->nconns > COLLECTOR_PIDS ? ", ..." : "",
+		    COLLECTOR_GRACE_MS / 1000.0);
+	free(pids);
+	while (c->nconns > 0)
+		collector_close(c, c->nconns - 1);
+}
+
+/*
+ * Collect until the child has exited and its processes have hung up (for
+ * COLLECTOR_GRACE_MS at most after it), committing every flush interval.
+ * *status gets the child's wait status: the child is always reaped.
+ * Returns 0 when everything received is stored, 1 when the database
+ * failed and recording stopped (said on stderr, with what was lost): the
+ * run must then stay unfinished.
  */
 int
-collector_run(struct collector *c, pid_t child, int *status, char **cause)
+collector_run(struct collector *c, pid_t child, int *status)
 {
 	struct pollfd	*pfd = NULL;
-	uint64_t	 last_commit, last_data, now;
+	uint64_t	 now, end = 0;		/* end of the grace; 0: none */
+	uint64_t	 lost;
 	size_t		 i, n;
-	int		 exited = 0, timeout, rc = -1;
 
-	last_commit = last_data = collector_ms();
+	now = c->start_ms = c->commit_ms = collector_ms();
 	for (;;) {
 		pfd = xreallocarray(pfd, c->nconns + 2, sizeof *pfd);
 		pfd[0].fd = collector_pipe[0];
-		pfd[1].fd = c->listen_fd;
+		pfd[1].fd = c->listen_paused ? -1 : c->listen_fd;
 		pfd[0].events = pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
 		for (i = 0; i < c->nconns; i++) {
 			pfd[i + 2].fd = c->conns[i]->fd;
 			pfd[i + 2].events = POLLIN;
 		}
 		n = c->nconns;
-		timeout = (int)c->flush_ms;
-		if (poll(pfd, n + 2, timeout) == -1 && errno != EINTR) {
-			*cause = xstrerror_cause("poll");
-			goto out;
+		if (poll(pfd, n + 2, collector_timeout(c, now, end)) == -1 &&
+		    errno != EINTR) {
+			collector_stop(c, xstrerror_cause("poll"));
+			if (end == 0) {
+				while (waitpid(child, status, 0) == -1 &&
+				    errno == EINTR)
+					;
+			}
+			break;
 		}
 		now = collector_ms();
-		if (pfd[0].revents & POLLIN) {
-			if (!exited && collector_signalled(child, status)) {
-				exited = 1;
-				last_data = now;
-			}
-		}
+		if ((pfd[0].revents & POLLIN) &&
+		    collector_signalled(end == 0 ? child : 0, status))
+			end = now + COLLECTOR_GRACE_MS;
 		/* Back to front: collector_close() moves the last one in. */
 		for (i = n; i-- > 0;) {
 			if ((pfd[i + 2].revents & (POLLIN | POLLHUP |
 			    POLLERR)) == 0)
 				continue;
-			if (collector_read(c->conns[i]))
-				last_data = now;
-			else
+			if (!collector_read(c, c->conns[i]))
 				collector_close(c, i);
 		}
-		if (pfd[1].revents & POLLIN)
+		if ((pfd[1].revents & POLLIN) || c->listen_paused || end != 0)
 			collector_accept(c);
-		if (now - last_commit >= c->flush_ms) {
-			if (store_commit(c->store, cause) != 0)
-				goto out;
-			last_commit = now;
-		}
-		if (exited) {
-			collector_accept(c);
-			if (c->nconns == 0 ||
-			    now - last_data >= COLLECTOR_GRACE_MS)
-				break;
-		}
+		if (now - c->commit_ms >= c->flush_ms)
+			collector_commit(c, now);
+		if (end != 0 && (c->nconns == 0 || now >= end))
+			break;
 	}
-	while (c->nconns > 0)
-		collector_close(c, c->nconns - 1);
-	rc = store_commit(c->store, cause);
-out:
 	free(pfd);
-	return (rc);
+	collector_leftovers(c);
+	collector_commit(c, collector_ms());
+	if (c->refused > 1)
+		log_warn("%u processes were turned away for want of file "
+		    "descriptors: the run lacks their events", c->refused);
+	if (!c->stopped)
+		return (0);
+	lost = c->events - store_events_committed(c->store);
+	log_warn("%llu of the %llu events received are lost: all those not "
+	    "committed by +%.1fs (the last commit)",
+	    (unsigned long long)lost, (unsigned long long)c->events,
+	    collector_since(c, c->commit_ms));
+	return (1);
 }
 
 /* Close every connection, remove the socket and its directory. */
@@ -334,6 +597,8 @@ collector_free(struct collector *c)
 		close(c->listen_fd);
 		unlink(c->path);
 	}
+	if (c->reserve_fd != -1)
+		close(c->reserve_fd);
 	if (c->dir != NULL)
 		rmdir(c->dir);
 	free(c->path);

@@ -204,6 +204,8 @@ struct store {
 	struct store_idmap sites;	/* stack hash -> sites.id */
 	struct store_idmap frames;	/* frame hash -> frames.id */
 	uint64_t	 writes;	/* statements since the last commit */
+	uint64_t	 applied;	/* events the sources applied */
+	uint64_t	 committed;	/* ...of them, as of the last commit */
 	struct store_groups groups;
 	struct store_top top;
 };

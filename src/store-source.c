@@ -486,6 +486,7 @@ source_apply(struct store_source *src, const struct event *ev, char **cause)
 	struct store	*s = src->store;
 	int		 rc = 0;
 
+	s->applied++;
 	switch (ev->type) {
 	case EVENT_STRING:
 		return (define_string(src, &ev->u.string, cause));

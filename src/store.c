@@ -292,7 +292,19 @@ store_commit(struct store *s, char **cause)
 		return (-1);
 	s->in_txn = 0;
 	s->writes = 0;
+	s->committed = s->applied;
 	return (0);
+}
+
+/*
+ * How many events the sources of this store (store-source.c) applied that
+ * a commit has made durable: what a recording that stops at a failure
+ * keeps, to be told from what it received.
+ */
+uint64_t
+store_events_committed(const struct store *s)
+{
+	return (s->committed);
 }
 
 /*

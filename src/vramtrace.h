@@ -119,6 +119,7 @@ int	 store_run_finish(struct store *, int, uint64_t, char **);
 int64_t	 store_run_id(struct store *);
 int	 store_failed(const struct store *);
 int	 store_commit(struct store *, char **);
+uint64_t store_events_committed(const struct store *);
 int	 store_maybe_commit(struct store *, char **);
 
 /* store-rows.c */
@@ -234,7 +235,8 @@ const char *store_schema_read_error(int);
 struct collector;
 struct collector *collector_create(struct store *, unsigned, char **);
 const char *collector_path(struct collector *);
-int	 collector_run(struct collector *, pid_t, int *, char **);
+void	 collector_child(struct collector *);
+int	 collector_run(struct collector *, pid_t, int *);
 void	 collector_free(struct collector *);
 
 /* query*.c, input.c: the reader, in query.h; leak*.c, in leak.h. */

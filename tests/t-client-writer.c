@@ -9,6 +9,16 @@
  *	t-client-writer kill		send the set, flush, then SIGKILL itself
  *	t-client-writer torn		write one whole frame and half of the
  *					next straight to the socket, then die
+ *	t-client-writer hold N DIR	N child processes send the set each,
+ *					touch DIR/ready.PID and stay until
+ *					DIR/stop exists
+ *	t-client-writer stream DIR	write DIR/pid, then send a pair of
+ *					events every 20 ms until DIR/stop
+ *					exists; then DIR/done
+ *	t-client-writer bulk N		N batches of 1000 allocations (half
+ *					of them freed), one every 20 ms, on
+ *					the real clock (the collector applies
+ *					events 2 s older than the newest)
  *
  * The set, per process: stream 13 created; ten pool allocations of 1, 2,
  * ... 10 KiB on stream 13 at addresses 0x10000 * (i + 1), the even ones
@@ -21,6 +31,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +175,126 @@ writer_torn(void)
 	return (1);
 }
 
+/* Write our pid into DIR/NAME (".PID" appended when pid); 0 or -1. */
+static int
+writer_touch(const char *dir, const char *name, int pid)
+{
+	char	path[4096];
+	int	fd;
+
+	snprintf(path, sizeof path, pid ? "%s/%s.%ld" : "%s/%s", dir, name,
+	    (long)getpid());
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1)
+		return (-1);
+	dprintf(fd, "%ld\n", (long)getpid());
+	return (close(fd));
+}
+
+/*
+ * Wait until DIR/stop exists (at most 30 s, so that a test that fails
+ * leaves nothing behind for long), calling tick every 20 ms if not NULL.
+ */
+static void
+writer_wait(const char *dir, void (*tick)(void))
+{
+	struct timespec	 ts = { 0, 20 * 1000 * 1000 };
+	char		 path[4096];
+	int		 i;
+
+	snprintf(path, sizeof path, "%s/stop", dir);
+	for (i = 0; i < 1500 && access(path, F_OK) != 0; i++) {
+		if (tick != NULL)
+			tick();
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int
+writer_hold(int count, const char *dir)
+{
+	pid_t	pid;
+	int	i, status, failed = 0;
+
+	for (i = 0; i < count; i++) {
+		if ((pid = fork()) == -1)
+			return (1);
+		if (pid == 0) {
+			if (writer_send() != 0 ||
+			    writer_touch(dir, "ready", 1) != 0)
+				_exit(1);
+			writer_wait(dir, NULL);
+			_exit(0);
+		}
+	}
+	while (wait(&status) > 0) {
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			failed = 1;
+	}
+	return (failed);
+}
+
+/* A pool allocation (or its free) of 4 KiB at address on stream 13. */
+static void
+writer_page(int type, uint64_t address)
+{
+	struct event	ev;
+
+	writer_event(&ev, type);
+	ev.u.alloc.address = address;
+	ev.u.alloc.bytes = 4096;
+	ev.u.alloc.requested = ev.u.alloc.correlation = EVENT_NONE;
+	ev.u.alloc.stream = 13;
+	ev.u.alloc.layer = EVENT_LAYER_POOL;
+	client_emit(&ev);
+}
+
+/* One allocation and its free, sent now. */
+static void
+writer_pair(void)
+{
+	static uint64_t	address = 0x40000000;
+
+	address += 0x1000;
+	writer_page(EVENT_ALLOC, address);
+	writer_page(EVENT_FREE, address);
+	client_flush();
+}
+
+static int
+writer_stream(const char *dir)
+{
+	if (writer_send() != 0 || writer_touch(dir, "pid", 0) != 0)
+		return (1);
+	writer_wait(dir, writer_pair);
+	return (writer_touch(dir, "done", 0) != 0);
+}
+
+static int
+writer_bulk(int batches)
+{
+	struct timespec	 ts = { 0, 20 * 1000 * 1000 }, now;
+	uint64_t	 address;
+	int		 b, i;
+
+	if (writer_send() != 0)
+		return (1);
+	for (b = 0; b < batches; b++) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		writer_t = (uint64_t)now.tv_sec * 1000000000u +
+		    (uint64_t)now.tv_nsec;
+		for (i = 0; i < 1000; i++) {
+			address = 0x100000000ull +
+			    0x1000ull * (uint64_t)(b * 1000 + i);
+			writer_page(EVENT_ALLOC, address);
+			if (i % 2 == 0)
+				writer_page(EVENT_FREE, address);
+		}
+		client_flush();
+		nanosleep(&ts, NULL);
+	}
+	return (0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -178,6 +309,13 @@ main(int argc, char **argv)
 	}
 	if (argc >= 2 && strcmp(argv[1], "torn") == 0)
 		return (writer_torn());
-	fprintf(stderr, "usage: t-client-writer send|fork N|kill|torn\n");
+	if (argc >= 4 && strcmp(argv[1], "hold") == 0)
+		return (writer_hold(atoi(argv[2]), argv[3]));
+	if (argc >= 3 && strcmp(argv[1], "stream") == 0)
+		return (writer_stream(argv[2]));
+	if (argc >= 3 && strcmp(argv[1], "bulk") == 0)
+		return (writer_bulk(atoi(argv[2])));
+	fprintf(stderr, "usage: t-client-writer send|fork N|kill|torn|"
+	    "hold N DIR|stream DIR|bulk N\n");
 	return (2);
 }

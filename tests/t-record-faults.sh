@@ -1,0 +1,175 @@
+#!/bin/sh
+# t-record-faults.sh: record keeps the traced command's life and exit
+# status whatever happens to the database or to its own descriptors.
+#
+# The traced commands are real processes: tests/t-client-writer sends
+# events through client.c as a traced process does.  Faults:
+#  - a database that refuses rows (a trigger, as t-write-errors.sh does),
+#    and a real full disk: a file size limit (RLIMIT_FSIZE), under which a
+#    write fails with EFBIG once SIGXFSZ is caught;
+#  - a descendant of the command that outlives it and keeps sending;
+#  - too few file descriptors (RLIMIT_NOFILE) for every traced process.
+# TAP output.
+. "${srcdir:-.}/tests/lib.sh"
+plan 20
+W="${top_builddir:-.}/tests/t-client-writer"
+unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF \
+    VRAMTRACE_STACKS VRAMTRACE_TORCH_HISTORY VRAMTRACE_CHECK_OFFLOAD
+# A build without CUDA has no injection library; the stand-ins load none.
+if [ ! -f "${top_builddir:-.}/libvramtrace-inject.so" ]; then
+	VRAMTRACE_INJECT_LIBRARY=$W
+	export VRAMTRACE_INJECT_LIBRARY
+fi
+
+q() {	# q DB SQL: the rows, comma-separated, on one line
+	"$VRAMTRACE" sql "$1" "$2" --format csv | sed 1d | tr '\n' ' ' |
+	    sed 's/ $//'
+}
+lines() {	# lines PATTERN: how many lines of the last stderr match
+	grep -Ec -- "$1" "$TMP/err"
+}
+show() {	# show: the last stderr, as TAP comments
+	sed 's/^/#   /' "$TMP/err"
+}
+
+# limited LIMIT SOFT[:HARD] CMD...: run CMD with the resource limit LIMIT
+# (NOFILE, FSIZE) set to SOFT and HARD (SOFT too when not given).
+limited() {
+	"$PY" -c 'import resource, subprocess, sys
+lim = getattr(resource, "RLIMIT_" + sys.argv[1])
+v = [int(x) for x in (sys.argv[2] + ":" + sys.argv[2]).split(":")[:2]]
+sys.exit(subprocess.call(sys.argv[3:], preexec_fn=lambda:
+    resource.setrlimit(lim, tuple(v))))' "$@"
+}
+
+# 1. The database refuses rows in the middle of the run (a trigger): the
+# command runs to its end, its status is record's, and the run keeps what
+# was committed, marked unfinished.
+"$VRAMTRACE" record -o "$TMP/refuse.db" -- "$W" send 2>/dev/null
+"$PY" -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TRIGGER refuse BEFORE INSERT ON allocations BEGIN"
+    " SELECT RAISE(ABORT, '"'"'no new allocations'"'"'); END")
+c.commit()' "$TMP/refuse.db"
+run "$VRAMTRACE" record --append -o "$TMP/refuse.db" -- sh -c \
+    "\"$W\" send && echo ran >\"$TMP/refuse.ran\"; exit 3"
+[ "$rc" -eq 3 ] && [ -s "$TMP/refuse.ran" ]
+ok $? "database refusing rows: the command runs to its end, record exits with its status ($rc)"
+[ "$(lines 'refuse.db: cannot write to allocations: no new allocations; recording stops at \+[0-9.]+s: the run keeps what was committed until then and stays marked unfinished, and the command runs on$')" = 1 ] &&
+    [ "$(lines '^vramtrace: [0-9]+ of the [0-9]+ events received are lost: all those not committed by \+[0-9.]+s \(the last commit\)$')" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "...one line when it fails, one saying what was lost"
+got=$(q "$TMP/refuse.db" "select id, complete from runs")
+[ "$got" = "1,1 2,0" ] &&
+    [ "$(q "$TMP/refuse.db" "pragma integrity_check")" = ok ] &&
+    [ "$(q "$TMP/refuse.db" "select count(*) from allocations")" = 10 ]
+ok $? "...the run stays unfinished, the database whole, the first run untouched ($got)"
+"$VRAMTRACE" leaks --run 2 --fail-on-leak "$TMP/refuse.db" >"$TMP/out" \
+    2>&1
+[ $? -eq 6 ] && grep -q '^not finished: .*its database failed' "$TMP/out"
+ok $? "...and leaks says so: not finished, exit 6 under --fail-on-leak"
+
+# 2. A full disk for real: a file size limit of 1 MB on record and what it
+# runs.  The writer sends 200 batches of 1500 events over 4 s.
+run limited FSIZE 1000000 "$VRAMTRACE" record -o "$TMP/full.db" -- sh -c \
+    "\"$W\" bulk 200 && echo ran >\"$TMP/full.ran\"; exit 3"
+[ "$rc" -eq 3 ] && [ -s "$TMP/full.ran" ]
+ok $? "file size limit: the command runs to its end, record exits with its status ($rc)"
+[ "$(lines 'full.db: cannot commit: disk I/O error \(the file size limit, ulimit -f, is reached\); recording stops at')" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "...one line naming the cause (SIGXFSZ caught, the write fails)"
+set -- $(sed -n 's/^vramtrace: \([0-9]*\) of the \([0-9]*\) events received are lost.*/\1 \2/p' "$TMP/err")
+[ "${1:-0}" -gt 0 ] && [ "${2:-0}" -ge 300000 ] && [ "$1" -lt "$2" ]
+ok $? "...every event sent was read, and the lost ones counted (${1:-?} of ${2:-?})"
+got=$(q "$TMP/full.db" "select complete, (select count(*) > 10 from
+    allocations) from runs")
+[ "$got" = "0,1" ] && [ "$(q "$TMP/full.db" "pragma integrity_check")" = ok ]
+ok $? "...the run holds what was committed, unfinished, and the database is whole ($got)"
+"$VRAMTRACE" leaks "$TMP/full.db" >"$TMP/out" 2>&1
+grep -q '^not finished: ' "$TMP/out"
+ok $? "...leaks says the run is not finished"
+[ "$(lines 'run 1 of .*full.db \(unfinished\): 1 process, [0-9]+ allocations')" = 1 ]
+ok $? "...and so does record's last word"
+
+# 3. A descendant that outlives the command and keeps sending: record
+# ends soon after the command, keeps what arrived, says so in one line; the
+# descendant runs on, told once that its events are no longer recorded.
+mkdir "$TMP/orphan"
+O=$TMP/orphan
+run "$VRAMTRACE" record -o "$TMP/orphan.db" -- sh -c "\"$W\" stream \"$O\" \
+    2>\"$O/err\" & while [ ! -s \"$O/pid\" ]; do sleep 0.05; done; exit 5"
+pid=$(cat "$O/pid" 2>/dev/null)
+# It writes done when it ends (not kill -0: an orphan may stay a zombie).
+[ "$rc" -eq 5 ] && [ ! -e "$O/done" ]
+ok $? "descendant still sending: record ends with the command's status while it runs ($rc)"
+[ "$(lines "^vramtrace: 1 process \\(pid $pid\\) still connected [0-9.]+s after the command ended, descendants that outlive it: what they sent until now is recorded, what they send later is not\$")" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "...one line naming it and what it means"
+got=$(q "$TMP/orphan.db" "select complete, exit_status, (select count(*) >
+    10 from allocations) from runs")
+[ "$got" = "1,5,1" ] &&
+    [ "$(q "$TMP/orphan.db" "pragma integrity_check")" = ok ]
+ok $? "...what it sent until then is stored, the run finished ($got)"
+touch "$O/stop"
+i=0
+while [ ! -e "$O/done" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+[ -e "$O/done" ] && [ "$(grep -c 'cannot send events' "$O/err")" = 1 ]
+st=$?; [ $st -eq 0 ] || sed 's/^/#   /' "$O/err"
+ok $st "...the descendant runs to its end, with one warning of its own"
+
+# 4. Out of file descriptors: 8 processes connect at once and stay, with
+# 16 descriptors for record.  Its CPU time is measured while they stay.
+mkdir "$TMP/fds"
+cat >"$TMP/cpu.py" <<'PY'
+import os, resource, subprocess, sys, time
+# cpu.py NOFILE DIR N CMD...: run CMD with that many descriptors; once N
+# processes are ready (DIR/ready.*), its CPU seconds over 2 s; then stop.
+lim, d, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+err = open(os.path.join(d, "err"), "w")
+p = subprocess.Popen(sys.argv[4:], stderr=err, preexec_fn=lambda:
+                     resource.setrlimit(resource.RLIMIT_NOFILE, (lim, lim)))
+def cpu():
+    f = open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+for i in range(1000):
+    if sum(x.startswith("ready.") for x in os.listdir(d)) >= n:
+        break
+    time.sleep(0.02)
+c0 = cpu()
+time.sleep(2)
+c1 = cpu()
+open(os.path.join(d, "stop"), "w").close()
+print(p.wait(), "%.2f" % (c1 - c0))
+PY
+set -- $("$PY" "$TMP/cpu.py" 16 "$TMP/fds" 8 "$VRAMTRACE" record \
+    -o "$TMP/fds.db" -- "$W" hold 8 "$TMP/fds")
+cp "$TMP/fds/err" "$TMP/err"
+[ "${1:-x}" = 0 ]
+ok $? "out of descriptors: the command runs to its end, its status is record's (${1:-?})"
+"$PY" -c 'import sys; sys.exit(float(sys.argv[1]) >= 0.5)' "${2:-9}"
+ok $? "...no busy loop: record used ${2:-?} s of CPU in the 2 s the processes stayed connected"
+[ "$(lines '^vramtrace: out of file descriptors \(Too many open files; [0-9]+ processes connected, limit 16\): a new process was turned away, and events from new processes are lost until others end \(raise ulimit -n\)$')" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "...one line saying events from new processes are lost"
+got=$(q "$TMP/fds.db" "select count(distinct process_id) between 1 and 7,
+    count(*) = 10 * count(distinct process_id) from allocations")
+[ "$got" = "1,1" ]
+ok $? "...the processes taken are stored whole, those turned away not at all ($got)"
+[ "$(lines 'processes were turned away for want of file descriptors: the run lacks their events$')" = 1 ]
+ok $? "...and the end says how many were turned away"
+
+# 5. The child starts as it would without record: the descriptor limit
+# (record raises its soft limit to the hard one) and SIGXFSZ (which record
+# catches; here it comes in ignored) are as record found them.
+"$PY" -c 'import resource, signal, subprocess, sys
+def limit():
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 4096))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+sys.exit(subprocess.call(sys.argv[1:], preexec_fn=limit))' \
+    "$VRAMTRACE" record -o "$TMP/env.db" -- sh -c \
+    'ulimit -n; grep SigIgn /proc/self/status' >"$TMP/out" 2>"$TMP/err"
+[ "$(head -n 1 "$TMP/out")" = 64 ] &&
+    [ "$(( 0x$(sed -n 's/SigIgn:\t*//p' "$TMP/out") & 0x1000000 ))" != 0 ]
+st=$?; [ $st -eq 0 ] || sed 's/^/#   /' "$TMP/out"
+ok $st "the command gets the descriptor limit and SIGXFSZ as record found them"
+done_testing
