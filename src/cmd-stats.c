@@ -36,17 +36,6 @@ const struct cmd_entry cmd_stats_entry = {
 	.exec = cmd_stats_exec
 };
 
-/* A size, or "n/a" when unknown (-1), into buf. */
-static const char *
-size_or_unknown(int64_t v, char *buf, size_t len)
-{
-	if (v < 0) {
-		snprintf(buf, len, FMT_UNKNOWN);
-		return (buf);
-	}
-	return (fmt_bytes(v, buf, len));
-}
-
 static void
 print_text(const struct stats *s)
 {
@@ -67,13 +56,13 @@ print_text(const struct stats *s)
 		w = &s->rows[i];
 		printf("%-6d %-16s %10s %8s %10s %8s %10s %7s %10s %6s\n",
 		    (int)w->device, w->all ? "all" : fmt_stream(w->stream, a,
-		    sizeof a), size_or_unknown(w->reserved, b, sizeof b),
+		    sizeof a), fmt_size(w->reserved, b, sizeof b),
 		    fmt_int(w->segments, c, sizeof c),
-		    size_or_unknown(w->allocated, d, sizeof d),
+		    fmt_size(w->allocated, d, sizeof d),
 		    fmt_int(w->blocks, e, sizeof e),
-		    size_or_unknown(w->free, f, sizeof f),
+		    fmt_size(w->free, f, sizeof f),
 		    fmt_int(w->free_blocks, g, sizeof g),
-		    size_or_unknown(w->largest_free, h, sizeof h),
+		    fmt_size(w->largest_free, h, sizeof h),
 		    fmt_percent(w->fragmentation, k, sizeof k));
 	}
 	if (s->nsettings == 0)

@@ -20,7 +20,7 @@ static const struct cmd_option cmd_tui_options[] = {
 	CMD_OPTION_RUN("show run ID (default: the newest)"),
 	{ .name = "dump", .letter = 'd', .kind = CMD_TEXT, .value = "VIEW",
 	  .help = "print VIEW as text and exit: overview, streams, steps,"
-	  " blocks, offload, diff, or 1-6" },
+	  " blocks, offload, diff, segments, or 1-7" },
 	CMD_OPTION_END
 };
 
@@ -28,8 +28,8 @@ const struct cmd_entry cmd_tui_entry = {
 	.name = "tui",
 	CMD_ARGS_DB,
 	.options = cmd_tui_options,
-	.summary = "browse runs, streams, steps, blocks and offload in the"
-	    " terminal",
+	.summary = "browse runs, streams, steps, blocks, offload and"
+	    " segments in the terminal",
 	.exec = cmd_tui_exec
 };
 
@@ -46,7 +46,8 @@ cmd_tui_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		return (cmd_usage_error(self, "--dump and --live do not mix"));
 	if (dump != NULL && tui_frame_find_view(dump) < 0)
 		return (cmd_usage_error(self, "unknown view %s (overview,"
-		    " streams, steps, blocks, offload, diff or 1-6)", dump));
+		    " streams, steps, blocks, offload, diff, segments or 1-7)",
+		    dump));
 	if (dump != NULL) {
 		if (tui_dump(path, run, dump, stdout, &cause) != 0)
 			return (cmd_fail(EXIT_INPUT, cause));

@@ -53,6 +53,17 @@ fmt_bytes(int64_t bytes, char *buf, size_t len)
 	return (buf);
 }
 
+/* A size that may be unknown (-1): fmt_bytes, or "n/a". */
+const char *
+fmt_size(int64_t bytes, char *buf, size_t len)
+{
+	if (bytes < 0) {
+		snprintf(buf, len, FMT_UNKNOWN);
+		return (buf);
+	}
+	return (fmt_bytes(bytes, buf, len));
+}
+
 /*
  * A change of bytes with its sign, always shown: "+10.0 MiB", "-4 B",
  * "+0 B".  A fractional rate (bytes per step) is cut towards zero.

@@ -39,6 +39,42 @@ row_add(struct stats *s, int32_t device, uint64_t stream)
 	return (w);
 }
 
+/*
+ * Each segment of snapshot ?1 with its blocks counted: device, stream,
+ * address, size, allocated and requested bytes (PyTorch's), allocated
+ * blocks, free bytes, free blocks, the largest free block.  The one
+ * definition behind the totals (stats_snapshot) and the segment list
+ * (query_stats_segments).
+ */
+#define STATS_SNAPSHOT_SEGMENTS \
+	"SELECT s.device AS device, s.stream AS stream, s.address AS" \
+	" address, s.total_size AS size, s.allocated_size AS allocated," \
+	" s.requested_size AS requested, b.used AS used, b.free AS free," \
+	" b.nfree AS nfree, b.largest AS largest FROM segments s JOIN" \
+	" (SELECT segment_id, sum(CASE WHEN state = 'inactive' THEN size" \
+	" ELSE 0 END) AS free, sum(state = 'inactive') AS nfree, max(CASE" \
+	" WHEN state = 'inactive' THEN size ELSE 0 END) AS largest," \
+	" sum(state <> 'inactive') AS used FROM blocks WHERE snapshot_id =" \
+	" ?1 GROUP BY segment_id) b ON b.segment_id = s.id WHERE" \
+	" s.snapshot_id = ?1"
+
+/*
+ * The allocations of run ?1 live at the end in the segment layer and in
+ * the innermost layer ?2: a recording's reserved and allocated memory.
+ */
+#define STATS_LIVE_WHERE \
+	" FROM allocations WHERE run_id = ?1 AND free_ns IS NULL AND" \
+	" device >= 0 AND layer IN (0, ?2)"
+
+/* The run's last snapshot with segments, or 0 (none) or less. */
+static int64_t
+stats_snapshot_id(struct query *q, int64_t run_id)
+{
+	return (query_int_arg(q, "SELECT max(s.id) FROM snapshots s WHERE"
+	    " s.run_id = ?1 AND EXISTS (SELECT 1 FROM segments WHERE"
+	    " snapshot_id = s.id)", run_id));
+}
+
 /* The state in snapshot `snap`'s segments and blocks. */
 static int
 stats_snapshot(struct query *q, struct stats *s, int64_t snap, char **cause)
@@ -47,17 +83,11 @@ stats_snapshot(struct query *q, struct stats *s, int64_t snap, char **cause)
 	struct stats_row	*w;
 	int			 rc;
 
-	if ((st = query_prepare(q, "SELECT s.device, s.stream,"
-	    " sum(s.total_size), count(*), sum(s.allocated_size),"
-	    " sum(b.used), CASE WHEN count(s.requested_size) = count(*) THEN"
-	    " sum(s.requested_size) END, sum(b.free), sum(b.nfree),"
-	    " max(b.largest) FROM segments s JOIN (SELECT segment_id,"
-	    " sum(CASE WHEN state = 'inactive' THEN size ELSE 0 END) AS free,"
-	    " sum(state = 'inactive') AS nfree, max(CASE WHEN state ="
-	    " 'inactive' THEN size ELSE 0 END) AS largest, sum(state <>"
-	    " 'inactive') AS used FROM blocks WHERE snapshot_id = ?1 GROUP BY"
-	    " segment_id) b ON b.segment_id = s.id WHERE s.snapshot_id = ?1"
-	    " GROUP BY 1, 2 ORDER BY 1, 2", cause)) == NULL)
+	if ((st = query_prepare(q, "SELECT device, stream, sum(size),"
+	    " count(*), sum(allocated), sum(used), CASE WHEN count(requested)"
+	    " = count(*) THEN sum(requested) END, sum(free), sum(nfree),"
+	    " max(largest) FROM (" STATS_SNAPSHOT_SEGMENTS ") GROUP BY 1, 2"
+	    " ORDER BY 1, 2", cause)) == NULL)
 		return (-1);
 	sqlite3_bind_int64(st, 1, snap);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -107,9 +137,8 @@ stats_live(struct query *q, struct stats *s, char **cause)
 	inner = query_run_layer(q, s->run_id);
 	if ((st = query_prepare(q, "SELECT device, stream, layer, sum(bytes),"
 	    " count(*), CASE WHEN count(requested_bytes) = count(*) THEN"
-	    " sum(requested_bytes) END FROM allocations WHERE run_id = ?1 AND"
-	    " free_ns IS NULL AND device >= 0 AND layer IN (0, ?2) GROUP BY"
-	    " 1, 2, 3 ORDER BY 1, 2, 3", cause)) == NULL)
+	    " sum(requested_bytes) END" STATS_LIVE_WHERE " GROUP BY 1, 2, 3"
+	    " ORDER BY 1, 2, 3", cause)) == NULL)
 		return (-1);
 	sqlite3_bind_int64(st, 1, s->run_id);
 	sqlite3_bind_int(st, 2, inner);
@@ -210,9 +239,7 @@ query_stats(struct query *q, int64_t run_id, struct stats **out,
 	s->run_id = run.id;
 	s->allocator = run.allocator != NULL ? xstrdup(run.allocator) : NULL;
 	query_run_free(&run);
-	snap = query_int_arg(q, "SELECT max(s.id) FROM snapshots s WHERE"
-	    " s.run_id = ?1 AND EXISTS (SELECT 1 FROM segments WHERE"
-	    " snapshot_id = s.id)", s->run_id);
+	snap = stats_snapshot_id(q, s->run_id);
 	s->snapshot = snap > 0;
 	rc = s->snapshot ? stats_snapshot(q, s, snap, cause) :
 	    stats_live(q, s, cause);
@@ -223,6 +250,169 @@ query_stats(struct query *q, int64_t run_id, struct stats **out,
 	stats_totals(s);
 	*out = s;
 	return (0);
+}
+
+/* Segments [offset, offset + max) of snapshot snap into out. */
+static int
+stats_segments_snapshot(struct query *q, int64_t snap, int64_t offset,
+    struct stats_segment *out, int max, char **cause)
+{
+	sqlite3_stmt		*st;
+	struct stats_segment	*g;
+	int			 rc, n = 0;
+
+	if ((st = query_prepare(q, "SELECT device, stream, address, size,"
+	    " allocated, used, free, nfree, largest FROM ("
+	    STATS_SNAPSHOT_SEGMENTS ") ORDER BY device, stream, address"
+	    " LIMIT ?2 OFFSET ?3", cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, snap);
+	sqlite3_bind_int(st, 2, max);
+	sqlite3_bind_int64(st, 3, offset);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		g = &out[n++];
+		g->device = sqlite3_column_int(st, 0);
+		g->stream = query_column_u64(st, 1);
+		g->address = query_column_u64(st, 2);
+		g->size = sqlite3_column_int64(st, 3);
+		g->allocated = query_column_int(st, 4);
+		g->blocks = sqlite3_column_int64(st, 5);
+		g->free = sqlite3_column_int64(st, 6);
+		g->free_blocks = sqlite3_column_int64(st, 7);
+		g->largest_free = sqlite3_column_int64(st, 8);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	return (n);
+}
+
+/* A live allocation of a recording, for stats_segments_live. */
+struct stats_live_alloc {
+	int32_t		 device;
+	uint64_t	 stream;
+	uint64_t	 address;
+	int64_t		 bytes;
+};
+
+static int
+stats_live_cmp_address(const void *a0, const void *b0)
+{
+	const struct stats_live_alloc	*a = a0, *b = b0;
+
+	if (a->device != b->device)
+		return (a->device < b->device ? -1 : 1);
+	return (a->address < b->address ? -1 : a->address > b->address);
+}
+
+static int
+stats_segment_cmp(const void *a0, const void *b0)
+{
+	const struct stats_segment	*a = a0, *b = b0;
+
+	if (a->device != b->device)
+		return (a->device < b->device ? -1 : 1);
+	if (a->stream != b->stream)
+		return (a->stream < b->stream ? -1 : 1);
+	return (a->address < b->address ? -1 : a->address > b->address);
+}
+
+/*
+ * A recording's segments: the segment layer's allocations live at the
+ * end (as stats_live counts them), each with the innermost layer's live
+ * allocations that lie inside it (same device, address within).  What is
+ * free inside is not recorded.  All of them are read (a run holds few
+ * segments at its end); [offset, offset + max) goes into out.
+ */
+static int
+stats_segments_live(struct query *q, int64_t run_id, int64_t offset,
+    struct stats_segment *out, int max, char **cause)
+{
+	sqlite3_stmt		*st;
+	struct stats_live_alloc	*blk = NULL, *a;
+	struct stats_segment	*seg = NULL, *g;
+	size_t			 nblk = 0, nseg = 0, i, j;
+	int			 rc, inner, n = 0;
+
+	inner = query_run_layer(q, run_id);
+	if ((st = query_prepare(q, "SELECT device, stream, layer, address,"
+	    " bytes" STATS_LIVE_WHERE, cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int(st, 2, inner);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sqlite3_column_int(st, 2) == EVENT_LAYER_SEGMENT) {
+			seg = xreallocarray(seg, nseg + 1, sizeof *seg);
+			g = &seg[nseg++];
+			g->device = sqlite3_column_int(st, 0);
+			g->stream = query_column_u64(st, 1);
+			g->address = query_column_u64(st, 3);
+			g->size = sqlite3_column_int64(st, 4);
+			g->allocated = g->blocks = 0;
+			g->free = g->free_blocks = UNKNOWN_INT;
+			g->largest_free = UNKNOWN_INT;
+			continue;
+		}
+		blk = xreallocarray(blk, nblk + 1, sizeof *blk);
+		a = &blk[nblk++];
+		a->device = sqlite3_column_int(st, 0);
+		a->stream = query_column_u64(st, 1);
+		a->address = query_column_u64(st, 3);
+		a->bytes = sqlite3_column_int64(st, 4);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(blk);
+		free(seg);
+		return (query_fail(q, cause));
+	}
+	/*
+	 * Live segments do not overlap: with both in address order, each
+	 * block belongs to the last segment that starts at or below it.
+	 */
+	qsort(blk, nblk, sizeof *blk, stats_live_cmp_address);
+	qsort(seg, nseg, sizeof *seg, stats_live_cmp_address);
+	for (i = j = 0; nseg > 0 && i < nblk; i++) {
+		a = &blk[i];
+		while (j + 1 < nseg && (seg[j + 1].device < a->device ||
+		    (seg[j + 1].device == a->device &&
+		    seg[j + 1].address <= a->address)))
+			j++;
+		g = &seg[j];
+		if (g->device == a->device && a->address >= g->address &&
+		    a->address - g->address < (uint64_t)g->size) {
+			g->allocated += a->bytes;
+			g->blocks++;
+		}
+	}
+	qsort(seg, nseg, sizeof *seg, stats_segment_cmp);
+	for (i = (size_t)offset; i < nseg && n < max; i++)
+		out[n++] = seg[i];
+	free(blk);
+	free(seg);
+	return (n);
+}
+
+/*
+ * Fill out with at most max segments of run run_id's allocator at its
+ * end, from the offset-th on, by device, stream and address: a snapshot's
+ * segments as query_stats counts them, or a recording's live driver
+ * allocations with the blocks inside each (free bytes unknown).  Returns
+ * how many (fewer than max: the last page), or -1 with *cause.
+ */
+int
+query_stats_segments(struct query *q, int64_t run_id, int64_t offset,
+    struct stats_segment *out, int max, char **cause)
+{
+	int64_t	snap;
+
+	if (offset < 0 || max <= 0)
+		return (0);
+	snap = stats_snapshot_id(q, run_id);
+	if (snap > 0)
+		return (stats_segments_snapshot(q, snap, offset, out, max,
+		    cause));
+	return (stats_segments_live(q, run_id, offset, out, max, cause));
 }
 
 /* Free what query_stats made; NULL is fine. */

@@ -330,7 +330,22 @@ struct stats {
 	size_t		 nsettings;
 };
 
+/* One segment: a snapshot's, or a recording's live driver allocation. */
+struct stats_segment {
+	int32_t		 device;
+	uint64_t	 stream;	/* UNKNOWN_U64 */
+	uint64_t	 address;
+	int64_t		 size;
+	int64_t		 allocated;	/* bytes in allocated blocks */
+	int64_t		 blocks;	/* allocated blocks */
+	int64_t		 free;		/* bytes in free blocks; -1: unknown */
+	int64_t		 free_blocks;
+	int64_t		 largest_free;
+};
+
 int	 query_stats(struct query *, int64_t, struct stats **, char **);
+int	 query_stats_segments(struct query *, int64_t, int64_t,
+	     struct stats_segment *, int, char **);
 void	 query_stats_free(struct stats *);
 
 /* query-timeline.c: a run as a stream of timed items, for exports. */

@@ -72,6 +72,7 @@ const char *util_sqlite_read_mode(const char *);
 #define FMT_UNKNOWN	"n/a"	/* how text shows a value not known */
 #define FMT_LEN		48	/* a buffer every fmt_* result fits */
 const char *fmt_bytes(int64_t, char *, size_t);
+const char *fmt_size(int64_t, char *, size_t);
 const char *fmt_delta(double, char *, size_t);
 const char *fmt_stream(uint64_t, char *, size_t);
 const char *fmt_stream_handle(uint64_t, uint64_t, char *, size_t);

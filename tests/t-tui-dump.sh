@@ -3,7 +3,7 @@
 # screen draws it; usage errors.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-plan 23
+plan 27
 
 make_leak_db "$TMP/leak.db"; ok $? "a leaking run"
 make_clean_db "$TMP/clean.db"; ok $? "a clean run"
@@ -73,8 +73,74 @@ grep -q 'step 5 -> step 6' "$TMP/out" &&
     grep -q '+2 blocks +21.0 MiB appeared, -1 blocks -1.0 MiB went away' \
     "$TMP/out"
 ok $? "diff: the last two steps"
-SNAP=${SHARED_DATA:-}/snapshots
+# Segments of a snapshot: each row as its segment's blocks say, the
+# garbage side stream's flagged, the device's totals as stats gives them.
 export XDG_CACHE_HOME="$TMP/cache"
+run "$VRAMTRACE" tui --dump segments "$srcdir/examples/garbage_stream.pickle"
+cp "$TMP/out" "$TMP/segments.txt"
+"$VRAMTRACE" sql "$srcdir/examples/garbage_stream.pickle" "select
+    printf('0x%x', s.address), s.stream, s.total_size, s.allocated_size,
+    sum(b.state <> 'inactive'), sum(case when b.state = 'inactive' then
+    b.size else 0 end), max(case when b.state = 'inactive' then b.size
+    else 0 end) from segments s join blocks b on b.segment_id = s.id group
+    by s.id" --format csv >"$TMP/segments.csv"
+"$PY" - "$TMP/segments.txt" "$TMP/segments.csv" <<'PY'
+import csv, re, sys
+def size(b):
+    v, u = float(b), 0
+    while v >= 1024 and u < 4:
+        v, u = v / 1024, u + 1
+    return "%d B" % b if u == 0 else "%.1f %s" % (v, ["B", "KiB", "MiB", "GiB", "TiB"][u])
+want = {}
+for r in list(csv.reader(open(sys.argv[2])))[1:]:
+    a, stream, total, alloc, used, free, largest = r
+    want[a] = (stream, size(int(total)), size(int(alloc)), size(int(free)),
+               used, size(int(largest)))
+seen = 0
+for line in open(sys.argv[1]):
+    m = re.match(r"^ 0 (\d+) +(0x[0-9a-f]+) +(\S+ \S+) +(\S+ \S+) +(\S+ \S+) +(\d+) +(\S+ \S+)( GARBAGE growing)?$", line.rstrip())
+    if not m:
+        continue
+    seen += 1
+    assert m.group(2) in want, line
+    assert m.groups()[:1] + m.groups()[2:7] == want[m.group(2)], (line, want[m.group(2)])
+    assert bool(m.group(8)) == (m.group(1) == "1031036896"), line
+assert seen >= 50, seen
+PY
+ok $? "segments: a snapshot's, each as its blocks say, the side stream's GARBAGE growing"
+grep -q '^ device 0: 55 segments, 1\.1 GiB reserved, 869\.5 MiB allocated$' "$TMP/segments.txt" &&
+    grep -q '^   218\.5 MiB free in 30 blocks, the largest 20\.0 MiB, fragmentation 91%$' "$TMP/segments.txt"
+ok $? "segments: the device's totals, as stats gives them"
+# A recording: the driver allocations live at the end, with the blocks
+# inside each; a freed segment is not listed; free bytes are not known.
+cat >"$TMP/segs.txt" <<'SPOOL'
+process-start 1000 pid=1
+alloc 1100 address=0x10000000 bytes=2097152 stream=7 device=0 layer=segment
+alloc 1110 address=0x10000000 bytes=524288 stream=7 device=0 layer=block
+alloc 1120 address=0x10100000 bytes=262144 stream=7 device=0 layer=block
+alloc 1130 address=0x20000000 bytes=4194304 stream=13 device=0 layer=segment
+alloc 1140 address=0x20000000 bytes=1048576 stream=13 device=0 layer=block
+alloc 1145 address=0x20100000 bytes=1048576 stream=13 device=0 layer=block
+free 1146 address=0x20100000 bytes=1048576 stream=13 device=0 layer=block
+alloc 1150 address=0x30000000 bytes=2097152 stream=7 device=0 layer=segment
+free 1160 address=0x30000000 bytes=2097152 stream=7 device=0 layer=segment
+alloc 1170 address=0x40000000 bytes=65536 stream=7 device=0 layer=block
+step-end 1500
+SPOOL
+spool segs || exit 99
+run "$VRAMTRACE" tui --dump 7 "$TMP/segs.db"
+[ $rc -eq 0 ] &&
+    grep -Eq '^ 0 7 +0x10000000 +2\.0 MiB +768\.0 KiB +n/a +2 +n/a *$' "$TMP/out" &&
+    grep -Eq '^ 0 13 +0x20000000 +4\.0 MiB +1\.0 MiB +n/a +1 +n/a *$' "$TMP/out" &&
+    ! grep -q '0x30000000' "$TMP/out" &&
+    grep -q '^ device 0: 2 segments, 6\.0 MiB reserved, 1\.8 MiB allocated$' "$TMP/out"
+ok $? "segments: a recording's live driver allocations, the blocks inside each"
+grep -v 'layer=segment' "$TMP/segs.txt" >"$TMP/nosegs.txt"
+spool nosegs || exit 99
+run "$VRAMTRACE" tui --dump segments "$TMP/nosegs.db"
+[ $rc -eq 0 ] && grep -q 'no segments: ' "$TMP/out"
+ok $? "segments: a recording without driver allocations says so"
+SNAP=${SHARED_DATA:-}/snapshots
 if [ -f "$SNAP/fixture_garbage_stream.pickle" ]; then
 	run "$VRAMTRACE" tui --dump streams "$SNAP/fixture_garbage_stream.pickle"
 	grep -Eq '^ +0 1031036896 .*GARBAGE growing' "$TMP/out"

@@ -4,7 +4,7 @@
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=27
+NTESTS=31
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -71,7 +71,7 @@ ok $? "/: search by site"
 tm resize-window -t ui -x 80 -y 24
 wait_for '\? help +q quit *$' && [ "$(wc -l <"$TMP/screen")" -le 24 ]
 ok $? "80x24: the footer stays"
-head -n 1 "$TMP/screen" | grep -Eq '^ 1  2  3  4 Blocks  5  6  LEAK \+20\.0 MiB/step *$' &&
+head -n 1 "$TMP/screen" | grep -Eq '^ 1  2  3  4 Blocks  5  6  7  LEAK \+20\.0 MiB/step *$' &&
     tail -n 1 "$TMP/screen" | grep -Eq '^s sort .* t stream  …  +\? help  q quit *$'
 ok $? "80x24: the tab bar keeps the verdict whole, the footer ends in … where keys do not fit"
 keys 6 a a a a
@@ -121,6 +121,31 @@ if [ -f "$SNAP/fixture_garbage_stream.pickle" ]; then
 else
 	skip 3 "no snapshot fixtures in $SNAP"
 fi
+
+# View 7: the snapshot's segments, the side stream's flagged; g and G go
+# to the first and the last row as in every view; at 80 columns the
+# garbage kind is a '*' in the last column.
+export XDG_CACHE_HOME="$TMP/cache"
+start "$srcdir/examples/garbage_stream.pickle"
+wait_for 'LEAK'
+keys 7
+wait_for '^ 0 1031036896 0x7ff144000000 +20\.0 MiB +18\.0 MiB +2\.0 MiB +10 +2\.0 MiB GARBAGE growing *$' &&
+    head -n 1 "$TMP/screen" | grep -q ' 7 Segments ' &&
+    grep -q '^ device 0: 55 segments, 1\.1 GiB reserved' "$TMP/screen"
+ok $? "segments: view 7 lists the segments, the side stream's GARBAGE growing"
+keys G
+wait_for '^ 0 1031036896 0x7ff207c00000 ' &&
+    ! grep -q '0x7ff170000000' "$TMP/screen"
+ok $? "segments: G goes to the last segment"
+keys g
+wait_for '^ 0 0 +0x7ff170000000 ' && ! grep -q '0x7ff207c00000' "$TMP/screen"
+ok $? "segments: g goes back to the first"
+tm resize-window -t ui -x 80 -y 24
+keys G
+wait_for '^ 0 1031036896 0x7ff207c00000 .* \*$' &&
+    grep -Eq '^ D STREAM .* LARGEST G$' "$TMP/screen" &&
+    [ "$(awk '{ if (length($0) > 80) n++ } END { print n + 0 }' "$TMP/screen")" -eq 0 ]
+ok $? "segments at 80 columns: every column fits, garbage is '*'"
 
 # The offload check: a line in the overview, the differences in view 5.
 make_check_db "$TMP/check.db"

@@ -20,11 +20,13 @@ static const struct tui_view *const tui_frame_views[TUI_NVIEWS] = {
 	&tui_view_steps,
 	&tui_view_blocks,
 	&tui_view_offload,
-	&tui_view_diff
+	&tui_view_diff,
+	&tui_view_segments
 };
 
 static const char *const tui_frame_help[] = {
-	"1-6, Tab    switch view: Overview, Streams, Steps, Blocks, Offload, Diff",
+	"1-7, Tab    switch view: Overview, Streams, Steps, Blocks, Offload,",
+	"            Diff, Segments",
 	"Up/Down j/k move, PgUp/PgDn page, Home/End g/G first and last row",
 	"?  h        this help (any key closes it)",
 	"Ctrl-L      redraw",

@@ -114,7 +114,7 @@ tui_main(const char *path, int64_t run, int live)
 }
 
 /*
- * Print view `view` (a name or 1-6) of path, run `run`, to f as text, as
+ * Print view `view` (a name or 1-7) of path, run `run`, to f as text, as
  * the screen would show it on a TUI_DUMP_WIDTH x TUI_DUMP_HEIGHT terminal
  * without the footer.  The analysis is done first.  0, or -1 with *cause
  * when a query failed (the view is printed all the same, with the error
@@ -131,7 +131,7 @@ tui_dump(const char *path, int64_t run, const char *view, FILE *f,
 	*cause = NULL;
 	if ((i = tui_frame_find_view(view)) < 0) {
 		xasprintf(cause, "unknown view %s (overview, streams, steps,"
-		    " blocks, offload, diff or 1-6)", view);
+		    " blocks, offload, diff, segments or 1-7)", view);
 		return (-1);
 	}
 	if (tui_data_open(&t, path, run, 0, cause) != 0) {

@@ -103,7 +103,7 @@ struct tui_view {
 	int		 (*key)(struct tui *, void *, int);
 	void		 (*reload)(struct tui *, void *);
 };
-#define TUI_NVIEWS	6
+#define TUI_NVIEWS	7
 
 /* A line being typed at the bottom of the screen. */
 typedef void (*tui_prompt_fn)(struct tui *, void *, const char *);
@@ -211,5 +211,6 @@ extern const struct tui_view tui_view_steps;
 extern const struct tui_view tui_view_blocks;
 extern const struct tui_view tui_view_offload;
 extern const struct tui_view tui_view_diff;
+extern const struct tui_view tui_view_segments;
 
 #endif
