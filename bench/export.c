@@ -1,7 +1,8 @@
 /*
  * export.c: how long `vramtrace export` spends reading a large run: the
- * bounds (query_timeline_bounds), then each kind of timed item and the
- * allocations written as slices, each alone.
+ * bounds (query_timeline_bounds), the live-byte changes and device totals
+ * (one walk: query_timeline_live), then each other kind of timed item and
+ * the allocations written as slices, each alone.
  *
  * usage: bench-export DB [RUN [ALLOCATIONS]]   (a database made by
  * bench/leaks; ALLOCATIONS the largest read as slices, default 100000)
@@ -52,7 +53,7 @@ int
 main(int argc, char **argv)
 {
 	static const char *const	 names[QUERY_ITEM_MAX] = {
-		"processes", "streams", "changes", "device totals", "copies",
+		"processes", "streams", "changes+totals", NULL, "copies",
 		"steps", "offload", "allocations"
 	};
 	struct query_bounds		 b;
@@ -60,7 +61,7 @@ main(int argc, char **argv)
 	char				*cause = NULL;
 	int64_t				 run, limit, n;
 	double				 w0, c0;
-	int				 k;
+	int				 k, rc;
 
 	log_program = "bench-export";
 	if (argc < 2 || argc > 4) {
@@ -79,12 +80,20 @@ main(int argc, char **argv)
 	printf("%-18s %" PRId64 " tracks, %" PRId64 " device totals\n", "",
 	    b.tracks, b.totals);
 	for (k = 0; k < QUERY_ITEM_MAX; k++) {
+		if (k == QUERY_ITEM_TOTAL)
+			continue;	/* with the changes */
 		n = 0;
 		w0 = wall();
 		c0 = cpu();
-		if ((k == QUERY_ITEM_ALLOCATION ? query_timeline_allocations(q,
-		    b.run_id, limit, count, &n, &cause) : query_timeline(q,
-		    b.run_id, k, count, &n, &cause)) != 0)
+		if (k == QUERY_ITEM_CHANGE)
+			rc = query_timeline_live(q, b.run_id, b.first_ns, count,
+			    &n, &cause);
+		else if (k == QUERY_ITEM_ALLOCATION)
+			rc = query_timeline_allocations(q, b.run_id, limit,
+			    count, &n, &cause);
+		else
+			rc = query_timeline(q, b.run_id, k, count, &n, &cause);
+		if (rc != 0)
 			fatal("%s", cause);
 		report(names[k], w0, c0, n);
 	}

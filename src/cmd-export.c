@@ -9,7 +9,10 @@
  * process, device and layer for the device's total over its streams; when
  * a run has more allocation and free events than --max-points, time is
  * cut into buckets and each bucket gives its highest value and its last,
- * so the peak and the final value stay exact.  Copies and steps are
+ * so the peak and the final value stay exact.  The changes come in time
+ * order (one walk over the allocations); each track keeps its points,
+ * at most two per bucket (or one per event under --max-points events),
+ * and the tracks are written one after the other.  Copies and steps are
  * complete slices ("ph": "X"), offload decisions instants ("ph": "i").
  * The --allocations largest allocations are async slices ("ph": "b" and
  * "e", id = allocations.id) named by their site, with their size, from
@@ -63,6 +66,27 @@ struct export_thread {
 	uint64_t	 stream;
 };
 
+/* A point of a counter track. */
+struct export_point {
+	uint64_t		 t;
+	int64_t			 value;
+};
+
+/* A counter track: its live bytes, its bucket, the points it keeps. */
+struct export_track {
+	struct query_item	 item;		/* kind NULL: not seen */
+	int			 seen;
+	int64_t			 value;
+	uint64_t		 bucket;
+	int			 pending;	/* a bucket not kept yet */
+	int64_t			 max_value;
+	uint64_t		 max_ns;
+	int64_t			 last_value;
+	uint64_t		 last_ns;
+	struct export_point	*points;
+	size_t			 npoints, cap;
+};
+
 struct export {
 	FILE			*f;
 	uint64_t		 t0;
@@ -71,17 +95,8 @@ struct export {
 	int			 first;	/* no event written yet */
 	struct export_thread	*threads;
 	size_t			 nthreads;
-
-	/* The counter track being written. */
-	struct query_item	 track;
-	int			 have_track;
-	int64_t			 value;
-	uint64_t		 bucket;
-	int			 pending;	/* a bucket not written yet */
-	int64_t			 max_value;
-	uint64_t		 max_ns;
-	int64_t			 last_value;
-	uint64_t		 last_ns;
+	struct export_track	*tracks;	/* by rank (item.number) */
+	size_t			 ntracks;
 };
 
 /*
@@ -166,72 +181,109 @@ on_stream(void *arg, const struct query_item *it)
 	fputs("}}", x->f);
 }
 
+/* Write a point of counter track k. */
 static void
-counter_point(struct export *x, uint64_t t, int64_t value)
+counter_write(struct export *x, const struct export_track *k,
+    const struct export_point *p)
 {
-	const struct query_item	*k = &x->track;
+	const struct query_item	*it = &k->item;
 	const char		*layer;
 	char			 label[64];
 
-	if (k->kind == QUERY_ITEM_TOTAL)
-		snprintf(label, sizeof label, "dev %d total", (int)k->device);
+	if (it->kind == QUERY_ITEM_TOTAL)
+		snprintf(label, sizeof label, "dev %d total", (int)it->device);
 	else
-		stream_label(label, sizeof label, k->device, k->stream);
-	layer = k->layer >= 0 ? event_layer_name((unsigned int)k->layer) :
+		stream_label(label, sizeof label, it->device, it->stream);
+	layer = it->layer >= 0 ? event_layer_name((unsigned int)it->layer) :
 	    NULL;
-	event_begin(x, "C", k->process_id, 0);
+	event_begin(x, "C", it->process_id, 0);
 	fprintf(x->f, ", \"name\": \"live bytes %s %s\"", label,
 	    fmt_text(layer));
-	event_time(x, "ts", t, x->t0);
-	fprintf(x->f, ", \"args\": {\"bytes\": %" PRId64 "}}", value);
+	event_time(x, "ts", p->t, x->t0);
+	fprintf(x->f, ", \"args\": {\"bytes\": %" PRId64 "}}", p->value);
 }
 
-/* Write the bucket in progress: its highest value, then its last. */
+/* Keep a point of counter track k. */
 static void
-counter_flush(struct export *x)
+counter_point(struct export_track *k, uint64_t t, int64_t value)
 {
-	if (!x->pending)
-		return;
-	counter_point(x, x->max_ns, x->max_value);
-	if (x->last_ns != x->max_ns)
-		counter_point(x, x->last_ns, x->last_value);
-	x->pending = 0;
+	if (k->npoints == k->cap) {
+		k->cap = k->cap == 0 ? 16 : 2 * k->cap;
+		k->points = xreallocarray(k->points, k->cap,
+		    sizeof *k->points);
+	}
+	k->points[k->npoints].t = t;
+	k->points[k->npoints++].value = value;
 }
 
+/* Keep the bucket in progress: its highest value, then its last. */
+static void
+counter_flush(struct export_track *k)
+{
+	if (!k->pending)
+		return;
+	counter_point(k, k->max_ns, k->max_value);
+	if (k->last_ns != k->max_ns)
+		counter_point(k, k->last_ns, k->last_value);
+	k->pending = 0;
+}
+
+/* A change of a track's live bytes, in time order. */
 static void
 on_change(void *arg, const struct query_item *it)
 {
-	struct export	*x = arg;
-	uint64_t	 t = it->start_ns, b;
+	struct export		*x = arg;
+	struct export_track	*k;
+	uint64_t		 t = it->start_ns, b;
+	size_t			 i = (size_t)it->number;
 
-	if (!x->have_track || it->kind != x->track.kind ||
-	    it->process_id != x->track.process_id ||
-	    it->device != x->track.device || it->stream != x->track.stream ||
-	    it->layer != x->track.layer) {
-		counter_flush(x);
-		x->track = *it;
-		x->track.name = NULL;
-		x->have_track = 1;
-		x->value = 0;
+	if (i >= x->ntracks) {
+		x->tracks = xreallocarray(x->tracks, i + 1, sizeof *x->tracks);
+		memset(&x->tracks[x->ntracks], 0, (i + 1 - x->ntracks) *
+		    sizeof *x->tracks);
+		x->ntracks = i + 1;
 	}
-	x->value += it->bytes;
+	k = &x->tracks[i];
+	if (!k->seen) {
+		k->item = *it;
+		k->item.name = NULL;
+		k->seen = 1;
+	}
+	k->value += it->bytes;
 	if (x->width == 0) {
-		counter_point(x, t, x->value);
+		counter_point(k, t, k->value);
 		return;
 	}
 	b = (t > x->t0 ? t - x->t0 : 0) / x->width;
-	if (!x->pending || b != x->bucket) {
-		counter_flush(x);
-		x->bucket = b;
-		x->pending = 1;
-		x->max_value = x->value;
-		x->max_ns = t;
-	} else if (x->value > x->max_value) {
-		x->max_value = x->value;
-		x->max_ns = t;
+	if (!k->pending || b != k->bucket) {
+		counter_flush(k);
+		k->bucket = b;
+		k->pending = 1;
+		k->max_value = k->value;
+		k->max_ns = t;
+	} else if (k->value > k->max_value) {
+		k->max_value = k->value;
+		k->max_ns = t;
 	}
-	x->last_value = x->value;
-	x->last_ns = t;
+	k->last_value = k->value;
+	k->last_ns = t;
+}
+
+/* Write every counter track's points, a track after the other. */
+static void
+counters_write(struct export *x)
+{
+	struct export_track	*k;
+	size_t			 i, j;
+
+	for (i = 0; i < x->ntracks; i++) {
+		k = &x->tracks[i];
+		counter_flush(k);
+		for (j = 0; j < k->npoints; j++)
+			counter_write(x, k, &k->points[j]);
+		free(k->points);
+		k->points = NULL;
+	}
 }
 
 /*
@@ -344,8 +396,6 @@ export_write(FILE *f, void *arg, char **cause)
 	static const query_item_fn	 fns[QUERY_ITEM_MAX] = {
 		[QUERY_ITEM_PROCESS] = on_process,
 		[QUERY_ITEM_STREAM] = on_stream,
-		[QUERY_ITEM_CHANGE] = on_change,
-		[QUERY_ITEM_TOTAL] = on_change,
 		[QUERY_ITEM_MEMCPY] = on_memcpy,
 		[QUERY_ITEM_STEP] = on_step,
 		[QUERY_ITEM_OFFLOAD] = on_offload,
@@ -366,11 +416,17 @@ export_write(FILE *f, void *arg, char **cause)
 	json_string(x->f, name);
 	fputs("}}", x->f);
 	for (k = 0; k < QUERY_ITEM_MAX; k++) {
+		/* Changes and totals: one walk, in time order. */
+		if (k == QUERY_ITEM_CHANGE) {
+			if (query_timeline_live(job->q, job->b->run_id, x->t0,
+			    on_change, x, cause) != 0)
+				return (-1);
+			counters_write(x);
+		}
 		if (fns[k] != NULL && query_timeline(job->q, job->b->run_id, k,
 		    fns[k], x, cause) != 0)
 			return (-1);
 	}
-	counter_flush(x);
 	if (job->allocations > 0 && query_timeline_allocations(job->q,
 	    job->b->run_id, job->allocations, on_allocation, x, cause) != 0)
 		return (-1);
@@ -390,6 +446,7 @@ export_file(struct query *q, const char *path, int64_t run_id,
 	struct query_bounds	 b;
 	struct export		 x;
 	struct export_job	 job = { q, &x, &b, allocations };
+	size_t			 i;
 	int			 rc;
 
 	if (query_timeline_bounds(q, run_id, &b, cause) != 0)
@@ -402,6 +459,9 @@ export_file(struct query *q, const char *path, int64_t run_id,
 		x.width = (b.last_ns - b.first_ns) / (max_points / 2 /
 		    (uint64_t)(b.tracks + b.totals) + 1) + 1;
 	rc = util_write_file(path, export_write, &job, cause);
+	for (i = 0; i < x.ntracks; i++)
+		free(x.tracks[i].points);
+	free(x.tracks);
 	free(x.threads);
 	return (rc == 0 ? EXIT_OK : EXIT_ERROR);
 }

@@ -29,6 +29,43 @@ void	 query_column_copy(sqlite3_stmt *, int, char *, size_t);
 int	 query_has_groups(struct query *, int64_t);
 int	 query_run_layer(struct query *, int64_t);
 
+/*
+ * query-events.c: every allocation of a run as two events (+bytes at its
+ * alloc, -bytes at its free), walked in time order an instant at a time.
+ */
+#define QUERY_EVENTS_MAX_SERIES	65535
+/* Events sorted at once at most, by default: 128 MiB. */
+#define QUERY_EVENTS_WINDOW	(8u << 20)
+struct query_series {
+	int64_t		 process_id;	/* 0: none */
+	int32_t		 device;	/* -1: unknown or host */
+	int		 layer;
+	uint64_t	 stream;	/* UNKNOWN_U64 */
+};
+struct query_event {
+	uint64_t	 t;		/* ns after the run's first instant */
+	uint64_t	 w;		/* series, sign and bytes */
+};
+struct query_events {
+	int64_t		 run_id;
+	int64_t		 first_id;	/* the run's allocation ids */
+	int64_t		 last_id;
+	size_t		 window;	/* events sorted at once at most;
+					   0: QUERY_EVENTS_WINDOW */
+	/* A new series, numbered from 0. */
+	void		 (*series)(void *, size_t, const struct query_series *);
+	void		 (*ready)(void *);	/* every series and the
+						   extent are known */
+	void		 (*instant)(void *, uint64_t,
+			     const struct query_event *, size_t);
+	void		*arg;
+	uint64_t	 first;		/* the extent: UNKNOWN_U64 or the */
+	uint64_t	 last;		/* caller's, widened by the walk */
+};
+int	 query_events_walk(struct query *, struct query_events *, char **);
+size_t	 query_event_series(const struct query_event *);
+int64_t	 query_event_bytes(const struct query_event *);
+
 /* query-scan.c: one pass over a run, or one process of it. */
 int	 query_scan(struct query *, const struct leak_options *,
 	     struct leak_report **, char **);

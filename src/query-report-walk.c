@@ -10,18 +10,8 @@
  * bucket remembers the state at the highest total of each track, and the
  * peaks are exact.
  *
- * Sorting every event in SQLite takes long (11 s for 10 M allocations), so
- * the walk reads the allocations in table order and sorts in C, a window
- * of time at a time.  A pass keeps the events from the window's start on
- * while they fit in the window's buffer; when the buffer is full it keeps
- * the earliest seven eighths and ends the window there, so that after the
- * pass the buffer holds every event of the window.  The first pass also
- * finds the run's extent; the usual run fits in it whole.  Memory stays
- * near twice the buffer (the sort's scratch): REPORT_WINDOW_EVENTS events
- * of 16 bytes by default.
- *
- * An event packs its series, its sign and its bytes in one word: series in
- * the top 16 bits, a free flag in bit 47, the bytes below (128 TiB).
+ * The events come from query-events.c, which sorts them in C a window of
+ * time at a time (QUERY_EVENTS_WINDOW events of 16 bytes by default).
  */
 #include "config.h"
 
@@ -33,29 +23,9 @@
 
 #include "unknown.h"
 
-#define EVENT_FREE_BIT		(UINT64_C(1) << 47)
-#define EVENT_BYTES_MASK	(EVENT_FREE_BIT - 1)
-#define REPORT_MAX_SERIES	65535
-
-struct rq_event {
-	uint64_t	 t;		/* ns from t0 */
-	uint64_t	 w;		/* series, free flag, bytes */
-};
-
-/* The lookup of a series by its key: open addressing, half full. */
-struct rq_slot {
-	int64_t		 process_id;
-	int32_t		 device;
-	int		 layer;
-	uint64_t	 stream;
-	size_t		 series;	/* + 1; 0: empty */
-};
-
 struct rq_work {
 	struct report	*r;
-	size_t		 window;	/* events sorted at once at most */
-	struct rq_slot	*slots;
-	size_t		 mask;
+	struct query_events *e;
 
 	/* Per series and per track: the live bytes now. */
 	int64_t		*cur;
@@ -64,12 +34,6 @@ struct rq_work {
 	size_t		**members;	/* the series of each track */
 	size_t		 cap_series, cap_tracks;
 
-	struct rq_event	*ev;
-	struct rq_event	*tmp;		/* the sort's scratch */
-	size_t		 nev, cap_ev;
-	uint64_t	 first, last;	/* the extent of the times read */
-	int		 first_pass;
-	uint64_t	 start, end;	/* the window being read */
 	size_t		 bucket;	/* the walk's; SIZE_MAX: none yet */
 	int		 walking;	/* hi[] are allocated */
 
@@ -83,21 +47,7 @@ struct rq_work {
 	uint32_t	*seen_series;
 
 	int64_t		 run_cur;	/* all lanes, in r->layer */
-	char		*cause;		/* set by a callback that failed */
 };
-
-static uint64_t
-slot_hash(int64_t process_id, int32_t device, int layer, uint64_t stream)
-{
-	uint64_t	h;
-
-	h = stream ^ ((uint64_t)process_id << 20) ^
-	    ((uint64_t)(uint32_t)device << 40) ^ ((uint64_t)layer << 60);
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return (h);
-}
 
 /*
  * The index of the lane of (process, device) in r->lanes, made when new
@@ -162,27 +112,6 @@ track_get(struct rq_work *w, size_t lane, int layer)
 	return (r->ntracks++);
 }
 
-static void
-slots_grow(struct rq_work *w)
-{
-	struct rq_slot	*old = w->slots, *s;
-	size_t		 n = w->mask + 1, i, j;
-
-	w->mask = old == NULL ? 63 : 2 * n - 1;
-	w->slots = xcalloc(w->mask + 1, sizeof *w->slots);
-	for (i = 0; old != NULL && i < n; i++) {
-		if (old[i].series == 0)
-			continue;
-		s = &old[i];
-		j = slot_hash(s->process_id, s->device, s->layer, s->stream);
-		for (j &= w->mask; w->slots[j].series != 0;
-		    j = (j + 1) & w->mask)
-			;
-		w->slots[j] = *s;
-	}
-	free(old);
-}
-
 /* A new series of track k; NULL cause on success. */
 static size_t
 series_new(struct rq_work *w, size_t k, uint64_t stream)
@@ -215,39 +144,6 @@ series_new(struct rq_work *w, size_t k, uint64_t stream)
 	return (r->nseries++);
 }
 
-/* The series of an allocation, made when new; SIZE_MAX when too many. */
-static size_t
-series_get(struct rq_work *w, int64_t process_id, int32_t device, int layer,
-    uint64_t stream)
-{
-	struct rq_slot	*s;
-	size_t		 i, k;
-
-	if (w->slots == NULL)
-		slots_grow(w);
-	i = slot_hash(process_id, device, layer, stream) & w->mask;
-	for (;; i = (i + 1) & w->mask) {
-		s = &w->slots[i];
-		if (s->series == 0)
-			break;
-		if (s->process_id == process_id && s->device == device &&
-		    s->layer == layer && s->stream == stream)
-			return (s->series - 1);
-	}
-	if (w->r->nseries >= REPORT_MAX_SERIES)
-		return (SIZE_MAX);
-	k = track_get(w, query_report_walk_lane(w->r, process_id,
-	    device), layer);
-	s->process_id = process_id;
-	s->device = device;
-	s->layer = layer;
-	s->stream = stream;
-	s->series = series_new(w, k, stream) + 1;
-	if (2 * (w->r->nseries + 1) > w->mask + 1)
-		slots_grow(w);
-	return (w->r->nseries - 1);
-}
-
 /*
  * The bucket of instant t (ns from t0) once the buckets are set; an
  * instant past the last bucket is in it (for query-report.c too).
@@ -258,194 +154,6 @@ query_report_walk_bucket(const struct report *r, uint64_t t)
 	uint64_t	b = t / r->bucket_ns;
 
 	return (b < r->nbuckets ? (size_t)b : r->nbuckets - 1);
-}
-
-static void
-event_add(struct rq_work *w, uint64_t t, size_t series, int is_free,
-    int64_t bytes)
-{
-	if (w->nev == w->cap_ev) {
-		w->cap_ev = w->cap_ev == 0 ? 4096 : 2 * w->cap_ev;
-		w->ev = xreallocarray(w->ev, w->cap_ev, sizeof *w->ev);
-	}
-	w->ev[w->nev].t = t;
-	w->ev[w->nev].w = (uint64_t)series << 48 | (is_free ?
-	    EVENT_FREE_BIT : 0) | ((uint64_t)bytes & EVENT_BYTES_MASK);
-	w->nev++;
-}
-
-/* The k-th smallest time of ev[0..n), which it reorders. */
-static uint64_t
-nth_time(struct rq_event *ev, size_t n, size_t k)
-{
-	struct rq_event	 swap;
-	size_t		 lo = 0, hi = n - 1, i, j;
-	uint64_t	 pivot;
-
-	while (lo < hi) {
-		pivot = ev[lo + (hi - lo) / 2].t;
-		i = lo;
-		j = hi;
-		while (i <= j) {
-			while (ev[i].t < pivot)
-				i++;
-			while (ev[j].t > pivot)
-				j--;
-			if (i <= j) {
-				swap = ev[i];
-				ev[i++] = ev[j];
-				ev[j] = swap;
-				if (j == 0)
-					break;
-				j--;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			break;
-	}
-	return (ev[k].t);
-}
-
-/*
- * The buffer is full (w->window events): keep its earliest seven eighths
- * and end the window before the rest.  The window's first instant stays
- * whole, however many events it has.
- */
-static void
-window_cut(struct rq_work *w)
-{
-	uint64_t	 end;
-	size_t		 i, k;
-
-	end = nth_time(w->ev, w->nev, w->nev / 8 * 7);
-	if (end <= w->start)
-		end = w->start + 1;
-	for (i = k = 0; i < w->nev; i++) {
-		if (w->ev[i].t < end)
-			w->ev[k++] = w->ev[i];
-	}
-	w->nev = k;
-	w->end = end;
-}
-
-/*
- * One allocation: its events in the window [start, end), times as read;
- * in the first pass, the extent of the times too.  The row is (process or
- * 0, device or -1, stream or -1 (UNKNOWN_U64), layer, alloc time or 0 (it
- * counts from the run's first instant), free time or -1 (not freed),
- * bytes): reading each column once, without asking its type, halves the
- * cost of a pass.
- */
-static int
-pass_row(struct rq_work *w, sqlite3_stmt *st)
-{
-	uint64_t	 t[2];
-	int64_t		 bytes;
-	size_t		 s;
-	int		 i, n = 1;
-
-	/* The SELECT spells unknowns as pass_row wants them (see there). */
-	s = series_get(w, sqlite3_column_int64(st, 0),
-	    sqlite3_column_int(st, 1), sqlite3_column_int(st, 3),
-	    (uint64_t)sqlite3_column_int64(st, 2));
-	if (s == SIZE_MAX) {
-		xasprintf(&w->cause, "the run has more than %d series of "
-		    "live bytes", REPORT_MAX_SERIES);
-		return (-1);
-	}
-	bytes = sqlite3_column_int64(st, 6);
-	if (bytes < 0 || (uint64_t)bytes > EVENT_BYTES_MASK) {
-		xasprintf(&w->cause, "an allocation of %lld bytes",
-		    (long long)bytes);
-		return (-1);
-	}
-	t[0] = (uint64_t)sqlite3_column_int64(st, 4);
-	if ((t[1] = (uint64_t)sqlite3_column_int64(st, 5)) != UNKNOWN_U64)
-		n = 2;
-	for (i = 0; i < n; i++) {
-		if (w->first_pass && t[i] != 0) {
-			if (t[i] < w->first)
-				w->first = t[i];
-			if (w->last == UNKNOWN_U64 || t[i] > w->last)
-				w->last = t[i];
-		}
-		if (t[i] < w->start || t[i] >= w->end)
-			continue;
-		if (w->nev >= w->window) {
-			window_cut(w);
-			if (t[i] >= w->end)
-				continue;
-		}
-		event_add(w, t[i], s, i == 1, bytes);
-	}
-	return (0);
-}
-
-/* Read every allocation of the run once, through pass_row. */
-static int
-pass_read(struct query *q, struct rq_work *w, char **cause)
-{
-	sqlite3_stmt	*st;
-	int		 rc;
-
-	if ((st = query_prepare(q, "SELECT coalesce(process_id, 0),"
-	    " coalesce(device, -1), coalesce(stream, -1), layer,"
-	    " coalesce(alloc_ns, 0), coalesce(free_ns, -1), bytes FROM"
-	    " allocations WHERE id BETWEEN ?2 AND ?3 AND +run_id = ?1",
-	    cause)) == NULL)
-		return (-1);
-	sqlite3_bind_int64(st, 1, w->r->run_id);
-	sqlite3_bind_int64(st, 2, w->r->first_id);
-	sqlite3_bind_int64(st, 3, w->r->last_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (pass_row(w, st) != 0) {
-			sqlite3_finalize(st);
-			xasprintf(cause, "%s: %s", q->path, w->cause);
-			return (-1);
-		}
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return (query_fail(q, cause));
-	return (0);
-}
-
-/*
- * Sort events by time: a least-significant-digit radix sort, a byte at a
- * time, over the bytes in which the times differ; tmp is scratch space of
- * the same size.
- */
-static void
-events_sort(struct rq_event *ev, struct rq_event *tmp, size_t n)
-{
-	struct rq_event	*src = ev, *dst = tmp, *swap;
-	size_t		 count[256], i, at, c;
-	uint64_t	 bits = 0;
-	unsigned int	 shift;
-
-	for (i = 0; i < n; i++)
-		bits |= ev[i].t;
-	for (shift = 0; shift < 64 && (bits >> shift) != 0; shift += 8) {
-		memset(count, 0, sizeof count);
-		for (i = 0; i < n; i++)
-			count[(src[i].t >> shift) & 0xff]++;
-		for (at = i = 0; i < 256; i++) {
-			c = count[i];
-			count[i] = at;
-			at += c;
-		}
-		for (i = 0; i < n; i++)
-			dst[count[(src[i].t >> shift) & 0xff]++] = src[i];
-		swap = src;
-		src = dst;
-		dst = swap;
-	}
-	if (src != ev)
-		memcpy(ev, src, n * sizeof *ev);
 }
 
 /* A bucket starts: its highest moment so far is its first. */
@@ -498,14 +206,12 @@ instant_close(struct rq_work *w, size_t b, uint64_t t)
 }
 
 static void
-event_apply(struct rq_work *w, const struct rq_event *e)
+event_apply(struct rq_work *w, const struct query_event *e)
 {
 	struct report	*r = w->r;
-	size_t		 s = (size_t)(e->w >> 48), k = r->series[s].track;
-	int64_t		 d = (int64_t)(e->w & EVENT_BYTES_MASK);
+	size_t		 s = query_event_series(e), k = r->series[s].track;
+	int64_t		 d = query_event_bytes(e);
 
-	if (e->w & EVENT_FREE_BIT)
-		d = -d;
 	w->cur[s] += d;
 	w->track_cur[k] += d;
 	if (r->tracks[k].layer == r->layer && r->lanes[r->tracks[k].lane].
@@ -529,29 +235,6 @@ buckets_open(struct rq_work *w, size_t b)
 		bucket_open(w, ++w->bucket);
 }
 
-/* Walk the events of a window, in time order from t0. */
-static void
-walk(struct rq_work *w)
-{
-	struct report	*r = w->r;
-	size_t		 i = 0, b;
-	uint64_t	 t;
-
-	for (i = 0; i < w->nev; i++)
-		w->ev[i].t = w->ev[i].t > r->t0_ns ? w->ev[i].t - r->t0_ns : 0;
-	w->tmp = xreallocarray(w->tmp, w->cap_ev, sizeof *w->tmp);
-	events_sort(w->ev, w->tmp, w->nev);
-	for (i = 0; i < w->nev;) {
-		t = w->ev[i].t;
-		b = query_report_walk_bucket(r, t);
-		buckets_open(w, b);
-		while (i < w->nev && w->ev[i].t == t)
-			event_apply(w, &w->ev[i++]);
-		instant_close(w, b, t);
-	}
-	w->nev = 0;
-}
-
 /*
  * The buckets, once the run's extent is known: fewer when there are many
  * series.
@@ -570,28 +253,28 @@ buckets_set(struct rq_work *w)
 	r->bucket_ns = r->span_ns / r->nbuckets + 1;
 }
 
-/*
- * The walk over every allocation: the series, their buckets and peaks.
- * The run's extent over its other tables is in r; the first pass adds the
- * allocations'.
- */
-static int
-report_live(struct query *q, struct rq_work *w, char **cause)
+/* A new series (numbered as r->series), for query_events_walk. */
+static void
+live_series(void *arg, size_t series, const struct query_series *k)
 {
+	struct rq_work	*w = arg;
+
+	(void)series;
+	series_new(w, track_get(w, query_report_walk_lane(w->r,
+	    k->process_id, k->device), k->layer), k->stream);
+}
+
+/* Every series and the run's extent are known: the buckets. */
+static void
+live_ready(void *arg)
+{
+	struct rq_work	*w = arg;
 	struct report	*r = w->r;
 	size_t		 i;
 
-	w->first = r->t0_ns;
-	w->last = r->t0_ns == UNKNOWN_U64 ? UNKNOWN_U64 : r->t0_ns +
-	    r->span_ns;
-	w->first_pass = 1;
-	w->start = 0;
-	w->end = UINT64_MAX;
-	if (pass_read(q, w, cause) != 0)
-		return (-1);
-	w->first_pass = 0;
-	r->t0_ns = w->first;
-	r->span_ns = w->first == UNKNOWN_U64 ? 0 : w->last - w->first;
+	r->t0_ns = w->e->first;
+	r->span_ns = w->e->first == UNKNOWN_U64 ? 0 : w->e->last -
+	    w->e->first;
 	if (r->t0_ns == UNKNOWN_U64)
 		r->t0_ns = 0;	/* every allocation is at one unknown time */
 	buckets_set(w);
@@ -600,14 +283,45 @@ report_live(struct query *q, struct rq_work *w, char **cause)
 	w->walking = 1;
 	w->stamp = 1;
 	w->bucket = SIZE_MAX;
-	walk(w);
-	while (w->end != UINT64_MAX) {
-		w->start = w->end;
-		w->end = UINT64_MAX;
-		if (pass_read(q, w, cause) != 0)
-			return (-1);
-		walk(w);
-	}
+}
+
+/* The events of one instant, t ns from t0. */
+static void
+live_instant(void *arg, uint64_t t, const struct query_event *ev, size_t n)
+{
+	struct rq_work	*w = arg;
+	size_t		 b, i;
+
+	b = query_report_walk_bucket(w->r, t);
+	buckets_open(w, b);
+	for (i = 0; i < n; i++)
+		event_apply(w, &ev[i]);
+	instant_close(w, b, t);
+}
+
+/*
+ * The walk over every allocation: the series, their buckets and peaks.
+ * The run's extent over its other tables is in r; the walk adds the
+ * allocations'.
+ */
+static int
+report_live(struct query *q, struct rq_work *w, size_t window, char **cause)
+{
+	struct report	*r = w->r;
+
+	w->e->run_id = r->run_id;
+	w->e->first_id = r->first_id;
+	w->e->last_id = r->last_id;
+	w->e->window = window;
+	w->e->series = live_series;
+	w->e->ready = live_ready;
+	w->e->instant = live_instant;
+	w->e->arg = w;
+	w->e->first = r->t0_ns;
+	w->e->last = r->t0_ns == UNKNOWN_U64 ? UNKNOWN_U64 : r->t0_ns +
+	    r->span_ns;
+	if (query_events_walk(q, w->e, cause) != 0)
+		return (-1);
 	buckets_open(w, r->nbuckets - 1);
 	return (0);
 }
@@ -620,17 +334,13 @@ work_free(struct rq_work *w)
 	for (i = 0; i < w->r->ntracks; i++)
 		free(w->members[i]);
 	free(w->members);
-	free(w->slots);
 	free(w->cur);
 	free(w->track_cur);
 	free(w->track_hi);
-	free(w->ev);
-	free(w->tmp);
 	free(w->touched);
 	free(w->seen);
 	free(w->touched_series);
 	free(w->seen_series);
-	free(w->cause);
 }
 
 /*
@@ -645,20 +355,22 @@ int
 query_report_walk(struct query *q, struct report *r, size_t window,
     char **cause)
 {
-	struct rq_work	 w;
-	size_t		 i;
-	int		 rc;
+	struct rq_work		 w;
+	struct query_events	 e;
+	size_t			 i;
+	int			 rc;
 
 	memset(&w, 0, sizeof w);
+	memset(&e, 0, sizeof e);
 	w.r = r;
-	w.window = window > 0 ? window : REPORT_WINDOW_EVENTS;
-	if ((rc = report_live(q, &w, cause)) == 0) {
+	w.e = &e;
+	if ((rc = report_live(q, &w, window, cause)) == 0) {
 		for (i = 0; i < r->nseries; i++)
 			r->series[i].end_bytes = w.cur[i];
 		for (i = 0; i < r->ntracks; i++)
 			r->tracks[i].end_bytes = w.track_cur[i];
 	}
-	if (w.first == UNKNOWN_U64)
+	if (e.first == UNKNOWN_U64)
 		r->t0_ns = UNKNOWN_U64;
 	work_free(&w);
 	return (rc);

@@ -351,7 +351,7 @@ report_build(struct query *q, int64_t run_id, int layer, size_t window,
  * and series of live bytes in buckets of time, their exact peaks, the peak
  * of `layer` over every device lane, steps, copies and offload decisions
  * (report.h).  window is how many events are sorted at once at most (0:
- * REPORT_WINDOW_EVENTS; the tests make it small), which bounds the memory
+ * QUERY_EVENTS_WINDOW; the tests make it small), which bounds the memory
  * used; the result does not depend on it.  The holders are left empty
  * (query_report_sites).  Returns 0 with *out (free with
  * query_report_free), or -1 with *cause when the run does not exist or

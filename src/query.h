@@ -352,7 +352,8 @@ void	 query_stats_free(struct stats *);
 enum query_item_kind {
 	QUERY_ITEM_PROCESS,	/* name: "pid P rank R on HOST"; number: rank */
 	QUERY_ITEM_STREAM,	/* a (process, device, stream) in use */
-	QUERY_ITEM_CHANGE,	/* live bytes of a track change by bytes */
+	QUERY_ITEM_CHANGE,	/* live bytes of a track change by bytes;
+				   number: the track's rank */
 	QUERY_ITEM_TOTAL,	/* ... of a device's layer, all streams */
 	QUERY_ITEM_MEMCPY,	/* start..end, bytes; number: copy kind */
 	QUERY_ITEM_STEP,	/* start..end; number: the step; name */
@@ -376,6 +377,8 @@ struct query_item {
 typedef void (*query_item_fn)(void *, const struct query_item *);
 int	 query_timeline(struct query *, int64_t, enum query_item_kind,
 	     query_item_fn, void *, char **);
+int	 query_timeline_live(struct query *, int64_t, uint64_t, query_item_fn,
+	     void *, char **);
 struct query_bounds {
 	int64_t		 run_id;
 	uint64_t	 first_ns;	/* UNKNOWN_U64: no timed item */

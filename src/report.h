@@ -140,8 +140,6 @@ struct report {
 #define REPORT_BUCKETS		1500
 /* Values of series buckets at most: fewer buckets for many series. */
 #define REPORT_POINTS		600000
-/* Events the walk sorts at once at most, by default: 128 MiB. */
-#define REPORT_WINDOW_EVENTS	(8u << 20)
 /* Sites the holders keep, and blocks kept of each site at each moment. */
 #define REPORT_SITES		400
 #define REPORT_SITE_BLOCKS	16
