@@ -201,7 +201,7 @@ import_snapshot(const char *path, const char *out,
 	if (import_steps_begin(&st, opt, cause) != 0)
 		return (-1);
 	st.store = store_open(out, (opt->append ? STORE_APPEND : STORE_CREATE) |
-	    STORE_ATOMIC, cause);
+	    STORE_ATOMIC | STORE_BULK, cause);
 	if (st.store == NULL) {
 		state_free(&st);
 		return (IMPORT_FAIL_OUTPUT);

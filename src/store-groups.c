@@ -16,8 +16,8 @@
  * trace), the list is dropped and the groups are rebuilt from the rows
  * (which get their steps when the marker comes) at finish, so that the
  * list does not grow with the run.  When step numbers are recomputed
- * (late markers, importers), the groups are rebuilt from the rows with one
- * GROUP BY when the run finishes.
+ * (late markers, importers), the groups are rebuilt from the rows when the
+ * run finishes, read in the order of their steps (groups_from_rows).
  */
 #include "config.h"
 
@@ -50,7 +50,11 @@ group_same(const struct store_group *a, const struct store_group *b)
 	    a->free_step == b->free_step && a->site_id == b->site_id);
 }
 
-static void
+/*
+ * Add g to its group.  0, or -1 when the group's bytes would pass 2^63
+ * (the group keeps its old sum).
+ */
+static int
 groups_put(struct store_groups *gs, const struct store_group *g)
 {
 	struct store_group	*old, *slot;
@@ -64,7 +68,7 @@ groups_put(struct store_groups *gs, const struct store_group *g)
 		gs->count = 0;
 		for (i = 0; old != NULL && i < n; i++) {
 			if (old[i].blocks != 0)
-				groups_put(gs, &old[i]);
+				(void)groups_put(gs, &old[i]);
 		}
 		free(old);
 	}
@@ -73,12 +77,14 @@ groups_put(struct store_groups *gs, const struct store_group *g)
 		if (slot->blocks == 0) {
 			*slot = *g;
 			gs->count++;
-			return;
+			return (0);
 		}
 		if (group_same(slot, g)) {
-			slot->bytes += g->bytes;
+			if (__builtin_add_overflow(slot->bytes, g->bytes,
+			    &slot->bytes))
+				return (-1);
 			slot->blocks += g->blocks;
-			return;
+			return (0);
 		}
 	}
 }
@@ -132,7 +138,7 @@ store_groups_note(struct store *s, const struct store_allocation *a)
 	g.site_id = a->site_id;
 	g.bytes = (int64_t)a->bytes;
 	g.blocks = 1;
-	groups_put(gs, &g);
+	(void)groups_put(gs, &g);	/* past 2^63 a sum stays */
 }
 
 /* Add the pending rows, now that steps are known (or will never be). */
@@ -158,7 +164,7 @@ store_groups_flush_pending(struct store *s)
 		g.site_id = gs->pending[i].site_id;
 		g.bytes = (int64_t)gs->pending[i].bytes;
 		g.blocks = 1;
-		groups_put(gs, &g);
+		(void)groups_put(gs, &g);
 	}
 	free(gs->pending);
 	gs->pending = NULL;
@@ -174,40 +180,16 @@ bind_step(sqlite3_stmt *st, int i, int64_t step)
 }
 
 /*
- * Write the run's groups into allocation_groups: from the table kept while
- * writing, or, when step numbers were recomputed, with one GROUP BY over
- * the rows.  0, or -1 with *cause.
+ * Insert the groups of the table into allocation_groups with st, prepared
+ * by store_groups_write(), and empty the table.  0, or -1 with *cause.
  */
-int
-store_groups_write(struct store *s, char **cause)
+static int
+groups_insert(struct store *s, sqlite3_stmt *st, char **cause)
 {
 	struct store_groups	*gs = &s->groups;
 	struct store_group	*g;
-	sqlite3_stmt		*st;
 	size_t			 i;
-	const char		*sql;
 
-	if (!gs->valid) {
-		sql = "INSERT INTO allocation_groups SELECT run_id,"
-		    " process_id, layer, device, stream, alloc_step,"
-		    " free_step, site_id, sum(bytes), count(*) FROM"
-		    " allocations WHERE run_id = ?1 GROUP BY process_id,"
-		    " layer, device, stream, alloc_step, free_step, site_id";
-		if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-			return (store_sql_error(s, cause, "cannot group:"));
-		sqlite3_bind_int64(st, 1, s->run_id);
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			sqlite3_finalize(st);
-			return (store_sql_error(s, cause, "cannot group:"));
-		}
-		sqlite3_finalize(st);
-		return (0);
-	}
-	store_groups_flush_pending(s);
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO allocation_groups VALUES"
-	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return (store_sql_error(s, cause, "cannot group:"));
 	for (i = 0; gs->slots != NULL && i <= gs->mask; i++) {
 		g = &gs->slots[i];
 		if (g->blocks == 0)
@@ -222,12 +204,91 @@ store_groups_write(struct store *s, char **cause)
 		store_sql_bind_id(st, 8, g->site_id);
 		sqlite3_bind_int64(st, 9, g->bytes);
 		sqlite3_bind_int64(st, 10, g->blocks);
-		if (sqlite3_step(st) != SQLITE_DONE) {
-			sqlite3_finalize(st);
+		if (sqlite3_step(st) != SQLITE_DONE)
 			return (store_sql_error(s, cause, "cannot group:"));
-		}
 		sqlite3_reset(st);
 	}
-	sqlite3_finalize(st);
+	store_groups_reset(gs);
 	return (0);
+}
+
+/*
+ * Rebuild the groups from the run's rows and insert them with st: the rows
+ * read in the order of the (alloc step, free step) index, built here
+ * first, so that only the groups of one pair of steps are in memory at
+ * once, whatever the number of rows or groups, and nothing is sorted
+ * again.  A sum past 2^63 fails as SQLite's sum() would.  0, or -1 with
+ * *cause.
+ */
+static int
+groups_from_rows(struct store *s, sqlite3_stmt *ins, char **cause)
+{
+	struct store_group	 g;
+	sqlite3_stmt		*st;
+	int64_t			 alloc_step = -1, free_step = -1;
+	int			 rc;
+
+	store_groups_reset(&s->groups);
+	if (store_sql_exec(s, store_schema_step_index_sql,
+	    "cannot index the steps", cause) != 0)
+		return (-1);
+	if (sqlite3_prepare_v2(s->db, "SELECT process_id, layer, device,"
+	    " stream, alloc_step, free_step, site_id, bytes FROM allocations"
+	    " INDEXED BY allocations_run_step WHERE run_id = ?1"
+	    " ORDER BY alloc_step, free_step", -1, &st, NULL) != SQLITE_OK)
+		return (store_sql_error(s, cause, "cannot group:"));
+	sqlite3_bind_int64(st, 1, s->run_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		g.process_id = sqlite3_column_int64(st, 0);
+		g.layer = sqlite3_column_int(st, 1);
+		g.device = sqlite3_column_int(st, 2);
+		g.stream = sqlite3_column_type(st, 3) == SQLITE_NULL ?
+		    EVENT_NONE : (uint64_t)sqlite3_column_int64(st, 3);
+		g.alloc_step = sqlite3_column_int64(st, 4);
+		g.free_step = sqlite3_column_int64(st, 5);
+		g.site_id = sqlite3_column_int64(st, 6);
+		g.bytes = sqlite3_column_int64(st, 7);
+		g.blocks = 1;
+		if ((g.alloc_step != alloc_step || g.free_step != free_step) &&
+		    groups_insert(s, ins, cause) != 0)
+			break;
+		alloc_step = g.alloc_step;
+		free_step = g.free_step;
+		if (groups_put(&s->groups, &g) != 0) {
+			store_sql_error(s, cause, "cannot group: integer"
+			    " overflow");
+			break;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return (groups_insert(s, ins, cause));
+	if (rc != SQLITE_ROW)
+		store_sql_error(s, cause, "cannot group:");
+	return (-1);
+}
+
+/*
+ * Write the run's groups into allocation_groups: from the table kept while
+ * writing, or, when step numbers were recomputed, from the rows.  0, or -1
+ * with *cause.
+ */
+int
+store_groups_write(struct store *s, char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO allocation_groups VALUES"
+	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return (store_sql_error(s, cause, "cannot group:"));
+	if (!s->groups.valid)
+		rc = groups_from_rows(s, st, cause);
+	else {
+		store_groups_flush_pending(s);
+		rc = groups_insert(s, st, cause);
+	}
+	sqlite3_finalize(st);
+	return (rc);
 }

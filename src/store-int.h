@@ -264,6 +264,7 @@ int	 store_snapshot_prepare(struct store *, char **);
 /* store-schema.c */
 extern const char *store_schema_sql;
 extern const char *store_schema_index_sql;
+extern const char *store_schema_step_index_sql;
 extern const char *store_schema_top_sql;
 extern const char *store_schema_check_sql;
 

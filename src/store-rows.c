@@ -536,7 +536,10 @@ store_rows_step(struct store *s, int64_t process_id, int64_t step,
 	case STORE_STEPS_PROCESS:
 		break;
 	}
-	return (s->unstepped ? assign_unstepped(s, cause) : 0);
+	/* A bulk load's rows get their steps once, when all are known. */
+	if (s->unstepped && !(s->flags & STORE_BULK))
+		return (assign_unstepped(s, cause));
+	return (0);
 }
 
 static int

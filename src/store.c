@@ -37,6 +37,14 @@
 /* Commit on our own after this many statements, to bound the WAL. */
 #define STORE_AUTOCOMMIT	(1u << 21)
 
+/*
+ * Every store's cache (KiB) and threads; temporary tables and sorts (the
+ * indexes built when a run finishes) go to files, so that memory does not
+ * grow with the run.
+ */
+#define STORE_PRAGMAS	" PRAGMA cache_size = -65536;" \
+	" PRAGMA temp_store = FILE; PRAGMA threads = 2;"
+
 static int
 store_check_schema(struct store *s, char **cause)
 {
@@ -129,6 +137,25 @@ store_free(struct store *s)
 }
 
 /*
+ * The settings of a store's connection.  An append that must leave the
+ * file as it was on failure keeps its journal mode; a bulk load into a
+ * temporary file (removed on any failure, renamed only when whole and
+ * synced: store_close) needs no journal at all, so every page is written
+ * once; everything else is written in WAL mode.
+ */
+static const char *
+store_pragmas(const struct store *s)
+{
+	if (s->one_txn)
+		return ("PRAGMA synchronous = NORMAL;" STORE_PRAGMAS);
+	if (s->tmp_path != NULL && (s->flags & STORE_BULK))
+		return ("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;"
+		    STORE_PRAGMAS);
+	return ("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+	    STORE_PRAGMAS);
+}
+
+/*
  * Open a database for writing.  flags: STORE_CREATE makes a new database
  * (an existing file is an error), STORE_APPEND opens an existing vramtrace
  * database (or creates one if missing), STORE_ATOMIC adds the run whole or
@@ -173,24 +200,21 @@ store_open(const char *path, int flags, char **cause)
 		goto fail;
 	if (s->one_txn)
 		store_atomic_watch(s);
-	if (exists) {
-		if (store_check_schema(s, cause) != 0 ||
-		    store_add_missing(s, cause) != 0)
-			goto fail;
-	}
-	/* An append that must leave the file as it was on failure keeps
-	 * its journal mode; everything else is written in WAL mode. */
-	if (sqlite3_exec(s->db, s->one_txn ? "" : "PRAGMA journal_mode = WAL",
-	    NULL, NULL, NULL) != SQLITE_OK || sqlite3_exec(s->db,
-	    "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -65536;"
-	    "PRAGMA temp_store = MEMORY; PRAGMA threads = 2;", NULL, NULL,
-	    NULL) != SQLITE_OK) {
+	if (exists && store_check_schema(s, cause) != 0)
+		goto fail;
+	if (sqlite3_exec(s->db, store_pragmas(s), NULL, NULL, NULL) !=
+	    SQLITE_OK) {
 		store_sql_error(s, cause,
 		    sqlite3_errcode(s->db) == SQLITE_BUSY ?
 		    "database is locked by another program" :
 		    "cannot set up the database:");
 		goto fail;
 	}
+	/* An atomic append upgrades an older file inside its one
+	 * transaction: a failed run leaves the file as it was. */
+	if (exists && ((s->one_txn && store_sql_begin(s, cause) != 0) ||
+	    store_add_missing(s, cause) != 0))
+		goto fail;
 	if (!exists && store_create_schema(s, cause) != 0)
 		goto fail;
 	if (store_rows_prepare(s, cause) != 0 ||
@@ -273,6 +297,8 @@ store_run_begin(struct store *s, const struct store_run_info *info,
 	store_steps_reset(&s->steps);
 	s->unstepped = 0;
 	store_groups_reset(&s->groups);
+	if (s->flags & STORE_BULK)
+		s->groups.valid = 0;	/* steps come last: group at finish */
 	store_top_reset(&s->top);
 	return (0);
 }
@@ -309,12 +335,14 @@ store_events_committed(const struct store *s)
 
 /*
  * Commit when the transaction has grown large, for the writers' loops;
- * never in the one transaction of an atomic append.
+ * never in the one transaction of an atomic append, nor in a bulk load's
+ * temporary file, which has no journal to bound and no reader.
  */
 int
 store_maybe_commit(struct store *s, char **cause)
 {
-	if (s->writes < STORE_AUTOCOMMIT || s->one_txn)
+	if (s->writes < STORE_AUTOCOMMIT || s->one_txn ||
+	    (s->tmp_path != NULL && (s->flags & STORE_BULK)))
 		return (0);
 	return (store_commit(s, cause));
 }
@@ -378,8 +406,9 @@ store_close(struct store *s, char **cause)
 	 * A new database stays in WAL mode when --append made it, as a
 	 * record --append does. */
 	if (rc == 0 && s->tmp_path != NULL && sqlite3_exec(s->db,
-	    (s->flags & STORE_APPEND) ? "PRAGMA wal_checkpoint(TRUNCATE)" :
-	    "PRAGMA journal_mode = DELETE", NULL, NULL, NULL) != SQLITE_OK)
+	    !(s->flags & STORE_APPEND) ? "PRAGMA journal_mode = DELETE" :
+	    (s->flags & STORE_BULK) ? "PRAGMA journal_mode = WAL" :
+	    "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL) != SQLITE_OK)
 		rc = store_sql_error(s, cause, "cannot checkpoint:");
 	if (rc != 0 && s->in_txn)
 		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
@@ -387,6 +416,15 @@ store_close(struct store *s, char **cause)
 		rc = store_sql_error(s, cause, "cannot close:");
 	s->db = NULL;
 	if (s->tmp_path != NULL) {
+		/* A bulk load was written without syncs (store_pragmas): its
+		 * file is on disk before it takes the name. */
+		if (rc == 0 && (s->flags & STORE_BULK) &&
+		    fsync(s->tmp_fd) != 0) {
+			if (cause != NULL)
+				*cause = xstrerror_cause("%s: cannot sync %s",
+				    s->path, s->tmp_path);
+			rc = -1;
+		}
 		if (rc == 0 && rename(s->tmp_path, s->path) != 0) {
 			if (cause != NULL)
 				*cause = xstrerror_cause("%s: cannot rename "

@@ -100,6 +100,7 @@ struct store;
 #define STORE_CREATE	0x1	/* make a new database; fail if it exists */
 #define STORE_APPEND	0x2	/* add a run to an existing database */
 #define STORE_ATOMIC	0x4	/* the run whole or not at all (store.c) */
+#define STORE_BULK	0x8	/* an importer: steps after every row (store.c) */
 struct store_run_info {
 	const char	*source;	/* "record", "import", "replay", "attach" */
 	const char	*input;		/* the file imported or replayed; NULL */

@@ -7,7 +7,7 @@
 # terminal, inputs merged without being changed, output names that are
 # files and never SQLite URIs, and tui --dump failing when its queries do.
 . "${srcdir:-.}/tests/lib.sh"
-plan 34
+plan 35
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT
 tab=$(printf '\t')
 esc=$(printf '\033')
@@ -74,6 +74,23 @@ ok $? "...and leaves the database byte for byte as it was, nothing beside it"
 run "$VRAMTRACE" import "$TMP/wide.pickle" --step-every 1 --append -o "$TMP/t.db"
 cmp -s "$TMP/t.db" "$TMP/t.orig" && [ "$(left "$TMP/t.db")" = t.db ]
 ok $? "a failed import --append leaves it as it was too"
+# A file from before sites.kind, processes.job and the offload check's
+# tables: the upgrade is part of the run's transaction, undone with it.
+cp "$TMP/t.orig" "$TMP/old.db"
+"$PY" - "$TMP/old.db" <<'PY' || exit 99
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript("ALTER TABLE sites DROP COLUMN kind;"
+                 " ALTER TABLE processes DROP COLUMN job;"
+                 " DROP VIEW offload_check_engines;"
+                 " DROP TABLE offload_check_steps;"
+                 " DROP TABLE offload_check_diffs;")
+db.close()
+PY
+cp "$TMP/old.db" "$TMP/old.orig"
+run "$VRAMTRACE" import "$TMP/wide.pickle" --step-every 1 --append -o "$TMP/old.db"
+cmp -s "$TMP/old.db" "$TMP/old.orig" && [ "$(left "$TMP/old.db")" = old.db ]
+ok $? "a failed import --append to a file of an older schema leaves it as it was"
 
 # A spool long enough to be stopped in the middle.
 "$PY" - >"$TMP/big.txt" <<'PY'
