@@ -20,15 +20,55 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Set the key path of the value the next checks read. */
+/*
+ * Say which element the next checks read: `at` with its indexes a and b
+ * (0 where it has fewer).  Nothing is written out until a message needs
+ * it (import_check_path), so the checks of a valid element cost no text.
+ */
 void
-import_check_at(struct import_state *st, const char *fmt, ...)
+import_check_at(struct import_state *st, enum import_at at, size_t a,
+    size_t b)
 {
-	va_list	ap;
+	st->at = at;
+	st->at_a = a;
+	st->at_b = b;
+	st->at_frame = 0;
+}
 
-	va_start(ap, fmt);
-	vsnprintf(st->path, sizeof st->path, fmt, ap);
-	va_end(ap);
+/* The key path of the element being checked, as a message shows it. */
+const char *
+import_check_path(struct import_state *st)
+{
+	char	*p = st->path;
+	size_t	 size = sizeof st->path;
+	int	 n = 0;
+
+	switch (st->at) {
+	case IMPORT_AT_ROOT:
+		p[0] = '\0';
+		break;
+	case IMPORT_AT_DEVICE:
+		n = snprintf(p, size, "device_traces[%zu]", st->at_a);
+		break;
+	case IMPORT_AT_TRACE:
+		n = snprintf(p, size, "device_traces[%zu][%zu]", st->at_a,
+		    st->at_b);
+		break;
+	case IMPORT_AT_SEGMENT:
+		n = snprintf(p, size, "segments[%zu]", st->at_a);
+		break;
+	case IMPORT_AT_BLOCK:
+		n = snprintf(p, size, "segments[%zu].blocks[%zu]", st->at_a,
+		    st->at_b);
+		break;
+	case IMPORT_AT_ANNOTATION:
+		n = snprintf(p, size, "external_annotations[%zu]", st->at_a);
+		break;
+	}
+	if (st->at_frame > 0 && n >= 0 && (size_t)n < size)
+		snprintf(p + n, size - (size_t)n, "%sframes[%zu]",
+		    n > 0 ? "." : "", st->at_frame - 1);
+	return (p);
 }
 
 /* The refusal: "FILE: PATH.KEY what (not a PyTorch memory snapshot)". */
@@ -42,11 +82,13 @@ check_fail(struct import_state *st, const char *key, char **cause,
 	va_list	ap;
 	char	what[160];
 
+	const char *path = import_check_path(st);
+
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
 	xasprintf(cause, "%s: %s%s%s %s (not a PyTorch memory snapshot)",
-	    st->file, st->path, key != NULL && st->path[0] != '\0' ? "." : "",
+	    st->file, path, key != NULL && path[0] != '\0' ? "." : "",
 	    key != NULL ? key : "", what);
 	return (-1);
 }
@@ -138,7 +180,7 @@ import_check_frames(struct import_state *st, const struct pickle_value *d,
 {
 	const struct pickle_value	*frames, *f;
 	const char			*s;
-	size_t				 i, len, at = strlen(st->path);
+	size_t				 i, len;
 	int64_t				 line;
 	int				 rc = 0;
 
@@ -149,9 +191,7 @@ import_check_frames(struct import_state *st, const struct pickle_value *d,
 	len = frames != NULL ? pickle_list_len(frames) : 0;
 	for (i = 0; i < len && rc == 0; i++) {
 		f = pickle_list_at(frames, i);
-		/* the path of this frame, for the checks below */
-		snprintf(st->path + at, sizeof st->path - at, "%sframes[%zu]",
-		    at > 0 ? "." : "", i);
+		st->at_frame = i + 1;	/* the path of the checks below */
 		rc = import_check_value(st, f, NULL, PICKLE_DICT, 0, &f,
 		    cause);
 		if (rc == 0)
@@ -162,7 +202,8 @@ import_check_frames(struct import_state *st, const struct pickle_value *d,
 			rc = import_check_int(st, f, "line", 0, INT64_MAX,
 			    IMPORT_OPTIONAL, &line, cause);
 	}
-	st->path[at] = '\0';
+	if (rc == 0)
+		st->at_frame = 0;
 	return (rc);
 }
 
@@ -179,7 +220,7 @@ import_check_root(struct import_state *st, const struct pickle_value *root,
 	const struct pickle_value	*segments, *traces, *v;
 	size_t				 i, n;
 
-	import_check_at(st, "%s", "");
+	import_check_at(st, IMPORT_AT_ROOT, 0, 0);
 	if (import_check_value(st, root, "segments", PICKLE_LIST,
 	    IMPORT_OPTIONAL, &segments, cause) != 0 ||
 	    import_check_value(st, root, "device_traces", PICKLE_LIST,
@@ -202,7 +243,7 @@ import_check_root(struct import_state *st, const struct pickle_value *root,
 		return (-1);
 	}
 	for (i = 0; i < n; i++) {
-		import_check_at(st, "device_traces[%zu]", i);
+		import_check_at(st, IMPORT_AT_DEVICE, i, 0);
 		if (import_check_value(st, pickle_list_at(traces, i), NULL,
 		    PICKLE_LIST, 0, &v, cause) != 0)
 			return (-1);

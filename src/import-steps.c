@@ -90,7 +90,7 @@ import_steps_annotation(struct import_state *st, const struct pickle_value *a,
 	const char			*name, *stage;
 	int64_t				 time_us, device = -1;
 
-	import_check_at(st, "external_annotations[%zu]", index);
+	import_check_at(st, IMPORT_AT_ANNOTATION, index, 0);
 	if (import_check_value(st, a, NULL, PICKLE_DICT, 0, &v, cause) != 0 ||
 	    import_check_str(st, a, "name", 0, &name, cause) != 0 ||
 	    import_check_str(st, a, "stage", IMPORT_OPTIONAL, &stage,

@@ -68,8 +68,8 @@ count_action(struct import_state *st, int32_t device, const char *action,
 
 	if (strlen(action) >= sizeof a->name) {
 		xasprintf(cause, "%s: %s.action is %zu bytes long, more than "
-		    "%zu (not a PyTorch memory snapshot)", st->file, st->path,
-		    strlen(action), sizeof a->name - 1);
+		    "%zu (not a PyTorch memory snapshot)", st->file,
+		    import_check_path(st), strlen(action), sizeof a->name - 1);
 		return (-1);
 	}
 	for (i = 0; i < st->nactions; i++) {
@@ -80,7 +80,7 @@ count_action(struct import_state *st, int32_t device, const char *action,
 		if (st->nactions == IMPORT_ACTION_MAX) {
 			xasprintf(cause, "%s: %s.action: more than %d "
 			    "different actions (not a PyTorch memory "
-			    "snapshot)", st->file, st->path,
+			    "snapshot)", st->file, import_check_path(st),
 			    IMPORT_ACTION_MAX);
 			return (-1);
 		}
@@ -163,7 +163,7 @@ import_trace_entry(struct import_state *st, int32_t device,
 	int64_t			 addr = 0, size = 0, stream = 0, time_us;
 	uint64_t		 t;
 
-	import_check_at(st, "device_traces[%d][%zu]", device, index);
+	import_check_at(st, IMPORT_AT_TRACE, (size_t)device, index);
 	if (import_check_value(st, e, NULL, PICKLE_DICT, 0, &v, cause) != 0 ||
 	    import_check_str(st, e, "action", 0, &action, cause) != 0 ||
 	    import_check_int(st, e, "time_us", 0, IMPORT_TIME_US_MAX, 0,
@@ -244,7 +244,7 @@ insert_block(struct import_state *st, size_t seg, int64_t segment_id,
 	memset(&b, 0, sizeof b);
 	b.segment_id = segment_id;
 	b.requested_size = -1;
-	import_check_at(st, "segments[%zu].blocks[%zu]", seg, index);
+	import_check_at(st, IMPORT_AT_BLOCK, seg, index);
 	if (import_check_value(st, v, NULL, PICKLE_DICT, 0, &d, cause) != 0 ||
 	    import_check_int(st, v, "address", g->address, end, 0,
 	    &b.address, cause) != 0 ||
@@ -291,16 +291,17 @@ pool_of(struct import_state *st, const struct pickle_value *seg, char *buf,
 		    PICKLE_TUPLE, 0, &pool, cause));
 	if (pool != NULL && pickle_list_len(pool) != 2) {
 		xasprintf(cause, "%s: %s.segment_pool_id has %zu items, not 2 "
-		    "(not a PyTorch memory snapshot)", st->file, st->path,
-		    pickle_list_len(pool));
+		    "(not a PyTorch memory snapshot)", st->file,
+		    import_check_path(st), pickle_list_len(pool));
 		return (-1);
 	}
 	for (i = 0; pool != NULL && i < 2; i++) {
 		if (pickle_int(pickle_list_at(pool, i), &id[i]) != 0) {
 			xasprintf(cause, "%s: %s.segment_pool_id[%zu] is a %s, "
 			    "not an int (not a PyTorch memory snapshot)",
-			    st->file, st->path, i, pickle_type_name(
-			    pickle_type(pickle_list_at(pool, i))));
+			    st->file, import_check_path(st), i,
+			    pickle_type_name(pickle_type(pickle_list_at(pool,
+			    i))));
 			return (-1);
 		}
 	}
@@ -328,7 +329,7 @@ import_trace_segment(struct import_state *st, const struct pickle_value *seg,
 	char				 pool_id[64];
 
 	memset(&g, 0, sizeof g);
-	import_check_at(st, "segments[%zu]", index);
+	import_check_at(st, IMPORT_AT_SEGMENT, index, 0);
 	if (import_check_value(st, seg, NULL, PICKLE_DICT, 0, &v,
 	    cause) != 0 ||
 	    import_check_int(st, seg, "device", 0, IMPORT_DEVICE_MAX - 1, 0,

@@ -62,6 +62,19 @@ struct import_streams {
 	size_t		 n;
 };
 
+/*
+ * The element whose values are being checked, for the key path of a
+ * message, written out only when one is (import_check_path).
+ */
+enum import_at {
+	IMPORT_AT_ROOT,		/* the top-level dict */
+	IMPORT_AT_DEVICE,	/* device_traces[a] */
+	IMPORT_AT_TRACE,	/* device_traces[a][b] */
+	IMPORT_AT_SEGMENT,	/* segments[a] */
+	IMPORT_AT_BLOCK,	/* segments[a].blocks[b] */
+	IMPORT_AT_ANNOTATION	/* external_annotations[a] */
+};
+
 /* What the streaming callbacks share while a file is read. */
 struct import_state {
 	const char		*file;
@@ -82,7 +95,10 @@ struct import_state {
 	uint64_t		*ends;		/* step ends, from annotations */
 	size_t			 nends;
 	size_t			 ends_alloc;
-	char			 path[96];	/* key path, for messages */
+	enum import_at		 at;		/* the element being read */
+	size_t			 at_a, at_b;	/* its indexes */
+	size_t			 at_frame;	/* its frame + 1; 0: none */
+	char			 path[96];	/* import_check_path() */
 };
 
 /* Flags of import_check_*: a key the snapshot may lack. */
@@ -101,8 +117,9 @@ int	 import_snapshot(const char *, const char *,
 	     const struct import_options *, struct import_summary *, char **);
 
 /* import-check.c */
-void	 import_check_at(struct import_state *, const char *, ...)
-	     printflike(2, 3);
+void	 import_check_at(struct import_state *, enum import_at, size_t,
+	     size_t);
+const char *import_check_path(struct import_state *);
 int	 import_check_value(struct import_state *, const struct pickle_value *,
 	     const char *, enum pickle_type, int, const struct pickle_value **,
 	     char **);
