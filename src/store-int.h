@@ -96,16 +96,29 @@ struct store_idmap {
 	size_t		 count;
 };
 
-/* The table of live allocations (store-live.c). */
+/*
+ * The table of live allocations (store-live.c): small key slots, each
+ * naming its entry in a dense pool, so that a lookup touches 24 bytes.
+ */
 struct store_live_entry {
 	struct store_allocation	a;
 	int64_t			rowid;	/* 0: not inserted yet */
-	int			used;
+};
+struct store_live_slot {
+	uint64_t		 address;
+	int32_t			 device;
+	int32_t			 layer;
+	uint32_t		 entry;	/* pool index + 1; 0: an empty slot */
 };
 struct store_live {
-	struct store_live_entry	*slots;
+	struct store_live_slot	*slots;
 	size_t			 mask;	/* slots - 1; a power of two - 1 */
 	size_t			 count;
+	struct store_live_entry	*pool;
+	size_t			 pool_used;	/* entries ever handed out */
+	size_t			 pool_alloc;
+	uint32_t		*spare;		/* pool indexes given back */
+	size_t			 nspare;
 };
 
 /*
