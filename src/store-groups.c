@@ -63,7 +63,7 @@ groups_put(struct store_groups *gs, const struct store_group *g)
 	if (2 * (gs->count + 1) > gs->mask + 1) {
 		old = gs->slots;
 		n = gs->mask + 1;
-		gs->mask = n == 1 ? 1023 : 2 * n - 1;
+		gs->mask = n == 1 ? 15 : 2 * n - 1;	/* small: per pair of steps */
 		gs->slots = xcalloc(gs->mask + 1, sizeof *gs->slots);
 		gs->count = 0;
 		for (i = 0; old != NULL && i < n; i++) {
