@@ -35,40 +35,38 @@ import_check_at(struct import_state *st, enum import_at at, size_t a,
 	st->at_frame = 0;
 }
 
-/* The key path of the element being checked, as a message shows it. */
+/*
+ * The key path of the element being checked, as a message shows it: the
+ * list of its kind, then the inner list when it has two indexes, then its
+ * frame.
+ */
 const char *
 import_check_path(struct import_state *st)
 {
-	char	*p = st->path;
-	size_t	 size = sizeof st->path;
-	int	 n = 0;
+	static const struct {
+		const char	*outer, *inner;	/* NULL: no such index */
+	} names[] = {
+		[IMPORT_AT_ROOT] = { NULL, NULL },
+		[IMPORT_AT_DEVICE] = { "device_traces", NULL },
+		[IMPORT_AT_TRACE] = { "device_traces", "" },
+		[IMPORT_AT_SEGMENT] = { "segments", NULL },
+		[IMPORT_AT_BLOCK] = { "segments", ".blocks" },
+		[IMPORT_AT_ANNOTATION] = { "external_annotations", NULL },
+	};
+	const char	*inner = names[st->at].inner;
+	size_t		 n = 0;
 
-	switch (st->at) {
-	case IMPORT_AT_ROOT:
-		p[0] = '\0';
-		break;
-	case IMPORT_AT_DEVICE:
-		n = snprintf(p, size, "device_traces[%zu]", st->at_a);
-		break;
-	case IMPORT_AT_TRACE:
-		n = snprintf(p, size, "device_traces[%zu][%zu]", st->at_a,
+	st->path[0] = '\0';
+	if (names[st->at].outer != NULL)
+		snprintf(st->path, sizeof st->path, "%s[%zu]",
+		    names[st->at].outer, st->at_a);
+	if (inner != NULL && (n = strlen(st->path)) < sizeof st->path)
+		snprintf(st->path + n, sizeof st->path - n, "%s[%zu]", inner,
 		    st->at_b);
-		break;
-	case IMPORT_AT_SEGMENT:
-		n = snprintf(p, size, "segments[%zu]", st->at_a);
-		break;
-	case IMPORT_AT_BLOCK:
-		n = snprintf(p, size, "segments[%zu].blocks[%zu]", st->at_a,
-		    st->at_b);
-		break;
-	case IMPORT_AT_ANNOTATION:
-		n = snprintf(p, size, "external_annotations[%zu]", st->at_a);
-		break;
-	}
-	if (st->at_frame > 0 && n >= 0 && (size_t)n < size)
-		snprintf(p + n, size - (size_t)n, "%sframes[%zu]",
+	if (st->at_frame > 0 && (n = strlen(st->path)) < sizeof st->path)
+		snprintf(st->path + n, sizeof st->path - n, "%sframes[%zu]",
 		    n > 0 ? "." : "", st->at_frame - 1);
-	return (p);
+	return (st->path);
 }
 
 /* The refusal: "FILE: PATH.KEY what (not a PyTorch memory snapshot)". */
