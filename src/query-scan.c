@@ -191,32 +191,77 @@ scan_merge_sites(struct lk_scan *sc)
 	sc->nsites = n;
 }
 
-/* Add one group of the scan: bytes and count of allocations alike. */
-static void
-scan_group(struct lk_scan *sc, struct lk_key *k, int64_t a, int64_t f,
-    int64_t site_id, int64_t bytes, int64_t blocks)
-{
-	struct lk_site	*s = NULL;
-	int64_t		 last = sc->nsteps, w = sc->warmup;
+/* The groups of run ?1 (of process ?2 unless 0), as scan_groups() reads. */
+#define SCAN_GROUPS "SELECT layer, device, stream, alloc_step, free_step," \
+	" site_id, bytes, blocks FROM allocation_groups WHERE run_id = ?1" \
+	" AND (?2 = 0 OR process_id = ?2)"
 
-	if (a < 1)
-		a = 1;
-	if (a > last + 1)
-		a = last + 1;
+/* A step of the scan's slots: 1 .. nsteps + 1 (0, unknown: 1). */
+static int64_t
+scan_slot(const struct lk_scan *sc, int64_t step)
+{
+	if (step < 1)
+		return (1);
+	return (step > sc->nsteps + 1 ? sc->nsteps + 1 : step);
+}
+
+/*
+ * Add bytes (blocks) allocated in step a and freed in step f (0: never)
+ * to k's series and totals.
+ */
+static void
+scan_series(struct lk_scan *sc, struct lk_key *k, int64_t a, int64_t f,
+    int64_t bytes, int64_t blocks)
+{
+	a = scan_slot(sc, a);
 	k->delta[a] += bytes;
 	k->delta_n[a] += blocks;
+	k->alloc_bytes += bytes;
+	if (blocks > 0 && a > k->last_alloc_step)
+		k->last_alloc_step = a;
 	if (f > 0) {
-		if (f > last + 1)
-			f = last + 1;
+		f = scan_slot(sc, f);
 		k->delta[f] -= bytes;
 		k->delta_n[f] -= blocks;
 	} else {
 		k->unfreed_bytes += bytes;
 		k->unfreed_blocks += blocks;
 	}
-	k->alloc_bytes += bytes;
-	if (a > k->last_alloc_step)
-		k->last_alloc_step = a;
+}
+
+/*
+ * Add a row of allocation_steps to k's series and totals: bytes (blocks)
+ * made in step (0: none known) and freed in it.
+ */
+static void
+scan_step_row(struct lk_scan *sc, struct lk_key *k, int64_t step,
+    int64_t alloc_bytes, int64_t alloc_blocks, int64_t freed_bytes,
+    int64_t freed_blocks)
+{
+	scan_series(sc, k, step, 0, alloc_bytes, alloc_blocks);
+	/* Freed in step: no longer live from it on, and not unfreed. */
+	step = scan_slot(sc, step);
+	k->delta[step] -= freed_bytes;
+	k->delta_n[step] -= freed_blocks;
+	k->unfreed_bytes -= freed_bytes;
+	k->unfreed_blocks -= freed_blocks;
+}
+
+/*
+ * Add one group to the sites and to k's bytes made after the warm-up and
+ * live at the last step.  Only a group live at the end of the last step
+ * or of the warm-up adds anything (scan_summed() reads only those).
+ */
+static void
+scan_sites(struct lk_scan *sc, struct lk_key *k, int64_t a, int64_t f,
+    int64_t site_id, int64_t bytes, int64_t blocks)
+{
+	struct lk_site	*s = NULL;
+	int64_t		 last = sc->nsteps, w = sc->warmup;
+
+	a = scan_slot(sc, a);
+	if (f > last + 1)
+		f = last + 1;
 	if (last == 0) {
 		/* No steps: what is live at the end is what it holds. */
 		if (f <= 0) {
@@ -246,23 +291,71 @@ scan_group(struct lk_scan *sc, struct lk_key *k, int64_t a, int64_t f,
 	}
 }
 
-/* Scan the groups of run_id, of process process_id only unless 0. */
+/*
+ * Read the groups the statement returns (layer, device, stream, alloc
+ * step, free step, site, bytes, blocks) into the sites, and into the
+ * series too when series is set.  0, or -1 with *cause.
+ */
 static int
-scan_run(struct query *q, int64_t run_id, int64_t process_id,
+scan_groups(struct query *q, sqlite3_stmt *st, struct lk_scan *sc,
+    int series, char **cause)
+{
+	struct lk_key	*k;
+	int64_t		 a, f, bytes, blocks;
+	int		 rc;
+
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		k = scan_key(sc, sqlite3_column_int(st, 0),
+		    query_column_int(st, 1), query_column_u64(st, 2));
+		/* An unknown step is 0: before the first, or never freed. */
+		a = sqlite3_column_int64(st, 3);
+		f = sqlite3_column_int64(st, 4);
+		bytes = sqlite3_column_int64(st, 6);
+		blocks = sqlite3_column_int64(st, 7);
+		if (series)
+			scan_series(sc, k, a, f, bytes, blocks);
+		scan_sites(sc, k, a, f, query_column_int(st, 5), bytes,
+		    blocks);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	return (0);
+}
+
+/*
+ * 1 when run_id has allocation_steps rows (a run finished by a writer
+ * that sums its steps), 0 when not (an older file, or an older run of it).
+ */
+static int
+scan_has_summary(struct query *q, int64_t run_id)
+{
+	if (query_int(q, "SELECT count(*) FROM sqlite_master WHERE type ="
+	    " 'table' AND name = 'allocation_steps'") != 1)
+		return (0);
+	return (query_int_arg(q, "SELECT EXISTS (SELECT 1 FROM"
+	    " allocation_steps WHERE run_id = ?1)", run_id) == 1);
+}
+
+/*
+ * Scan a run that has allocation_steps: the series from them, and the
+ * sites from the groups that can add to one (scan_sites): those live at
+ * the end of the last step (never freed, or freed after it) and those
+ * made by the end of the warm-up and freed by the last step, a few ranges
+ * of the indexes allocation_groups_free and _alloc, not every group.
+ */
+static int
+scan_summed(struct query *q, int64_t run_id, int64_t process_id,
     struct lk_scan *sc, char **cause)
 {
 	sqlite3_stmt	*st;
 	struct lk_key	*k;
-	int		 rc, complete;
+	int		 rc;
 
-	complete = query_has_groups(q, run_id);
-	st = query_prepare(q, complete ? "SELECT layer, device, stream,"
-	    " alloc_step, free_step, site_id, bytes, blocks FROM"
-	    " allocation_groups WHERE run_id = ?1 AND (?2 = 0 OR"
-	    " process_id = ?2)" : "SELECT layer, device, stream, alloc_step,"
-	    " free_step, site_id, sum(bytes), count(*) FROM allocations"
-	    " WHERE run_id = ?1 AND (?2 = 0 OR process_id = ?2) GROUP BY"
-	    " layer, device, stream, alloc_step, free_step, site_id", cause);
+	st = query_prepare(q, "SELECT layer, device, stream, step,"
+	    " alloc_bytes, alloc_blocks, freed_bytes, freed_blocks"
+	    " FROM allocation_steps WHERE run_id = ?1 AND (?2 = 0 OR"
+	    " process_id = ?2)", cause);
 	if (st == NULL)
 		return (-1);
 	sqlite3_bind_int64(st, 1, run_id);
@@ -270,15 +363,53 @@ scan_run(struct query *q, int64_t run_id, int64_t process_id,
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		k = scan_key(sc, sqlite3_column_int(st, 0),
 		    query_column_int(st, 1), query_column_u64(st, 2));
-		/* An unknown step is 0: before the first, or never freed. */
-		scan_group(sc, k, sqlite3_column_int64(st, 3),
-		    sqlite3_column_int64(st, 4), query_column_int(st, 5),
+		scan_step_row(sc, k, sqlite3_column_int64(st, 3),
+		    sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
 		    sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7));
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return (query_fail(q, cause));
-	return (0);
+	st = query_prepare(q, SCAN_GROUPS " AND free_step IS NULL"
+	    " UNION ALL " SCAN_GROUPS " AND ?3 > 0 AND free_step > ?3"
+	    " UNION ALL " SCAN_GROUPS " AND ?3 > 0 AND alloc_step IS NULL"
+	    " AND +free_step <= ?3"
+	    " UNION ALL " SCAN_GROUPS " AND alloc_step <= ?4 AND"
+	    " +free_step <= ?3", cause);
+	if (st == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, process_id);
+	sqlite3_bind_int64(st, 3, sc->nsteps);
+	sqlite3_bind_int64(st, 4, sc->warmup);
+	return (scan_groups(q, st, sc, 0, cause));
+}
+
+/*
+ * Scan the groups of run_id, of process process_id only unless 0: from
+ * allocation_steps and the groups that matter when the run has them, else
+ * every group (or, for a run that never finished, the allocations grouped
+ * as allocation_groups would have them).
+ */
+static int
+scan_run(struct query *q, int64_t run_id, int64_t process_id,
+    struct lk_scan *sc, char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 complete;
+
+	complete = query_has_groups(q, run_id);
+	if (complete && scan_has_summary(q, run_id))
+		return (scan_summed(q, run_id, process_id, sc, cause));
+	st = query_prepare(q, complete ? SCAN_GROUPS : "SELECT layer, device, stream, alloc_step,"
+	    " free_step, site_id, sum(bytes), count(*) FROM allocations"
+	    " WHERE run_id = ?1 AND (?2 = 0 OR process_id = ?2) GROUP BY"
+	    " layer, device, stream, alloc_step, free_step, site_id", cause);
+	if (st == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, process_id);
+	return (scan_groups(q, st, sc, 1, cause));
 }
 
 static void

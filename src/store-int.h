@@ -280,6 +280,7 @@ extern const char *store_schema_index_sql;
 extern const char *store_schema_step_index_sql;
 extern const char *store_schema_top_sql;
 extern const char *store_schema_check_sql;
+extern const char *store_schema_steps_sql;
 
 /* store-steps.c */
 void	 store_steps_reset(struct store_steps *);
@@ -293,6 +294,9 @@ void	 store_groups_reset(struct store_groups *);
 void	 store_groups_note(struct store *, const struct store_allocation *);
 void	 store_groups_flush_pending(struct store *);
 int	 store_groups_write(struct store *, char **);
+
+/* store-alloc-steps.c */
+int	 store_alloc_steps_write(struct store *, const char *, char **);
 
 /* store-top.c */
 void	 store_top_reset(struct store_top *);

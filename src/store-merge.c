@@ -40,7 +40,10 @@
 #include <string.h>
 
 /*
- * Tables copied by hand (runs, sites) or not at all (meta, layers, and
+ * Tables copied by hand (runs, sites), rebuilt (allocation_steps: summed
+ * again from the merged allocation_groups of each run the file added to,
+ * so that a run joined with one written before the table existed is
+ * summed whole) or not at all (meta, layers, and
  * allocation_top and allocation_heads: the largest rows of two files are
  * not the largest of a joined run, and a merged run without them is read
  * the slow way); every
@@ -49,7 +52,7 @@
  */
 static const char *const merge_special =
     "'meta', 'layers', 'runs', 'frames', 'sites', 'site_frames',"
-    " 'allocation_top', 'allocation_heads'";
+    " 'allocation_top', 'allocation_heads', 'allocation_steps'";
 
 /* Tables whose id other tables refer to: their offsets. */
 enum merge_off {
@@ -494,7 +497,9 @@ store_merge(struct store *s, const char *path, int join,
 	if (merge_runs(s, off, join, cause) != 0 ||
 	    merge_sites(s, path, cause) != 0)
 		goto out;
-	if (merge_rest(s, off, cause) != 0 || store_commit(s, cause) != 0)
+	if (merge_rest(s, off, cause) != 0 || store_alloc_steps_write(s,
+	    "(SELECT new FROM temp.run_map)", cause) != 0 ||
+	    store_commit(s, cause) != 0)
 		goto out;
 	/* Temporary tables outlive the transaction. */
 	n = merge_report(s, joined, arg);

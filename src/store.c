@@ -61,8 +61,8 @@ store_check_schema(struct store *s, char **cause)
 /*
  * What was added to schema version 1 since it was first written, added to
  * a file made before it when it is opened for writing: the columns
- * sites.kind and processes.job, and the offload check's tables.  0, or -1
- * with *cause.
+ * sites.kind and processes.job, the offload check's tables and
+ * allocation_steps.  0, or -1 with *cause.
  */
 static int
 store_add_missing(struct store *s, char **cause)
@@ -95,6 +95,10 @@ store_add_missing(struct store *s, char **cause)
 	    SQLITE_OK)
 		return (store_sql_error(s, cause, "cannot add the offload"
 		    " check's tables:"));
+	if (sqlite3_exec(s->db, store_schema_steps_sql, NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		return (store_sql_error(s, cause, "cannot add"
+		    " allocation_steps:"));
 	return (0);
 }
 
@@ -350,7 +354,8 @@ store_maybe_commit(struct store *s, char **cause)
 /*
  * Finish the current run: write what is still live (never freed), fix step
  * numbers if markers came late, record the exit status (-1: unknown) and
- * end time (0: now), mark the run complete and build the indexes.  0, or -1
+ * end time (0: now), write its summaries (allocation_groups, allocation_top,
+ * allocation_steps), mark the run complete and build the indexes.  0, or -1
  * with *cause.
  */
 int
@@ -358,6 +363,7 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
     char **cause)
 {
 	sqlite3_stmt	*st;
+	char		*runs;
 	int		 rc;
 
 	if (store_sql_begin(s, cause) != 0)
@@ -365,6 +371,11 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 	if (store_rows_finish(s, cause) != 0)
 		return (-1);
 	if (store_groups_write(s, cause) != 0 || store_top_write(s, cause) != 0)
+		return (-1);
+	xasprintf(&runs, "(%lld)", (long long)s->run_id);
+	rc = store_alloc_steps_write(s, runs, cause);
+	free(runs);
+	if (rc != 0)
 		return (-1);
 	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET end_ns = ?,"
 	    " exit_status = ?, complete = 1 WHERE id = ?", -1, &st, NULL)
