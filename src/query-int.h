@@ -27,6 +27,7 @@ int64_t	 query_column_int(sqlite3_stmt *, int);
 char	*query_column_text(sqlite3_stmt *, int);
 void	 query_column_copy(sqlite3_stmt *, int, char *, size_t);
 int	 query_has_groups(struct query *, int64_t);
+int	 query_has_alloc_steps(struct query *, int64_t);
 int	 query_run_layer(struct query *, int64_t);
 
 /*

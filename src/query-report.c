@@ -310,6 +310,22 @@ report_bounds(struct query *q, struct report *r, char **cause)
 }
 
 /*
+ * The live bytes of r's run: the walk (query-report-walk.c), or, for the
+ * peak alone (not whole), the few steps query_peak_steps() walks where the
+ * run has allocation_steps.  0, or -1 with *cause.
+ */
+static int
+report_live(struct query *q, struct report *r, size_t window, int whole,
+    char **cause)
+{
+	int	rc;
+
+	if (!whole && (rc = query_peak_steps(q, r, cause)) != 1)
+		return (rc);
+	return (query_report_walk(q, r, window, cause));
+}
+
+/*
  * The report of run run_id (0: the newest) in layer, as query_report says;
  * without `whole`, only what the peaks need: no copies, no offload
  * decisions, no processes' names, lanes not ordered.
@@ -328,7 +344,7 @@ report_build(struct query *q, int64_t run_id, int layer, size_t window,
 	r->peak.ns = UNKNOWN_U64;
 	r->peak.step = UNKNOWN_INT;
 	if (report_bounds(q, r, cause) != 0 ||
-	    query_report_walk(q, r, window, cause) != 0 ||
+	    report_live(q, r, window, whole, cause) != 0 ||
 	    report_steps(q, r, cause) != 0 || (whole &&
 	    (report_copies(q, r, cause) != 0 ||
 	    query_timeline(q, r->run_id, QUERY_ITEM_PROCESS, on_process, r,

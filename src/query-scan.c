@@ -324,20 +324,6 @@ scan_groups(struct query *q, sqlite3_stmt *st, struct lk_scan *sc,
 }
 
 /*
- * 1 when run_id has allocation_steps rows (a run finished by a writer
- * that sums its steps), 0 when not (an older file, or an older run of it).
- */
-static int
-scan_has_summary(struct query *q, int64_t run_id)
-{
-	if (query_int(q, "SELECT count(*) FROM sqlite_master WHERE type ="
-	    " 'table' AND name = 'allocation_steps'") != 1)
-		return (0);
-	return (query_int_arg(q, "SELECT EXISTS (SELECT 1 FROM"
-	    " allocation_steps WHERE run_id = ?1)", run_id) == 1);
-}
-
-/*
  * Scan a run that has allocation_steps: the series from them, and the
  * sites from the groups that can add to one (scan_sites): those live at
  * the end of the last step (never freed, or freed after it) and those
@@ -398,9 +384,9 @@ scan_run(struct query *q, int64_t run_id, int64_t process_id,
 	sqlite3_stmt	*st;
 	int		 complete;
 
-	complete = query_has_groups(q, run_id);
-	if (complete && scan_has_summary(q, run_id))
+	if (query_has_alloc_steps(q, run_id))
 		return (scan_summed(q, run_id, process_id, sc, cause));
+	complete = query_has_groups(q, run_id);
 	st = query_prepare(q, complete ? SCAN_GROUPS : "SELECT layer, device, stream, alloc_step,"
 	    " free_step, site_id, sum(bytes), count(*) FROM allocations"
 	    " WHERE run_id = ?1 AND (?2 = 0 OR process_id = ?2) GROUP BY"

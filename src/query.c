@@ -245,6 +245,21 @@ query_has_groups(struct query *q, int64_t run_id)
 }
 
 /*
+ * 1 when run_id finished with its allocation_steps (a file written before
+ * the table existed, or a run of it written before, has none), else 0.
+ */
+int
+query_has_alloc_steps(struct query *q, int64_t run_id)
+{
+	if (!query_has_groups(q, run_id) || query_int(q, "SELECT count(*)"
+	    " FROM sqlite_master WHERE type = 'table' AND name ="
+	    " 'allocation_steps'") != 1)
+		return (0);
+	return (query_int_arg(q, "SELECT EXISTS (SELECT 1 FROM"
+	    " allocation_steps WHERE run_id = ?1)", run_id) == 1);
+}
+
+/*
  * The layer a run is analysed in when none is asked for: block if it has
  * blocks, else pool, else segment.
  */
@@ -253,8 +268,12 @@ query_run_layer(struct query *q, int64_t run_id)
 {
 	int64_t	layer;
 
-	/* A finished run has its few allocation groups to look at. */
-	if (query_has_groups(q, run_id))
+	/* A finished run has its steps, or its groups, to look at. */
+	if (query_has_alloc_steps(q, run_id))
+		layer = query_int_arg(q, "SELECT max(layer) FROM"
+		    " allocation_steps WHERE run_id = ?1 AND layer IN (1, 2)",
+		    run_id);
+	else if (query_has_groups(q, run_id))
 		layer = query_int_arg(q, "SELECT max(layer) FROM"
 		    " allocation_groups WHERE run_id = ?1 AND layer IN (1, 2)",
 		    run_id);

@@ -152,6 +152,9 @@ int64_t	 query_report_step_at(const struct report *, uint64_t);
 int	 query_report_peak(struct query *, int64_t, int, struct report_peak *,
 	     uint64_t *, char **);
 
+/* query-peak.c */
+int	 query_peak_steps(struct query *, struct report *, char **);
+
 /* query-report-walk.c */
 int	 query_report_walk(struct query *, struct report *, size_t, char **);
 size_t	 query_report_walk_lane(struct report *, int64_t, int32_t);

@@ -4,9 +4,10 @@
 # (tests/data/zoo), the shared PyTorch snapshots, a merge and an append.
 # For every run: (1) its rows are what the raw allocations say each step
 # allocated and freed (so the live bytes at every step end, their running
-# sum, are the allocations'); (2) `vramtrace leaks --format json` (three
-# warm-ups) is the same as on a copy without the table, which a file
-# written before it existed is (the full scan of allocation_groups);
+# sum, are the allocations'); (2) `vramtrace leaks` (JSON with three
+# warm-ups, and text) is the same as on a copy without the table, which a
+# file written before it existed is (the full scan of allocation_groups,
+# the walk of every allocation for the peak);
 # (3) a summary changed by hand changes the report, so leaks reads it.
 # One Python process prints the TAP.
 . "${srcdir:-.}/tests/lib.sh"
@@ -39,10 +40,10 @@ def unxz(name):
     return out
 
 
-def leaks(db, *extra):
-    r = subprocess.run([vramtrace, "leaks", db, "--format", "json"] +
+def leaks(db, *extra, form="json"):
+    r = subprocess.run([vramtrace, "leaks", db, "--format", form] +
                        list(extra), capture_output=True, text=True)
-    return r.returncode, r.stdout
+    return r.returncode, r.stdout.replace(db, "DB")
 
 
 RAW = """SELECT run_id, process_id, layer, device, stream, step, sum(ab),
@@ -100,6 +101,10 @@ def check(label, db, nruns=1, unsummed=()):
                 same = False
                 why = "run %d warm-up %s: %s vs %s" % (
                     run, w, a[1][:200], b[1][:200])
+        a = leaks(db, "--run", str(run), form="text")
+        b = leaks(old, "--run", str(run), form="text")
+        if a != b or not a[1]:
+            same, why = False, "run %d text: %s vs %s" % (run, a, b)
     ok(same, "%s: leaks reads the same as from a file without it" % label,
        why)
     os.unlink(old)
