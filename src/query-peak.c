@@ -36,6 +36,13 @@ struct pk_step {
 	int64_t		 bound;		/* before + what it allocated */
 };
 
+/* What a step allocated and freed in the layer on devices. */
+struct pk_sum {
+	int64_t		 alloc;
+	int64_t		 freed;
+	int		 rows;		/* 0: no row, no event */
+};
+
 /* An event of a step: its time and its change of the total. */
 struct pk_event {
 	uint64_t	 t;
@@ -158,44 +165,65 @@ step_walk(struct pk_work *w, const struct pk_step *s)
 }
 
 /*
- * The steps of the run in the layer on devices, with their bounds; 1 when
- * the run is not one the steps answer for (see the top), else 0, or -1
- * with *cause.
+ * The steps of the run in the layer on devices, with their bounds, from
+ * one read of its allocation_steps (in no order: the step is the index);
+ * 1 when the run is not one the steps answer for (see the top), else 0,
+ * or -1 with *cause.
  */
 static int
 steps_load(struct query *q, struct pk_work *w, char **cause)
 {
 	sqlite3_stmt	*st;
 	struct pk_step	*s;
-	int64_t		 live = 0;
-	int		 rc;
+	struct pk_sum	*sum = NULL;
+	int64_t		 live = 0, k, process = 0;
+	size_t		 n = 0, i;
+	int		 rc, other = 0;
 
-	if (query_int_arg(q, "SELECT count(DISTINCT coalesce(process_id, 0))"
-	    " = 1 AND count(step) = count(*) FROM allocation_steps WHERE"
-	    " run_id = ?1", w->r->run_id) != 1)
-		return (1);
-	st = query_prepare(q, "SELECT step, sum(CASE WHEN layer = ?2 AND"
-	    " coalesce(device, -1) >= 0 THEN alloc_bytes ELSE 0 END),"
-	    " sum(CASE WHEN layer = ?2 AND coalesce(device, -1) >= 0 THEN"
-	    " freed_bytes ELSE 0 END) FROM allocation_steps WHERE run_id = ?1"
-	    " GROUP BY step ORDER BY step", cause);
+	st = query_prepare(q, "SELECT step, coalesce(process_id, 0), layer ="
+	    " ?2 AND coalesce(device, -1) >= 0, alloc_bytes, freed_bytes FROM"
+	    " allocation_steps WHERE run_id = ?1", cause);
 	if (st == NULL)
 		return (-1);
 	sqlite3_bind_int64(st, 1, w->r->run_id);
 	sqlite3_bind_int(st, 2, w->r->layer);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		k = sqlite3_column_int64(st, 0);
+		if (n == 0)
+			process = sqlite3_column_int64(st, 1);
+		/* A step of no number, or of another process: walk. */
+		if ((other = sqlite3_column_type(st, 0) == SQLITE_NULL ||
+		    k < 1 || sqlite3_column_int64(st, 1) != process))
+			break;
+		if ((size_t)k >= n) {
+			sum = xreallocarray(sum, 2 * (size_t)k, sizeof *sum);
+			memset(sum + n, 0, (2 * (size_t)k - n) * sizeof *sum);
+			n = 2 * (size_t)k;
+		}
+		sum[k].rows = 1;
+		if (sqlite3_column_int(st, 2)) {
+			sum[k].alloc += sqlite3_column_int64(st, 3);
+			sum[k].freed += sqlite3_column_int64(st, 4);
+		}
+	}
+	sqlite3_finalize(st);
+	if (!other && rc != SQLITE_DONE) {
+		free(sum);
+		return (query_fail(q, cause));
+	}
+	for (i = 1; !other && i < n; i++) {
+		if (!sum[i].rows)
+			continue;	/* no event in it */
 		w->steps = xreallocarray(w->steps, w->nsteps + 1,
 		    sizeof *w->steps);
 		s = &w->steps[w->nsteps++];
-		s->step = sqlite3_column_int64(st, 0);
+		s->step = (int64_t)i;
 		s->before = live;
-		s->bound = live + sqlite3_column_int64(st, 1);
-		live = s->bound - sqlite3_column_int64(st, 2);
+		s->bound = live + sum[i].alloc;
+		live = s->bound - sum[i].freed;
 	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return (query_fail(q, cause));
-	return (0);
+	free(sum);
+	return (other);
 }
 
 /*
@@ -219,7 +247,7 @@ query_peak_steps(struct query *q, struct report *r, char **cause)
 	memset(&w, 0, sizeof w);
 	w.r = r;
 	w.first = UINT64_MAX;
-	if ((rc = steps_load(q, &w, cause)) != 0 || w.nsteps == 0)
+	if ((rc = steps_load(q, &w, cause)) != 0 || (rc = w.nsteps == 0))
 		goto out;
 	/* The first step: the first instant, then its walk. */
 	if ((rc = step_read(q, &w, w.steps[0].step, cause)) != 0)

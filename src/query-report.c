@@ -266,10 +266,7 @@ query_report_step_at(const struct report *r, uint64_t ns)
 /*
  * The run's first and last instants over copies, steps and offload
  * decisions (t0 UNKNOWN_U64 when it has none; report_live adds the
- * allocations'), and the range of its allocations' ids, which the passes
- * read in table order (a run's rows are written together; a row added
- * after this, by a recording still going on, is left out).  0, or -1 with
- * *cause when there is no such run.
+ * allocations').  0, or -1 with *cause when there is no such run.
  */
 static int
 report_bounds(struct query *q, struct report *r, char **cause)
@@ -278,9 +275,7 @@ report_bounds(struct query *q, struct report *r, char **cause)
 	int		 rc, found = 0;
 
 	if ((st = query_prepare(q, "SELECT (SELECT count(*) FROM runs WHERE"
-	    " id = ?1), (SELECT coalesce(min(id), 0) FROM allocations WHERE"
-	    " run_id = ?1), (SELECT coalesce(max(id), -1) FROM allocations"
-	    " WHERE run_id = ?1), min(a), max(b) FROM (SELECT min(start_ns)"
+	    " id = ?1), min(a), max(b) FROM (SELECT min(start_ns)"
 	    " AS a, max(coalesce(end_ns, start_ns)) AS b FROM memcpys WHERE"
 	    " run_id = ?1 UNION ALL SELECT"
 	    " min(coalesce(start_ns, end_ns)), max(end_ns) FROM steps WHERE"
@@ -290,11 +285,9 @@ report_bounds(struct query *q, struct report *r, char **cause)
 	sqlite3_bind_int64(st, 1, r->run_id);
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		found = sqlite3_column_int(st, 0) == 1;
-		r->first_id = sqlite3_column_int64(st, 1);
-		r->last_id = sqlite3_column_int64(st, 2);
-		r->t0_ns = query_column_u64(st, 3);
+		r->t0_ns = query_column_u64(st, 1);
 		r->span_ns = r->t0_ns == UNKNOWN_U64 ? 0 :
-		    (uint64_t)sqlite3_column_int64(st, 4) - r->t0_ns;
+		    (uint64_t)sqlite3_column_int64(st, 2) - r->t0_ns;
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
@@ -315,13 +308,31 @@ report_bounds(struct query *q, struct report *r, char **cause)
  * run has allocation_steps.  0, or -1 with *cause.
  */
 static int
-report_live(struct query *q, struct report *r, size_t window, int whole,
+report_walk(struct query *q, struct report *r, size_t window, int whole,
     char **cause)
 {
-	int	rc;
+	sqlite3_stmt	*st;
+	int		 rc;
 
 	if (!whole && (rc = query_peak_steps(q, r, cause)) != 1)
 		return (rc);
+	/*
+	 * The range of the allocations' ids, which the passes read in table
+	 * order (a run's rows are written together; a row added after this,
+	 * by a recording still going on, is left out).
+	 */
+	if ((st = query_prepare(q, "SELECT (SELECT coalesce(min(id), 0) FROM"
+	    " allocations WHERE run_id = ?1), (SELECT coalesce(max(id), -1)"
+	    " FROM allocations WHERE run_id = ?1)", cause)) == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, r->run_id);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r->first_id = sqlite3_column_int64(st, 0);
+		r->last_id = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return (query_fail(q, cause));
 	return (query_report_walk(q, r, window, cause));
 }
 
@@ -344,7 +355,7 @@ report_build(struct query *q, int64_t run_id, int layer, size_t window,
 	r->peak.ns = UNKNOWN_U64;
 	r->peak.step = UNKNOWN_INT;
 	if (report_bounds(q, r, cause) != 0 ||
-	    report_live(q, r, window, whole, cause) != 0 ||
+	    report_walk(q, r, window, whole, cause) != 0 ||
 	    report_steps(q, r, cause) != 0 || (whole &&
 	    (report_copies(q, r, cause) != 0 ||
 	    query_timeline(q, r->run_id, QUERY_ITEM_PROCESS, on_process, r,

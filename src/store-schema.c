@@ -114,7 +114,7 @@ const char *store_schema_check_sql = OFFLOAD_CHECK_SQL;
 "  freed_bytes INTEGER NOT NULL,\n" \
 "  freed_blocks INTEGER NOT NULL);\n" \
 "CREATE INDEX IF NOT EXISTS allocation_steps_run\n" \
-"  ON allocation_steps(run_id);\n"
+"  ON allocation_steps(run_id, layer);\n"
 
 const char *store_schema_steps_sql = ALLOCATION_STEPS_SQL;
 
