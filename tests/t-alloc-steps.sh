@@ -9,23 +9,20 @@
 # file written before it existed is (the full scan of allocation_groups,
 # the walk of every allocation for the peak);
 # (3) a summary changed by hand changes the report, so leaks reads it.
-# One Python process prints the TAP.
+# One Python process checks, a line per check ("0 what", or "1 what" and
+# a "# why" line), which lib.sh's ok turns into TAP.
 . "${srcdir:-.}/tests/lib.sh"
 "$PY" - "$srcdir/tests/data/zoo" "${SHARED_DATA:-$srcdir/../shared/data}" \
-    "$VRAMTRACE" "$TMP" <<'PY'
+    "$VRAMTRACE" "$TMP" >"$TMP/checks" <<'PY'
 import json, lzma, os, shutil, sqlite3, subprocess, sys
 
 zoo, shared, vramtrace, tmp = sys.argv[1:5]
-n = failed = 0
 
 
 def ok(cond, what, why=""):
-    global n, failed
-    n += 1
-    failed += not cond
-    print("%sok %d - %s" % ("" if cond else "not ", n, what))
+    print("%d %s" % (0 if cond else 1, what))
     if not cond and why:
-        print("# " + why)
+        print("# " + why.replace("\n", " "))
 
 
 def vt(*args):
@@ -164,6 +161,14 @@ ok([p["live_bytes"] + 1048576 * (p["step"] >= 3) for p in a["per_step"]] ==
    [p["live_bytes"] for p in b["per_step"]],
    "leaks takes the series from allocation_steps")
 
-print("1..%d" % n)
-sys.exit(1 if failed else 0)
 PY
+py=$?
+plan "$(($(grep -c '^[01] ' "$TMP/checks") + 1))"
+while read -r status what; do
+	case $status in
+	'#') echo "# $what" ;;
+	*) ok "$status" "$what" ;;
+	esac
+done <"$TMP/checks"
+ok "$py" "every check ran"
+done_testing
