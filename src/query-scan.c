@@ -170,6 +170,18 @@ cmp_site_key(const void *a, const void *b)
 	return ((x->stream > y->stream) - (x->stream < y->stream));
 }
 
+static int
+cmp_key(const void *a, const void *b)
+{
+	const struct lk_key	*x = a, *y = b;
+
+	if (x->layer != y->layer)
+		return (x->layer < y->layer ? -1 : 1);
+	if (x->device != y->device)
+		return (x->device < y->device ? -1 : 1);
+	return ((x->stream > y->stream) - (x->stream < y->stream));
+}
+
 /* Merge the rows of each (layer, site, device, stream) into one. */
 static void
 scan_merge_sites(struct lk_scan *sc)
@@ -716,6 +728,12 @@ query_scan(struct query *q, const struct leak_options *opts,
 	sc.warmup = r->warmup;
 	if (scan_run(q, r->run_id, opts->process_id, &sc, cause) != 0)
 		goto fail;
+	/*
+	 * The streams in one order whatever order the rows came in (a file
+	 * with allocation_steps or without): by layer, device and stream.
+	 * No key is looked up after this (key_slots would be stale).
+	 */
+	util_sort(sc.keys, sc.nkeys, sizeof *sc.keys, cmp_key);
 	r->layer = opts->layer >= 0 ? opts->layer :
 	    query_run_layer(q, r->run_id);
 	build_streams(r, &sc);
