@@ -370,8 +370,8 @@ stats_segments_live(struct query *q, int64_t run_id, int64_t offset,
 	 * Live segments do not overlap: with both in address order, each
 	 * block belongs to the last segment that starts at or below it.
 	 */
-	qsort(blk, nblk, sizeof *blk, stats_live_cmp_address);
-	qsort(seg, nseg, sizeof *seg, stats_live_cmp_address);
+	util_sort(blk, nblk, sizeof *blk, stats_live_cmp_address);
+	util_sort(seg, nseg, sizeof *seg, stats_live_cmp_address);
 	for (i = j = 0; nseg > 0 && i < nblk; i++) {
 		a = &blk[i];
 		while (j + 1 < nseg && (seg[j + 1].device < a->device ||
@@ -385,7 +385,7 @@ stats_segments_live(struct query *q, int64_t run_id, int64_t offset,
 			g->blocks++;
 		}
 	}
-	qsort(seg, nseg, sizeof *seg, stats_segment_cmp);
+	util_sort(seg, nseg, sizeof *seg, stats_segment_cmp);
 	for (i = (size_t)offset; i < nseg && n < max; i++)
 		out[n++] = seg[i];
 	free(blk);

@@ -230,10 +230,10 @@ timeline_ready(void *arg)
 	order = xreallocarray(NULL, n + 1, sizeof *order);
 	for (i = 0; i < l->nseries; i++)
 		order[i] = &l->series[i];
-	qsort(order, l->nseries, sizeof *order, timeline_cmp);
+	util_sort(order, l->nseries, sizeof *order, timeline_cmp);
 	for (i = 0; i < l->ntotals; i++)
 		order[l->nseries + i] = &l->totals[i];
-	qsort(order + l->nseries, l->ntotals, sizeof *order, timeline_cmp);
+	util_sort(order + l->nseries, l->ntotals, sizeof *order, timeline_cmp);
 	for (i = 0; i < n; i++)
 		order[i]->item.number = (int64_t)i;
 	free(order);
