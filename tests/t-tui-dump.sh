@@ -3,7 +3,7 @@
 # screen draws it; usage errors.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-plan 27
+plan 28
 
 make_leak_db "$TMP/leak.db"; ok $? "a leaking run"
 make_clean_db "$TMP/clean.db"; ok $? "a clean run"
@@ -140,6 +140,17 @@ spool nosegs || exit 99
 run "$VRAMTRACE" tui --dump segments "$TMP/nosegs.db"
 [ $rc -eq 0 ] && grep -q 'no segments: ' "$TMP/out"
 ok $? "segments: a recording without driver allocations says so"
+# A stream as long as a snapshot's cudaStream_t in decimal: the column
+# widens, header and rows stay aligned.
+sed 's/stream=13/stream=140737488355328/' "$TMP/segs.txt" >"$TMP/longs.txt"
+spool longs || exit 99
+run "$VRAMTRACE" tui --dump segments "$TMP/longs.db"
+[ $rc -eq 0 ] && awk '
+	/^ +D STREAM/ { end = index($0, " SIZE") + 4 }
+	/ 140737488355328 / { row = $0 }
+	END { exit !(end > 4 && substr(row, end - 6, 8) == "4.0 MiB ") }
+' "$TMP/out"
+ok $? "segments: a 15-digit stream widens its column, SIZE still under SIZE"
 SNAP=${SHARED_DATA:-}/snapshots
 if [ -f "$SNAP/fixture_garbage_stream.pickle" ]; then
 	run "$VRAMTRACE" tui --dump streams "$SNAP/fixture_garbage_stream.pickle"

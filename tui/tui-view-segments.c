@@ -108,17 +108,22 @@ tui_view_segments_garbage(struct tui *t, const struct stats_segment *g)
 	return (LEAK_GARBAGE_NONE);
 }
 
+/*
+ * One segment on row y, its stream sw columns wide.  The garbage kind in
+ * words where the canvas is wide, else a '*' after the row, or in the last
+ * column when a long stream pushed the row past it: never cut off.
+ */
 static void
 tui_view_segments_row(struct tui *t, const struct stats_segment *g,
-    struct tui_canvas *c, int y, int wide)
+    struct tui_canvas *c, int y, int sw, int wide)
 {
 	enum leak_garbage	 kind;
 	char			 st[FMT_LEN], a[FMT_LEN], b[FMT_LEN];
 	char			 d[FMT_LEN], e[FMT_LEN], f[FMT_LEN];
 	int			 x;
 
-	x = tui_canvas_printf(c, y, 0, -1, TUI_A_NORMAL, "%2d %-10s %#14"
-	    PRIx64 " %10s %10s %10s %5s %10s ", (int)g->device,
+	x = tui_canvas_printf(c, y, 0, -1, TUI_A_NORMAL, "%2d %-*s %#14"
+	    PRIx64 " %10s %10s %10s %5s %10s ", (int)g->device, sw,
 	    fmt_stream(g->stream, st, sizeof st), g->address,
 	    fmt_bytes(g->size, a, sizeof a), fmt_size(g->allocated, b,
 	    sizeof b), fmt_size(g->free, d, sizeof d), fmt_int(g->blocks, e,
@@ -129,7 +134,8 @@ tui_view_segments_row(struct tui *t, const struct stats_segment *g,
 		tui_canvas_printf(c, y, x, -1, TUI_A_BAD, "GARBAGE %s",
 		    leak_garbage_name(kind));
 	else
-		tui_canvas_put(c, y, x, -1, TUI_A_BAD, "*");
+		tui_canvas_put(c, y, x < c->w ? x : c->w - 1, -1, TUI_A_BAD,
+		    "*");
 }
 
 /* Each device's totals from row y; returns the row after them. */
@@ -169,7 +175,9 @@ tui_view_segments_draw(struct tui *t, void *state, struct tui_canvas *c,
 {
 	struct tui_view_segments	*v = state;
 	const struct stats_segment	*g;
+	char				 st[FMT_LEN];
 	int				 k, top = y, wide = c->w >= SEGMENTS_WIDE;
+	int				 sw = 10;
 
 	if (v->stats == NULL)
 		return;
@@ -180,16 +188,23 @@ tui_view_segments_draw(struct tui *t, void *state, struct tui_canvas *c,
 		    " allocations (layer segment)");
 		return;
 	}
-	tui_canvas_printf(c, y, 0, -1, TUI_A_HEADER, "%2s %-10s %14s %10s %10s"
-	    " %10s %5s %10s %s", "D", "STREAM", "ADDRESS", "SIZE", "ALLOCATED",
-	    "FREE", "BLKS", "LARGEST", wide ? "GARBAGE" : "G");
-	tui_canvas_attr(c, y, 0, c->w, TUI_A_HEADER);
 	v->visible = h - (y - top) - 1;
 	tui_list_scroll(&v->list, v->visible);
+	/* The stream column as wide as the longest stream shown. */
 	for (k = 0; k < v->visible; k++) {
 		if ((g = tui_list_row(t, &v->list, v->list.top + k)) == NULL)
 			break;
-		tui_view_segments_row(t, g, c, y + 1 + k, wide);
+		if ((int)strlen(fmt_stream(g->stream, st, sizeof st)) > sw)
+			sw = (int)strlen(st);
+	}
+	tui_canvas_printf(c, y, 0, -1, TUI_A_HEADER, "%2s %-*s %14s %10s %10s"
+	    " %10s %5s %10s %s", "D", sw, "STREAM", "ADDRESS", "SIZE",
+	    "ALLOCATED", "FREE", "BLKS", "LARGEST", wide ? "GARBAGE" : "G");
+	tui_canvas_attr(c, y, 0, c->w, TUI_A_HEADER);
+	for (k = 0; k < v->visible; k++) {
+		if ((g = tui_list_row(t, &v->list, v->list.top + k)) == NULL)
+			break;
+		tui_view_segments_row(t, g, c, y + 1 + k, sw, wide);
 		if (v->list.top + k == v->list.sel)
 			tui_canvas_attr(c, y + 1 + k, 0, c->w, TUI_A_SELECTED);
 	}
