@@ -30,6 +30,8 @@
  * the database: when a write fails the collector stops writing (and says
  * what was lost), and the run is left unfinished with what was committed;
  * a failure to finish the run leaves it unfinished too (collector.c).
+ * Either way the run gets the command's exit status and end time if the
+ * database takes them then (record_end), and the closing line says so.
  */
 
 #include "config.h"
@@ -433,12 +435,12 @@ record_remove(const char *path)
 }
 
 /*
- * Say what run of path holds and what to run next, on stderr; unfinished:
- * the database failed, so the run holds only part of what was sent.
+ * Say what run of path holds and what to run next, on stderr; state: NULL
+ * for a finished run, else what the line says of an unfinished one.
  */
 static void
 record_report(const char *path, int64_t run, const char *command,
-    int unfinished)
+    const char *state)
 {
 	struct query		*q;
 	struct query_counts	 qi;
@@ -454,19 +456,68 @@ record_report(const char *path, int64_t run, const char *command,
 		return;
 	}
 	query_close(q);
-	if (qi.processes == 0 && !unfinished) {
+	if (qi.processes == 0 && state == NULL) {
 		log_warn("no CUDA process connected: %s did not initialise "
 		    "CUDA, or its CUDA skipped CUDA_INJECTION64_PATH; run %lld "
 		    "of %s is empty", command, (long long)run, path);
 		return;
 	}
-	log_warn("run %lld of %s%s: %lld process%s, %lld allocations, %lld "
-	    "steps, %lld stacks", (long long)run, path,
-	    unfinished ? " (unfinished)" : "",
+	log_warn("run %lld of %s%s%s%s: %lld process%s, %lld allocations, "
+	    "%lld steps, %lld stacks", (long long)run, path,
+	    state != NULL ? " (" : "", state != NULL ? state : "",
+	    state != NULL ? ")" : "",
 	    (long long)qi.processes, qi.processes == 1 ? "" : "es",
 	    (long long)qi.allocations, (long long)qi.steps,
 	    (long long)qi.sites);
 	log_warn("next: vramtrace leaks %s (or vramtrace tui %s)", path, path);
+}
+
+/* Close a store whose run is written; a failure now loses nothing. */
+static void
+record_close(struct store *store)
+{
+	char	*cause = NULL;
+
+	if (store_close(store, &cause) != 0) {
+		log_warn("%s", cause);
+		free(cause);
+	}
+}
+
+/*
+ * End the run of store for a command that exited with rc, and close the
+ * store.  A run whose recording lost nothing (lost 0) is finished; one
+ * that lost events (the database failed: the collector said so) or that
+ * cannot be finished stays unfinished, with its exit status and end time
+ * if the database takes them now.  Returns NULL for a finished run, else
+ * what the closing line says of it (the caller frees it).
+ */
+static char *
+record_end(struct store *store, int lost, int rc)
+{
+	uint64_t	 end_ns = lib_now_ns();
+	char		*cause = NULL, *state;
+
+	if (!lost) {
+		if (store_run_finish(store, rc, end_ns, &cause) == 0) {
+			record_close(store);
+			return (NULL);
+		}
+		log_warn("%s; run %lld stays marked unfinished, with every "
+		    "event recorded", cause, (long long)store_run_id(store));
+		free(cause);
+		cause = NULL;
+	}
+	if (store_run_end(store, rc, end_ns, &cause) != 0) {
+		xasprintf(&state, "unfinished; its exit status and end time "
+		    "are not stored either: %s", cause);
+		free(cause);
+		store_abort(store);
+		return (state);
+	}
+	record_close(store);
+	return (xstrdup("unfinished; its exit status and end time are "
+	    "stored"));
 }
 
 static int
@@ -478,6 +529,7 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	struct store		*store = NULL;
 	struct stat		 sb;
 	char			*cause = NULL, *command, *git, cwd[PATH_MAX];
+	char			*state;
 	int			 status = 0, rc, created, pfd[2], stopped;
 	int			 exec_errno;
 	int64_t			 run;
@@ -552,20 +604,10 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	 * From here on the command's status is ours: a database that failed
 	 * keeps what was committed, as a run that stays unfinished.
 	 */
-	if (stopped)
-		store_abort(store);
-	else if (store_run_finish(store, rc, lib_now_ns(), &cause) != 0) {
-		log_warn("%s; run %lld stays marked unfinished, with every "
-		    "event recorded", cause, (long long)run);
-		free(cause);
-		store_abort(store);
-		stopped = 1;
-	} else if (store_close(store, &cause) != 0) {
-		log_warn("%s", cause);
-		free(cause);
-	}
+	state = record_end(store, stopped, rc);
 	if (exec_errno == 0)
-		record_report(o.output, run, args->argv[0], stopped);
+		record_report(o.output, run, args->argv[0], state);
+	free(state);
 	free(command);
 	return (rc);
 

@@ -352,6 +352,34 @@ store_maybe_commit(struct store *s, char **cause)
 }
 
 /*
+ * Write the current run's exit status (-1: unknown), end time (0: now)
+ * and whether it is complete, in the open transaction.  0, or -1 with
+ * *cause.
+ */
+static int
+store_run_set_end(struct store *s, int exit_status, uint64_t end_ns,
+    int complete, char **cause)
+{
+	sqlite3_stmt	*st;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET end_ns = ?,"
+	    " exit_status = ?, complete = ? WHERE id = ?", -1, &st, NULL)
+	    != SQLITE_OK)
+		return (store_sql_error(s, cause, "cannot end the run:"));
+	sqlite3_bind_int64(st, 1, (int64_t)(end_ns != 0 ? end_ns :
+	    lib_now_ns()));
+	if (exit_status >= 0)
+		sqlite3_bind_int(st, 2, exit_status);
+	sqlite3_bind_int(st, 3, complete);
+	sqlite3_bind_int64(st, 4, s->run_id);
+	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
+		store_sql_error(s, cause, "cannot end the run:");
+	sqlite3_finalize(st);
+	return (rc == SQLITE_DONE ? 0 : -1);
+}
+
+/*
  * Finish the current run: write what is still live (never freed), fix step
  * numbers if markers came late, record the exit status (-1: unknown) and
  * end time (0: now), write its summaries (allocation_groups, allocation_top,
@@ -362,7 +390,6 @@ int
 store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
     char **cause)
 {
-	sqlite3_stmt	*st;
 	char		*runs;
 	int		 rc;
 
@@ -377,24 +404,38 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 	free(runs);
 	if (rc != 0)
 		return (-1);
-	if (sqlite3_prepare_v2(s->db, "UPDATE runs SET end_ns = ?,"
-	    " exit_status = ?, complete = 1 WHERE id = ?", -1, &st, NULL)
-	    != SQLITE_OK)
-		return (store_sql_error(s, cause, "cannot finish the run:"));
-	sqlite3_bind_int64(st, 1, (int64_t)(end_ns != 0 ? end_ns :
-	    lib_now_ns()));
-	if (exit_status >= 0)
-		sqlite3_bind_int(st, 2, exit_status);
-	sqlite3_bind_int64(st, 3, s->run_id);
-	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
-		store_sql_error(s, cause, "cannot finish the run:");
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
+	if (store_run_set_end(s, exit_status, end_ns, 1, cause) != 0)
 		return (-1);
 	if (store_sql_exec(s, store_schema_index_sql,
 	    "cannot build the indexes", cause) != 0)
 		return (-1);
 	return (store_commit(s, cause));
+}
+
+/*
+ * End the current run without finishing it, after a failure (of the
+ * database, or of store_run_finish): roll back what is not committed and,
+ * in a transaction of its own, record the exit status (-1: unknown) and
+ * end time (0: now) of a run that stays marked unfinished, with no
+ * summaries.  What was committed stays as it is (so not for a
+ * STORE_ATOMIC store, which keeps a run whole or not at all).  0, or -1
+ * with *cause; either way the store is then fit only for store_close() or
+ * store_abort().
+ */
+int
+store_run_end(struct store *s, int exit_status, uint64_t end_ns,
+    char **cause)
+{
+	if (!sqlite3_get_autocommit(s->db))
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	s->in_txn = 0;
+	s->writes = 0;
+	if (store_sql_begin(s, cause) != 0 ||
+	    store_run_set_end(s, exit_status, end_ns, 0, cause) != 0 ||
+	    store_sql_exec(s, "COMMIT", "cannot commit", cause) != 0)
+		return (-1);
+	s->in_txn = 0;
+	return (0);
 }
 
 /*

@@ -11,7 +11,7 @@
 #  - too few file descriptors (RLIMIT_NOFILE) for every traced process.
 # TAP output.
 . "${srcdir:-.}/tests/lib.sh"
-plan 20
+plan 28
 W="${top_builddir:-.}/tests/t-client-writer"
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF \
     VRAMTRACE_STACKS VRAMTRACE_TORCH_HISTORY VRAMTRACE_CHECK_OFFLOAD
@@ -64,10 +64,33 @@ got=$(q "$TMP/refuse.db" "select id, complete from runs")
     [ "$(q "$TMP/refuse.db" "pragma integrity_check")" = ok ] &&
     [ "$(q "$TMP/refuse.db" "select count(*) from allocations")" = 10 ]
 ok $? "...the run stays unfinished, the database whole, the first run untouched ($got)"
+got=$(q "$TMP/refuse.db" "select exit_status, end_ns >= start_ns from runs
+    where id = 2")
+[ "$got" = "3,1" ]
+ok $? "...with the command's exit status and end time, which the database still takes ($got)"
+[ "$(lines '^vramtrace: run 2 of .*refuse.db \(unfinished; its exit status and end time are stored\): 0 processes, 0 allocations')" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "...and the closing line says what was stored"
 "$VRAMTRACE" leaks --run 2 --fail-on-leak "$TMP/refuse.db" >"$TMP/out" \
     2>&1
 [ $? -eq 6 ] && grep -q '^not finished: .*its database failed' "$TMP/out"
 ok $? "...and leaks says so: not finished, exit 6 under --fail-on-leak"
+
+# A database that refuses the end too: the closing line says so, and the
+# run is left as the last commit made it.
+cp "$TMP/refuse.db" "$TMP/noend.db"
+"$PY" -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TRIGGER noend BEFORE UPDATE ON runs BEGIN"
+    " SELECT RAISE(ABORT, '"'"'no updates'"'"'); END")
+c.commit()' "$TMP/noend.db"
+run "$VRAMTRACE" record --append -o "$TMP/noend.db" -- sh -c "\"$W\" send; exit 3"
+got=$(q "$TMP/noend.db" "select complete, exit_status is null, end_ns is null
+    from runs where id = 3")
+[ "$rc" -eq 3 ] && [ "$got" = "0,1,1" ] &&
+    [ "$(lines '^vramtrace: run 3 of .*noend.db \(unfinished; its exit status and end time are not stored either: .*noend.db: cannot end the run: no updates\): ')" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "database refusing the end too: the command's status, and the closing line says nothing more was stored ($rc; $got)"
 
 # 2. A full disk for real: a file size limit of 1 MB on record and what it
 # runs.  The writer sends 200 batches of 1500 events over 4 s.
@@ -81,15 +104,48 @@ ok $st "...one line naming the cause (SIGXFSZ caught, the write fails)"
 set -- $(sed -n 's/^vramtrace: \([0-9]*\) of the \([0-9]*\) events received are lost.*/\1 \2/p' "$TMP/err")
 [ "${1:-0}" -gt 0 ] && [ "${2:-0}" -ge 300000 ] && [ "$1" -lt "$2" ]
 ok $? "...every event sent was read, and the lost ones counted (${1:-?} of ${2:-?})"
-got=$(q "$TMP/full.db" "select complete, (select count(*) > 10 from
-    allocations) from runs")
-[ "$got" = "0,1" ] && [ "$(q "$TMP/full.db" "pragma integrity_check")" = ok ]
-ok $? "...the run holds what was committed, unfinished, and the database is whole ($got)"
+got=$(q "$TMP/full.db" "select complete, exit_status, (select count(*) > 10
+    from allocations) from runs")
+[ "$got" = "0,3,1" ] &&
+    [ "$(q "$TMP/full.db" "pragma integrity_check")" = ok ]
+ok $? "...the run holds what was committed, unfinished, with the command's exit status (the rolled back space takes it), and the database is whole ($got)"
 "$VRAMTRACE" leaks "$TMP/full.db" >"$TMP/out" 2>&1
 grep -q '^not finished: ' "$TMP/out"
 ok $? "...leaks says the run is not finished"
-[ "$(lines 'run 1 of .*full.db \(unfinished\): 1 process, [0-9]+ allocations')" = 1 ]
+[ "$(lines 'run 1 of .*full.db \(unfinished; its exit status and end time are stored\): 1 process, [0-9]+ allocations')" = 1 ]
 ok $? "...and so does record's last word"
+
+# 2b. The database fails only when the run is being finished (its
+# summaries): every event is kept, the run stays unfinished with the
+# command's exit status, and no summary of it is left half written.
+"$VRAMTRACE" record -o "$TMP/finish.db" -- "$W" send 2>/dev/null
+"$PY" -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TRIGGER refuse BEFORE INSERT ON allocation_top BEGIN"
+    " SELECT RAISE(ABORT, '"'"'no summaries'"'"'); END")
+c.commit()' "$TMP/finish.db"
+run "$VRAMTRACE" record --append -o "$TMP/finish.db" -- sh -c \
+    "\"$W\" send && echo ran >\"$TMP/finish.ran\"; exit 3"
+[ "$rc" -eq 3 ] && [ -s "$TMP/finish.ran" ]
+ok $? "failure while finishing: the command runs to its end, record exits with its status ($rc)"
+[ "$(lines 'finish.db: cannot [a-z ]*: no summaries; run 2 stays marked unfinished, with every event recorded$')" = 1 ] &&
+    [ "$(grep -vc '^vramtrace: \(run 2 of\|next: \)' "$TMP/err")" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "...one line saying so, besides the closing lines"
+got=$(q "$TMP/finish.db" "select id, complete, exit_status, end_ns >= start_ns,
+    (select count(*) from allocations a where a.run_id = r.id),
+    (select count(*) from allocation_groups g where g.run_id = r.id) +
+    (select count(*) from allocation_top t where t.run_id = r.id) +
+    (select count(*) from allocation_steps s where s.run_id = r.id) > 0
+    from runs r")
+[ "$got" = "1,1,0,1,10,1 2,0,3,1,10,0" ] &&
+    [ "$(q "$TMP/finish.db" "pragma integrity_check")" = ok ]
+ok $? "...every event kept, the run unfinished with its exit status and end time, no summary of it, the first run untouched ($got)"
+[ "$(lines '^vramtrace: run 2 of .*finish.db \(unfinished; its exit status and end time are stored\): 1 process, 10 allocations, 3 steps')" = 1 ]
+ok $? "...and the closing line says what was stored"
+"$VRAMTRACE" leaks --run 2 --fail-on-leak "$TMP/finish.db" >"$TMP/out" 2>&1
+[ $? -eq 6 ] && grep -q '^not finished: ' "$TMP/out"
+ok $? "...leaks says the run is not finished, exit 6 under --fail-on-leak"
 
 # 3. A descendant that outlives the command and keeps sending: record
 # ends soon after the command, keeps what arrived, says so in one line; the
