@@ -42,6 +42,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -534,7 +535,17 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	int			 exec_errno;
 	int64_t			 run;
 	pid_t			 pid;
+	struct sigaction	 sa, old_pipe;
 
+	/*
+	 * A write to a pipe that closed (record ... 2>&1 | head) fails with
+	 * EPIPE instead of ending record, which goes on without its
+	 * messages; the command gets SIGPIPE as we found it.
+	 */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPIPE, &sa, &old_pipe);
 	if (record_options(self, args, &o) != 0)
 		return (EXIT_USAGE);
 	created = stat(o.output, &sb) != 0;
@@ -579,9 +590,9 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	if (pid == 0) {
 		close(pfd[0]);
 		collector_child(c);
+		sigaction(SIGPIPE, &old_pipe, NULL);
 		execvp(args->argv[0], args->argv);
 		exec_errno = errno;
-		log_warn("%s: %s", args->argv[0], strerror(exec_errno));
 		if (write(pfd[1], &exec_errno, sizeof exec_errno) < 0)
 			_exit(127);		/* the exit status says it */
 		_exit(127);
@@ -590,6 +601,8 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	stopped = collector_run(c, pid, &status);
 	if (read(pfd[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno)
 		exec_errno = 0;
+	else
+		log_warn("%s: %s", args->argv[0], strerror(exec_errno));
 	close(pfd[0]);
 	collector_free(c);
 	rc = record_status(status);

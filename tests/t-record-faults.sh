@@ -11,7 +11,7 @@
 #  - too few file descriptors (RLIMIT_NOFILE) for every traced process.
 # TAP output.
 . "${srcdir:-.}/tests/lib.sh"
-plan 28
+plan 32
 W="${top_builddir:-.}/tests/t-client-writer"
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF \
     VRAMTRACE_STACKS VRAMTRACE_TORCH_HISTORY VRAMTRACE_CHECK_OFFLOAD
@@ -214,18 +214,50 @@ ok $? "...the processes taken are stored whole, those turned away not at all ($g
 [ "$(lines 'processes were turned away for want of file descriptors: the run lacks their events$')" = 1 ]
 ok $? "...and the end says how many were turned away"
 
-# 5. The child starts as it would without record: the descriptor limit
-# (record raises its soft limit to the hard one) and SIGXFSZ (which record
-# catches; here it comes in ignored) are as record found them.
+# 5. record's stderr is a pipe that closes (record ... 2>&1 | head): record
+# goes on without its messages, waits for the command, keeps its status
+# and ends the run.  The command gets SIGPIPE as record found it (the
+# default here), so its own writes to that pipe would end it as they would
+# without record.  First with the database refusing rows, whose warning
+# comes while the command runs (record used to die of SIGPIPE then and
+# leave the command running, orphaned), then a run that goes well.
+mkdir "$TMP/pipe"
+P=$TMP/pipe
+cp "$TMP/refuse.db" "$TMP/pipe.db"
+{ "$VRAMTRACE" record --append -o "$TMP/pipe.db" -- sh -c "sleep 0.5; \
+    \"$W\" send; sleep 0.5; grep SigIgn /proc/self/status >\"$P/sig\"; \
+    exit 3" 2>&1 >/dev/null; echo $? >"$P/rc"; [ -s "$P/sig" ] &&
+    echo after >"$P/order"; } | true
+i=0
+while [ ! -s "$P/sig" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+[ "$(cat "$P/rc")" = 3 ] && [ -s "$P/order" ]
+ok $? "stderr a pipe that closed, database failing: record outlives it, waits for the command and exits with its status ($(cat "$P/rc"))"
+got=$(q "$TMP/pipe.db" "select complete, exit_status from runs where id = 3")
+[ "$got" = "0,3" ]
+ok $? "...the run ends unfinished with the command's exit status ($got)"
+[ "$(( 0x$(sed -n 's/SigIgn:\t*//p' "$P/sig") & 0x1000 ))" = 0 ]
+ok $? "...and the command takes SIGPIPE as record found it, the default"
+{ "$VRAMTRACE" record -o "$TMP/pipe2.db" -- sh -c "\"$W\" send; exit 4" \
+    2>&1 >/dev/null; echo $? >"$P/rc2"; } | true
+got=$(q "$TMP/pipe2.db" "select complete, exit_status from runs")
+[ "$(cat "$P/rc2")" = 4 ] && [ "$got" = "1,4" ]
+ok $? "stderr a pipe that closed: the command's status ($(cat "$P/rc2")) and the run finished ($got)"
+
+# 6. The child starts as it would without record: the descriptor limit
+# (record raises its soft limit to the hard one), SIGXFSZ (which record
+# catches) and SIGPIPE (which record ignores; here both come in ignored)
+# are as record found them.
 "$PY" -c 'import resource, signal, subprocess, sys
 def limit():
     resource.setrlimit(resource.RLIMIT_NOFILE, (64, 4096))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
 sys.exit(subprocess.call(sys.argv[1:], preexec_fn=limit))' \
     "$VRAMTRACE" record -o "$TMP/env.db" -- sh -c \
     'ulimit -n; grep SigIgn /proc/self/status' >"$TMP/out" 2>"$TMP/err"
 [ "$(head -n 1 "$TMP/out")" = 64 ] &&
-    [ "$(( 0x$(sed -n 's/SigIgn:\t*//p' "$TMP/out") & 0x1000000 ))" != 0 ]
+    [ "$(( 0x$(sed -n 's/SigIgn:\t*//p' "$TMP/out") & 0x1001000 ))" = \
+    $((0x1001000)) ]
 st=$?; [ $st -eq 0 ] || sed 's/^/#   /' "$TMP/out"
-ok $st "the command gets the descriptor limit and SIGXFSZ as record found them"
+ok $st "the command gets the descriptor limit, SIGXFSZ and SIGPIPE as record found them"
 done_testing
