@@ -68,6 +68,10 @@ static const struct cmd_option cmd_record_options[] = {
 	{ .name = "flush-ms", .letter = 'f', .flags = CMD_LONG_ONLY,
 	  .kind = CMD_NUMBER, .value = "N", .min = 1, .max = 3600000,
 	  .help = "ship and commit every N ms (default 200)" },
+	{ .name = "grace-ms", .letter = 'g', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_NUMBER, .value = "N", .min = 0, .max = 3600000,
+	  .help = "once the command ended, wait up to N ms for its processes"
+	  " still sending (default 2000)" },
 	{ .name = "nvtx", .letter = 'n', .flags = CMD_LONG_ONLY,
 	  .kind = CMD_FLAG, .help = "capture NVTX ranges and marks (the"
 	  " default)" },
@@ -130,6 +134,7 @@ const struct cmd_entry cmd_record_entry = {
 struct record_options {
 	const char	*output;
 	unsigned	 flush_ms;
+	unsigned	 grace_ms;
 	int		 nvtx;
 	const char	*step_marker;
 	const char	*allocator;	/* async, native, keep; NULL: default */
@@ -359,6 +364,7 @@ record_options(const struct cmd_entry *self, const struct cmd_args *args,
 
 	o->output = cmd_args_text(args, 'o', "run.db");
 	o->flush_ms = (unsigned)cmd_args_number(args, 'f', 200);
+	o->grace_ms = (unsigned)cmd_args_number(args, 'g', 2000);
 	/* Of --nvtx and --no-nvtx, the last one given counts. */
 	o->nvtx = cmd_args_has(args, 'N') <= cmd_args_has(args, 'n');
 	o->step_marker = cmd_args_text(args, 's', "step");
@@ -578,7 +584,8 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	if (rc != 0 || store_commit(store, &cause) != 0)
 		goto fail;
 	run = store_run_id(store);
-	if ((c = collector_create(store, o.flush_ms, &cause)) == NULL)
+	if ((c = collector_create(store, o.flush_ms, o.grace_ms,
+	    &cause)) == NULL)
 		goto fail;
 	setenv("VRAMTRACE_SOCKET", collector_path(c), 1);
 	unsetenv("VRAMTRACE_OUTPUT");

@@ -14,10 +14,10 @@
  * pass it on to the child.  SIGINT, SIGTERM and SIGHUP that someone sent us
  * with kill() are passed on; those the terminal sent reached the child's
  * process group already.  SIGCHLD makes the loop reap the child; after that
- * the loop drains the connections until they close, for COLLECTOR_GRACE_MS
- * at most: a process still connected then (a descendant of the command
- * that outlives it) has what it sent so far stored and is named, and the
- * collector ends.
+ * the loop drains the connections until they close, for the grace the
+ * caller gave at most (record --grace-ms): a process still connected then
+ * (a descendant of the command that outlives it) has what it had sent by
+ * then stored and is named, and the collector ends.
  *
  * The command's life and exit status come first, whatever happens to the
  * database or to our descriptors:
@@ -38,6 +38,7 @@
 
 #include "config.h"
 
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -54,7 +55,6 @@
 
 #include "vramtrace.h"
 
-#define COLLECTOR_GRACE_MS	2000	/* after the child, for the others */
 #define COLLECTOR_RETRY_MS	100	/* accept() again after a failure */
 #define COLLECTOR_READ		(256 * 1024)
 #define COLLECTOR_PIDS		8	/* named in a warning, at most */
@@ -73,6 +73,7 @@ static const int collector_sigs[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP };
 struct collector {
 	struct store		 *store;
 	unsigned		  flush_ms;
+	unsigned		  grace_ms;	/* after the child, for others */
 	char			 *dir;
 	char			 *path;
 	int			  listen_fd;
@@ -184,13 +185,17 @@ collector_limits(struct collector *c)
 /*
  * Make a private directory with a listening socket in it, and catch the
  * signals the collector handles.  Call before starting the child, so that
- * its SIGCHLD cannot be missed.  Returns the collector, or NULL with *cause
- * set (the caller frees it).  The store stays the caller's.  SIGXFSZ stays
- * caught in this process until it ends (the caller's own writes to the
- * store, after collector_run, fail rather than kill it too).
+ * its SIGCHLD cannot be missed.  flush_ms: how often to commit (0: 200);
+ * grace_ms: how long collector_run waits, after the child ended, for the
+ * processes still connected (0: not at all).  Returns the collector, or
+ * NULL with *cause set (the caller frees it).  The store stays the
+ * caller's.  SIGXFSZ stays caught in this process until it ends (the
+ * caller's own writes to the store, after collector_run, fail rather than
+ * kill it too).
  */
 struct collector *
-collector_create(struct store *store, unsigned flush_ms, char **cause)
+collector_create(struct store *store, unsigned flush_ms, unsigned grace_ms,
+    char **cause)
 {
 	struct collector	*c;
 	struct sockaddr_un	 sa;
@@ -199,6 +204,7 @@ collector_create(struct store *store, unsigned flush_ms, char **cause)
 	c = xcalloc(1, sizeof *c);
 	c->store = store;
 	c->flush_ms = flush_ms == 0 ? 200 : flush_ms;
+	c->grace_ms = grace_ms;
 	c->listen_fd = c->reserve_fd = -1;
 	collector_limits(c);
 	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0')
@@ -406,10 +412,11 @@ collector_accept(struct collector *c)
 }
 
 /*
- * Read what a connection has; returns 1 if data came, 0 if it closed.
- * Once the database failed, events are only counted.
+ * Read what a connection has: returns how many bytes came, 0 when it
+ * closed, -1 when nothing is there now.  Once the database failed, events
+ * are only counted.
  */
-static int
+static ssize_t
 collector_read(struct collector *c, struct collector_conn *cc)
 {
 	static unsigned char	 buf[COLLECTOR_READ];
@@ -419,11 +426,11 @@ collector_read(struct collector *c, struct collector_conn *cc)
 
 	n = read(cc->fd, buf, sizeof buf);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
-		return (1);
+		return (-1);
 	if (n <= 0)
 		return (0);
 	if (cc->source == NULL)
-		return (1);	/* given up on: read to the end */
+		return (n);	/* given up on: read to the end */
 	if (event_reader_feed(&cc->reader, buf, (size_t)n) != 0)
 		fatal("out of memory");
 	while (event_reader_next(&cc->reader, &ev, &cause) == 1) {
@@ -442,7 +449,7 @@ collector_read(struct collector *c, struct collector_conn *cc)
 		store_source_free(cc->source);
 		cc->source = NULL;
 	}
-	return (1);
+	return (n);
 }
 
 /*
@@ -477,20 +484,24 @@ collector_timeout(struct collector *c, uint64_t now, uint64_t end)
 
 /*
  * The grace after the child is over: take what the processes still
- * connected (descendants that outlive the command) sent already, say who
+ * connected (descendants that outlive the command) sent already, all that
+ * waits in each socket now (and one read more, to see it closed), say who
  * they are and what it means, and close every connection.
  */
 static void
 collector_leftovers(struct collector *c)
 {
-	struct pollfd	 pfd;
 	size_t		 i;
+	ssize_t		 n;
+	int		 queued;
 	char		*pids = xstrdup(""), *t;
 
 	for (i = c->nconns; i-- > 0;) {
-		pfd.fd = c->conns[i]->fd;
-		pfd.events = POLLIN;
-		if (poll(&pfd, 1, 0) == 1 && !collector_read(c, c->conns[i]))
+		if (ioctl(c->conns[i]->fd, FIONREAD, &queued) != 0)
+			queued = 0;
+		while ((n = collector_read(c, c->conns[i])) > 0 && queued > 0)
+			queued -= (int)n;
+		if (n == 0)
 			collector_close(c, i);
 	}
 	for (i = 0; i < c->nconns && i < COLLECTOR_PIDS; i++) {
@@ -505,7 +516,7 @@ collector_leftovers(struct collector *c)
 		    "sent until now is recorded, what they send later is not",
 		    c->nconns, c->nconns == 1 ? "" : "es", pids,
 		    c->nconns > COLLECTOR_PIDS ? ", ..." : "",
-		    COLLECTOR_GRACE_MS / 1000.0);
+		    c->grace_ms / 1000.0);
 	free(pids);
 	while (c->nconns > 0)
 		collector_close(c, c->nconns - 1);
@@ -513,7 +524,7 @@ collector_leftovers(struct collector *c)
 
 /*
  * Collect until the child has exited and its processes have hung up (for
- * COLLECTOR_GRACE_MS at most after it), committing every flush interval.
+ * the grace at most after it), committing every flush interval.
  * *status gets the child's wait status: the child is always reaped.
  * Returns 0 when everything received is stored, 1 when the database
  * failed and recording stopped (said on stderr, with what was lost): the
@@ -552,13 +563,13 @@ collector_run(struct collector *c, pid_t child, int *status)
 		now = collector_ms();
 		if ((pfd[0].revents & POLLIN) &&
 		    collector_signalled(end == 0 ? child : 0, status))
-			end = now + COLLECTOR_GRACE_MS;
+			end = now + c->grace_ms;
 		/* Back to front: collector_close() moves the last one in. */
 		for (i = n; i-- > 0;) {
 			if ((pfd[i + 2].revents & (POLLIN | POLLHUP |
 			    POLLERR)) == 0)
 				continue;
-			if (!collector_read(c, c->conns[i]))
+			if (collector_read(c, c->conns[i]) == 0)
 				collector_close(c, i);
 		}
 		if ((pfd[1].revents & POLLIN) || c->listen_paused || end != 0)

@@ -236,7 +236,8 @@ const char *store_schema_read_error(int);
 
 /* collector.c */
 struct collector;
-struct collector *collector_create(struct store *, unsigned, char **);
+struct collector *collector_create(struct store *, unsigned, unsigned,
+	     char **);
 const char *collector_path(struct collector *);
 void	 collector_child(struct collector *);
 int	 collector_run(struct collector *, pid_t, int *);

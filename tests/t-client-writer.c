@@ -14,7 +14,8 @@
  *					DIR/stop exists
  *	t-client-writer stream DIR	write DIR/pid, then send a pair of
  *					events every 20 ms until DIR/stop
- *					exists; then DIR/done
+ *					exists; then DIR/done, holding the
+ *					number of pairs sent
  *	t-client-writer bulk N		N batches of 1000 allocations (half
  *					of them freed), one every 20 ms, on
  *					the real clock (the collector applies
@@ -175,9 +176,9 @@ writer_torn(void)
 	return (1);
 }
 
-/* Write our pid into DIR/NAME (".PID" appended when pid); 0 or -1. */
+/* Write value into DIR/NAME (".PID" appended when pid); 0 or -1. */
 static int
-writer_touch(const char *dir, const char *name, int pid)
+writer_touch(const char *dir, const char *name, int pid, long value)
 {
 	char	path[4096];
 	int	fd;
@@ -186,7 +187,7 @@ writer_touch(const char *dir, const char *name, int pid)
 	    (long)getpid());
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1)
 		return (-1);
-	dprintf(fd, "%ld\n", (long)getpid());
+	dprintf(fd, "%ld\n", value);
 	return (close(fd));
 }
 
@@ -220,7 +221,7 @@ writer_hold(int count, const char *dir)
 			return (1);
 		if (pid == 0) {
 			if (writer_send() != 0 ||
-			    writer_touch(dir, "ready", 1) != 0)
+			    writer_touch(dir, "ready", 1, (long)getpid()) != 0)
 				_exit(1);
 			writer_wait(dir, NULL);
 			_exit(0);
@@ -248,12 +249,15 @@ writer_page(int type, uint64_t address)
 	client_emit(&ev);
 }
 
+static long	writer_pairs;		/* sent by writer_pair */
+
 /* One allocation and its free, sent now. */
 static void
 writer_pair(void)
 {
 	static uint64_t	address = 0x40000000;
 
+	writer_pairs++;
 	address += 0x1000;
 	writer_page(EVENT_ALLOC, address);
 	writer_page(EVENT_FREE, address);
@@ -263,10 +267,11 @@ writer_pair(void)
 static int
 writer_stream(const char *dir)
 {
-	if (writer_send() != 0 || writer_touch(dir, "pid", 0) != 0)
+	if (writer_send() != 0 ||
+	    writer_touch(dir, "pid", 0, (long)getpid()) != 0)
 		return (1);
 	writer_wait(dir, writer_pair);
-	return (writer_touch(dir, "done", 0) != 0);
+	return (writer_touch(dir, "done", 0, writer_pairs) != 0);
 }
 
 static int

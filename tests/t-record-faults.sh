@@ -11,7 +11,7 @@
 #  - too few file descriptors (RLIMIT_NOFILE) for every traced process.
 # TAP output.
 . "${srcdir:-.}/tests/lib.sh"
-plan 32
+plan 35
 W="${top_builddir:-.}/tests/t-client-writer"
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF \
     VRAMTRACE_STACKS VRAMTRACE_TORCH_HISTORY VRAMTRACE_CHECK_OFFLOAD
@@ -172,6 +172,41 @@ while [ ! -e "$O/done" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
 [ -e "$O/done" ] && [ "$(grep -c 'cannot send events' "$O/err")" = 1 ]
 st=$?; [ $st -eq 0 ] || sed 's/^/#   /' "$O/err"
 ok $st "...the descendant runs to its end, with one warning of its own"
+
+# --grace-ms: a shorter grace names the descendant after it; one longer
+# than the descendant's life (it stops 3 s after the command, past the
+# default 2 s) has record wait for it and keep all it sent.
+mkdir "$TMP/grace"
+G=$TMP/grace
+run "$VRAMTRACE" record --grace-ms 300 -o "$TMP/grace.db" -- sh -c "\"$W\" \
+    stream \"$G\" 2>\"$G/err\" & while [ ! -s \"$G/pid\" ]; do sleep 0.05; \
+    done; exit 5"
+[ "$rc" -eq 5 ] && [ ! -e "$G/done" ] &&
+    [ "$(lines "^vramtrace: 1 process \\(pid [0-9]+\\) still connected 0.3s after the command ended")" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "--grace-ms 300: record ends with the command's status, naming the descendant 0.3 s after ($rc)"
+touch "$G/stop"
+i=0
+while [ ! -e "$G/done" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+run "$VRAMTRACE" record --grace-ms 0 -o "$TMP/grace0.db" -- "$W" bulk 20
+got=$(q "$TMP/grace0.db" "select complete, exit_status, (select count(*)
+    from allocations) from runs")
+[ "$rc" -eq 0 ] && [ "$got" = "1,0,20010" ] &&
+    [ "$(lines 'still connected')" = 0 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "--grace-ms 0: record ends with the command, keeping all it sent ($got)"
+mkdir "$TMP/grace2"
+G=$TMP/grace2
+run "$VRAMTRACE" record --grace-ms 60000 -o "$TMP/grace2.db" -- sh -c "\"$W\" \
+    stream \"$G\" 2>\"$G/err\" & while [ ! -s \"$G/pid\" ]; do sleep 0.05; \
+    done; (sleep 3; touch \"$G/stop\") & exit 5"
+got=$(q "$TMP/grace2.db" "select complete, exit_status, (select count(*)
+    from allocations) from runs")
+[ "$rc" -eq 5 ] && [ -s "$G/done" ] && [ ! -s "$G/err" ] &&
+    [ "$got" = "1,5,$((10 + $(cat "$G/done" 2>/dev/null || echo 0)))" ] &&
+    [ "$(lines 'still connected')" = 0 ]
+st=$?; [ $st -eq 0 ] || { show; sed 's/^/#   /' "$G/err"; }
+ok $st "--grace-ms 60000: record waits for the descendant to end and keeps all it sent ($rc; $got; $(cat "$G/done" 2>/dev/null) pairs)"
 
 # 4. Out of file descriptors: 8 processes connect at once and stay, with
 # 16 descriptors for record.  Its CPU time is measured while they stay.
