@@ -30,10 +30,19 @@
  *	what the last commit made durable;
  *
  *	out of file descriptors, accept() fails while the listening socket
- *	stays readable, which would make poll() spin: a reserve descriptor
- *	is closed to accept the connection and close it at once (its client
- *	warns and turns itself off; the program runs on).  The soft limit is
- *	raised to the hard one first; the child gets the old one back.
+ *	stays readable, which would make poll() spin: the connection is left
+ *	waiting in the socket's backlog, the listening socket is no longer
+ *	polled, and accept() is tried again after every wake-up (a process
+ *	that ends frees a descriptor; COLLECTOR_RETRY_MS at most apart).  A
+ *	waiting process runs on, its events queued in its socket and its
+ *	memory; it blocks only where it waits for them to be written (a
+ *	flush, its exit) once its socket is full, or in connect() once the
+ *	backlog is.  So the wait is bounded: connections that still find no
+ *	descriptor COLLECTOR_WAIT_MS after the first failure are turned away,
+ *	a reserve descriptor closed to accept each and close it at once (its
+ *	client warns and turns itself off; the program runs on).  The soft
+ *	limit is raised to the hard one first; the child gets the old one
+ *	back.
  */
 
 #include "config.h"
@@ -56,6 +65,7 @@
 #include "vramtrace.h"
 
 #define COLLECTOR_RETRY_MS	100	/* accept() again after a failure */
+#define COLLECTOR_WAIT_MS	5000	/* for a descriptor, at most */
 #define COLLECTOR_READ		(256 * 1024)
 #define COLLECTOR_PIDS		8	/* named in a warning, at most */
 
@@ -78,6 +88,8 @@ struct collector {
 	char			 *path;
 	int			  listen_fd;
 	int			  listen_paused; /* accept() failed: retry */
+	uint64_t		  waiting_since; /* a connection waits for a
+						    descriptor since; 0 */
 	int			  reserve_fd;	/* closed to turn one away */
 	struct collector_conn	**conns;
 	size_t			  nconns;
@@ -348,11 +360,11 @@ collector_add(struct collector *c, int fd)
 }
 
 /*
- * Out of descriptors (error): free the reserve to accept the waiting
- * connection and close it at once, so that the listening socket stops
- * being readable and its process stops sending (its client says so once
- * and turns itself off).  1 when one was turned away, 0 when none was
- * waiting, -1 when that failed too.
+ * Out of descriptors (error) for longer than COLLECTOR_WAIT_MS: free the
+ * reserve to accept the waiting connection and close it at once, so that
+ * its process stops sending (its client says so once and turns itself
+ * off).  1 when one was turned away, 0 when none was waiting, -1 when that
+ * failed too.
  */
 static int
 collector_turn_away(struct collector *c, int error)
@@ -373,22 +385,26 @@ collector_turn_away(struct collector *c, int error)
 		return (fd == -2 ? 0 : -1);
 	if (c->refused++ == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0)
 		log_warn("out of file descriptors (%s; %zu processes "
-		    "connected, limit %llu): a new process was turned away, "
-		    "and events from new processes are lost until others "
-		    "end (raise ulimit -n)", strerror(error), c->nconns,
-		    (unsigned long long)rl.rlim_cur);
+		    "connected, limit %llu): none freed up for %.1fs, so a "
+		    "new process was turned away, and events from processes "
+		    "that connect while none frees up within %.1fs are lost "
+		    "(raise ulimit -n)", strerror(error), c->nconns,
+		    (unsigned long long)rl.rlim_cur, COLLECTOR_WAIT_MS /
+		    1000.0, COLLECTOR_WAIT_MS / 1000.0);
 	return (1);
 }
 
 /*
- * Accept what is waiting.  A failure that leaves the connection waiting
- * (no descriptor and no reserve, no memory) stops polling the listening
- * socket until the next try, COLLECTOR_RETRY_MS later: never a busy loop.
+ * Accept what is waiting (now: the time).  A failure that leaves the
+ * connection waiting (no descriptor, no memory) stops polling the
+ * listening socket until the next try, at the next wake-up: never a busy
+ * loop.  Out of descriptors since COLLECTOR_WAIT_MS, every connection
+ * waiting is turned away.
  */
 static void
-collector_accept(struct collector *c)
+collector_accept(struct collector *c, uint64_t now)
 {
-	int	fd, error;
+	int	fd, error, full, turned;
 
 	c->listen_paused = 0;
 	for (;;) {
@@ -402,13 +418,20 @@ collector_accept(struct collector *c)
 		if (error == EINTR || error == ECONNABORTED)
 			continue;
 		if (error == EAGAIN || error == EWOULDBLOCK)
-			return;
-		if ((error == EMFILE || error == ENFILE) &&
-		    collector_turn_away(c, error) == 1)
-			continue;
+			break;
+		full = error == EMFILE || error == ENFILE;
+		if (full && c->waiting_since == 0)
+			c->waiting_since = now;
+		if (full && now - c->waiting_since >= COLLECTOR_WAIT_MS &&
+		    (turned = collector_turn_away(c, error)) >= 0) {
+			if (turned == 1)
+				continue;
+			break;		/* none left waiting */
+		}
 		c->listen_paused = 1;
 		return;
 	}
+	c->waiting_since = 0;
 }
 
 /*
@@ -483,43 +506,46 @@ collector_timeout(struct collector *c, uint64_t now, uint64_t end)
 }
 
 /*
- * The grace after the child is over: take what the processes still
+ * The grace after the child is over (now): take what the processes still
  * connected (descendants that outlive the command) sent already, all that
  * waits in each socket now (and one read more, to see it closed), say who
- * they are and what it means, and close every connection.
+ * they are and what it means, and close every connection.  Those that
+ * were waiting for a descriptor get one then, and are taken alike.
  */
 static void
-collector_leftovers(struct collector *c)
+collector_leftovers(struct collector *c, uint64_t now)
 {
-	size_t		 i;
+	size_t		 i, still = 0;
 	ssize_t		 n;
-	int		 queued;
+	int		 queued, pass;
 	char		*pids = xstrdup(""), *t;
 
-	for (i = c->nconns; i-- > 0;) {
-		if (ioctl(c->conns[i]->fd, FIONREAD, &queued) != 0)
-			queued = 0;
-		while ((n = collector_read(c, c->conns[i])) > 0 && queued > 0)
-			queued -= (int)n;
-		if (n == 0)
+	for (pass = 0; pass < 2; pass++) {
+		for (i = c->nconns; i-- > 0;) {
+			if (ioctl(c->conns[i]->fd, FIONREAD, &queued) != 0)
+				queued = 0;
+			while ((n = collector_read(c, c->conns[i])) > 0 &&
+			    queued > 0)
+				queued -= (int)n;
+			if (n != 0 && still++ < COLLECTOR_PIDS) {
+				xasprintf(&t, "%s%s%ld", pids, still == 1 ?
+				    "" : ", ", (long)c->conns[i]->pid);
+				free(pids);
+				pids = t;
+			}
 			collector_close(c, i);
+		}
+		if (pass == 0)
+			collector_accept(c, now);
 	}
-	for (i = 0; i < c->nconns && i < COLLECTOR_PIDS; i++) {
-		xasprintf(&t, "%s%s%ld", pids, i == 0 ? "" : ", ",
-		    (long)c->conns[i]->pid);
-		free(pids);
-		pids = t;
-	}
-	if (c->nconns > 0)
+	if (still > 0)
 		log_warn("%zu process%s (pid %s%s) still connected %.1fs after "
 		    "the command ended, descendants that outlive it: what they "
 		    "sent until now is recorded, what they send later is not",
-		    c->nconns, c->nconns == 1 ? "" : "es", pids,
-		    c->nconns > COLLECTOR_PIDS ? ", ..." : "",
+		    still, still == 1 ? "" : "es", pids,
+		    still > COLLECTOR_PIDS ? ", ..." : "",
 		    c->grace_ms / 1000.0);
 	free(pids);
-	while (c->nconns > 0)
-		collector_close(c, c->nconns - 1);
 }
 
 /*
@@ -573,14 +599,15 @@ collector_run(struct collector *c, pid_t child, int *status)
 				collector_close(c, i);
 		}
 		if ((pfd[1].revents & POLLIN) || c->listen_paused || end != 0)
-			collector_accept(c);
+			collector_accept(c, now);
 		if (now - c->commit_ms >= c->flush_ms)
 			collector_commit(c, now);
-		if (end != 0 && (c->nconns == 0 || now >= end))
+		if (end != 0 && ((c->nconns == 0 && !c->listen_paused) ||
+		    now >= end))
 			break;
 	}
 	free(pfd);
-	collector_leftovers(c);
+	collector_leftovers(c, collector_ms());
 	collector_commit(c, collector_ms());
 	if (c->refused > 1)
 		log_warn("%u processes were turned away for want of file "

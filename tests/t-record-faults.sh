@@ -11,7 +11,7 @@
 #  - too few file descriptors (RLIMIT_NOFILE) for every traced process.
 # TAP output.
 . "${srcdir:-.}/tests/lib.sh"
-plan 35
+plan 36
 W="${top_builddir:-.}/tests/t-client-writer"
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF \
     VRAMTRACE_STACKS VRAMTRACE_TORCH_HISTORY VRAMTRACE_CHECK_OFFLOAD
@@ -208,16 +208,21 @@ got=$(q "$TMP/grace2.db" "select complete, exit_status, (select count(*)
 st=$?; [ $st -eq 0 ] || { show; sed 's/^/#   /' "$G/err"; }
 ok $st "--grace-ms 60000: record waits for the descendant to end and keeps all it sent ($rc; $got; $(cat "$G/done" 2>/dev/null) pairs)"
 
-# 4. Out of file descriptors: 8 processes connect at once and stay, with
-# 16 descriptors for record.  Its CPU time is measured while they stay.
-mkdir "$TMP/fds"
+# 4. Out of file descriptors: 8 processes connect at once, with 16
+# descriptors for record, which takes about 5 of them.  The others wait in
+# the socket's backlog, without a busy loop, until a descriptor frees up:
+# first they stay (and are turned away once they waited 5 s), then they
+# end as soon as they are ready (and those waiting get descriptors).
 cat >"$TMP/cpu.py" <<'PY'
 import os, resource, subprocess, sys, time
-# cpu.py NOFILE DIR N CMD...: run CMD with that many descriptors; once N
-# processes are ready (DIR/ready.*), its CPU seconds over 2 s; then stop.
-lim, d, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+# cpu.py NOFILE DIR N WAIT CMD...: run CMD with that many descriptors, its
+# stderr in DIR/err; once N processes are ready (DIR/ready.*), print its
+# CPU seconds over 2 s, and wait until DIR/err has WAIT (30 s at most);
+# with WAIT "-", none of that.  Then stop them (DIR/stop) and print CMD's
+# status.
+lim, d, n, want = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
 err = open(os.path.join(d, "err"), "w")
-p = subprocess.Popen(sys.argv[4:], stderr=err, preexec_fn=lambda:
+p = subprocess.Popen(sys.argv[5:], stderr=err, preexec_fn=lambda:
                      resource.setrlimit(resource.RLIMIT_NOFILE, (lim, lim)))
 def cpu():
     f = open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()
@@ -226,28 +231,43 @@ for i in range(1000):
     if sum(x.startswith("ready.") for x in os.listdir(d)) >= n:
         break
     time.sleep(0.02)
-c0 = cpu()
-time.sleep(2)
-c1 = cpu()
+if want != "-":
+    c0 = cpu()
+    time.sleep(2)
+    print("%.2f" % (cpu() - c0))
+    for i in range(300):
+        if want in open(os.path.join(d, "err")).read():
+            break
+        time.sleep(0.1)
 open(os.path.join(d, "stop"), "w").close()
-print(p.wait(), "%.2f" % (c1 - c0))
+print(p.wait())
 PY
-set -- $("$PY" "$TMP/cpu.py" 16 "$TMP/fds" 8 "$VRAMTRACE" record \
-    -o "$TMP/fds.db" -- "$W" hold 8 "$TMP/fds")
+mkdir "$TMP/fds"
+set -- $("$PY" "$TMP/cpu.py" 16 "$TMP/fds" 8 "turned away" "$VRAMTRACE" \
+    record -o "$TMP/fds.db" -- "$W" hold 8 "$TMP/fds")
 cp "$TMP/fds/err" "$TMP/err"
-[ "${1:-x}" = 0 ]
-ok $? "out of descriptors: the command runs to its end, its status is record's (${1:-?})"
-"$PY" -c 'import sys; sys.exit(float(sys.argv[1]) >= 0.5)' "${2:-9}"
-ok $? "...no busy loop: record used ${2:-?} s of CPU in the 2 s the processes stayed connected"
-[ "$(lines '^vramtrace: out of file descriptors \(Too many open files; [0-9]+ processes connected, limit 16\): a new process was turned away, and events from new processes are lost until others end \(raise ulimit -n\)$')" = 1 ]
+[ "${2:-x}" = 0 ]
+ok $? "out of descriptors, processes that stay: the command runs to its end, its status is record's (${2:-?})"
+"$PY" -c 'import sys; sys.exit(float(sys.argv[1]) >= 0.5)' "${1:-9}"
+ok $? "...no busy loop: record used ${1:-?} s of CPU in the 2 s the processes stayed connected or waiting"
+[ "$(lines '^vramtrace: out of file descriptors \(Too many open files; [0-9]+ processes connected, limit 16\): none freed up for 5.0s, so a new process was turned away, and events from processes that connect while none frees up within 5.0s are lost \(raise ulimit -n\)$')" = 1 ]
 st=$?; [ $st -eq 0 ] || show
-ok $st "...one line saying events from new processes are lost"
+ok $st "...one line, once they waited 5 s, saying events from new processes are lost"
 got=$(q "$TMP/fds.db" "select count(distinct process_id) between 1 and 7,
     count(*) = 10 * count(distinct process_id) from allocations")
 [ "$got" = "1,1" ]
 ok $? "...the processes taken are stored whole, those turned away not at all ($got)"
 [ "$(lines 'processes were turned away for want of file descriptors: the run lacks their events$')" = 1 ]
 ok $? "...and the end says how many were turned away"
+mkdir "$TMP/fds2"
+set -- $("$PY" "$TMP/cpu.py" 16 "$TMP/fds2" 8 - "$VRAMTRACE" record \
+    -o "$TMP/fds2.db" -- "$W" hold 8 "$TMP/fds2")
+cp "$TMP/fds2/err" "$TMP/err"
+got=$(q "$TMP/fds2.db" "select count(distinct process_id), count(*) from
+    allocations")
+[ "${1:-x}" = 0 ] && [ "$got" = "8,80" ] && [ "$(lines 'turned away')" = 0 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "out of descriptors, processes that end: those waiting get the descriptors they free, every process stored whole (${1:-?}; $got)"
 
 # 5. record's stderr is a pipe that closes (record ... 2>&1 | head): record
 # goes on without its messages, waits for the command, keeps its status
