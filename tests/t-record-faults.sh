@@ -32,6 +32,29 @@ show() {	# show: the last stderr, as TAP comments
 	sed 's/^/#   /' "$TMP/err"
 }
 
+# refuse DB WHAT MESSAGE: make DB refuse WHAT ("INSERT ON allocations")
+# with MESSAGE, through a trigger.
+refuse() {
+	"$PY" -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("CREATE TRIGGER \"refuse %s\" BEFORE %s BEGIN SELECT"
+    " RAISE(ABORT, \x27%s\x27); END" % (sys.argv[2], sys.argv[2], sys.argv[3]))
+c.commit()' "$@"
+}
+
+# refused NAME WHAT MESSAGE DOING: record a run into $TMP/NAME.db, make it
+# refuse WHAT with MESSAGE, and record a second run into it (run: $rc,
+# $TMP/err) whose command sends the set and exits 3; check that the
+# command ran to its end and that record exits with its status.
+refused() {
+	"$VRAMTRACE" record -o "$TMP/$1.db" -- "$W" send 2>/dev/null
+	refuse "$TMP/$1.db" "$2" "$3"
+	run "$VRAMTRACE" record --append -o "$TMP/$1.db" -- sh -c \
+	    "\"$W\" send && echo ran >\"$TMP/$1.ran\"; exit 3"
+	[ "$rc" -eq 3 ] && [ -s "$TMP/$1.ran" ]
+	ok $? "$4: the command runs to its end, record exits with its status ($rc)"
+}
+
 # limited LIMIT SOFT[:HARD] CMD...: run CMD with the resource limit LIMIT
 # (NOFILE, FSIZE) set to SOFT and HARD (SOFT too when not given).
 limited() {
@@ -45,16 +68,8 @@ sys.exit(subprocess.call(sys.argv[3:], preexec_fn=lambda:
 # 1. The database refuses rows in the middle of the run (a trigger): the
 # command runs to its end, its status is record's, and the run keeps what
 # was committed, marked unfinished.
-"$VRAMTRACE" record -o "$TMP/refuse.db" -- "$W" send 2>/dev/null
-"$PY" -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-c.execute("CREATE TRIGGER refuse BEFORE INSERT ON allocations BEGIN"
-    " SELECT RAISE(ABORT, '"'"'no new allocations'"'"'); END")
-c.commit()' "$TMP/refuse.db"
-run "$VRAMTRACE" record --append -o "$TMP/refuse.db" -- sh -c \
-    "\"$W\" send && echo ran >\"$TMP/refuse.ran\"; exit 3"
-[ "$rc" -eq 3 ] && [ -s "$TMP/refuse.ran" ]
-ok $? "database refusing rows: the command runs to its end, record exits with its status ($rc)"
+refused refuse "INSERT ON allocations" "no new allocations" \
+    "database refusing rows"
 [ "$(lines 'refuse.db: cannot write to allocations: no new allocations; recording stops at \+[0-9.]+s: the run keeps what was committed until then and stays marked unfinished, and the command runs on$')" = 1 ] &&
     [ "$(lines '^vramtrace: [0-9]+ of the [0-9]+ events received are lost: all those not committed by \+[0-9.]+s \(the last commit\)$')" = 1 ]
 st=$?; [ $st -eq 0 ] || show
@@ -79,11 +94,7 @@ ok $? "...and leaks says so: not finished, exit 6 under --fail-on-leak"
 # A database that refuses the end too: the closing line says so, and the
 # run is left as the last commit made it.
 cp "$TMP/refuse.db" "$TMP/noend.db"
-"$PY" -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-c.execute("CREATE TRIGGER noend BEFORE UPDATE ON runs BEGIN"
-    " SELECT RAISE(ABORT, '"'"'no updates'"'"'); END")
-c.commit()' "$TMP/noend.db"
+refuse "$TMP/noend.db" "UPDATE ON runs" "no updates"
 run "$VRAMTRACE" record --append -o "$TMP/noend.db" -- sh -c "\"$W\" send; exit 3"
 got=$(q "$TMP/noend.db" "select complete, exit_status is null, end_ns is null
     from runs where id = 3")
@@ -118,16 +129,8 @@ ok $? "...and so does record's last word"
 # 2b. The database fails only when the run is being finished (its
 # summaries): every event is kept, the run stays unfinished with the
 # command's exit status, and no summary of it is left half written.
-"$VRAMTRACE" record -o "$TMP/finish.db" -- "$W" send 2>/dev/null
-"$PY" -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-c.execute("CREATE TRIGGER refuse BEFORE INSERT ON allocation_top BEGIN"
-    " SELECT RAISE(ABORT, '"'"'no summaries'"'"'); END")
-c.commit()' "$TMP/finish.db"
-run "$VRAMTRACE" record --append -o "$TMP/finish.db" -- sh -c \
-    "\"$W\" send && echo ran >\"$TMP/finish.ran\"; exit 3"
-[ "$rc" -eq 3 ] && [ -s "$TMP/finish.ran" ]
-ok $? "failure while finishing: the command runs to its end, record exits with its status ($rc)"
+refused finish "INSERT ON allocation_top" "no summaries" \
+    "failure while finishing"
 [ "$(lines 'finish.db: cannot [a-z ]*: no summaries; run 2 stays marked unfinished, with every event recorded$')" = 1 ] &&
     [ "$(grep -vc '^vramtrace: \(run 2 of\|next: \)' "$TMP/err")" = 1 ]
 st=$?; [ $st -eq 0 ] || show
