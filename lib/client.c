@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,14 +97,35 @@ static char		**client_defined;	/* texts of defined ids */
 static size_t		 client_ndefined, client_defined_alloc;
 static void		(*client_sweep)(int);
 
-/* Print "vramtrace (SOURCE, pid N): ", fmt with ap, then tail. */
+/*
+ * Print "vramtrace (SOURCE, pid N): ", fmt with ap, then tail.  A stderr
+ * that is a pipe whose reader went away (vramtrace record ... 2>&1 |
+ * head) must not end the program with SIGPIPE for a line of ours: the
+ * signal is blocked in this thread while we write, and one our write
+ * raised is taken back before it is unblocked.
+ */
 static void
 client_say(const char *tail, const char *fmt, va_list ap)
 {
+	static const struct timespec	 now = { 0, 0 };
+	sigset_t			 sigpipe, old, pending;
+	int				 saved = errno, was_pending;
+
+	sigemptyset(&sigpipe);
+	sigaddset(&sigpipe, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &sigpipe, &old);
+	was_pending = sigpending(&pending) == 0 &&
+	    sigismember(&pending, SIGPIPE);
 	fprintf(stderr, "vramtrace (%s, pid %ld): ", client_source,
 	    (long)getpid());
 	vfprintf(stderr, fmt, ap);
 	fputs(tail, stderr);
+	fflush(stderr);
+	if (!was_pending && sigpending(&pending) == 0 &&
+	    sigismember(&pending, SIGPIPE))
+		sigtimedwait(&sigpipe, NULL, &now);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
 }
 
 /*

@@ -11,7 +11,7 @@
 #  - too few file descriptors (RLIMIT_NOFILE) for every traced process.
 # TAP output.
 . "${srcdir:-.}/tests/lib.sh"
-plan 36
+plan 37
 W="${top_builddir:-.}/tests/t-client-writer"
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF \
     VRAMTRACE_STACKS VRAMTRACE_TORCH_HISTORY VRAMTRACE_CHECK_OFFLOAD
@@ -300,6 +300,21 @@ ok $? "...and the command takes SIGPIPE as record found it, the default"
 got=$(q "$TMP/pipe2.db" "select complete, exit_status from runs")
 [ "$(cat "$P/rc2")" = 4 ] && [ "$got" = "1,4" ]
 ok $? "stderr a pipe that closed: the command's status ($(cat "$P/rc2")) and the run finished ($got)"
+
+# The traced processes' own vramtrace lines go to that pipe too: a
+# descendant that outlives record, told once that its events can no longer
+# be sent, runs on (its client takes back the SIGPIPE of its line).
+mkdir "$TMP/pipe3"
+D=$TMP/pipe3
+{ "$VRAMTRACE" record --grace-ms 0 -o "$TMP/pipe3.db" -- sh -c "\"$W\" \
+    stream \"$D\" & while [ ! -s \"$D/pid\" ]; do sleep 0.05; done; exit 5" \
+    2>&1 >/dev/null; } | true
+sleep 0.5
+touch "$D/stop"
+i=0
+while [ ! -e "$D/done" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+[ -s "$D/done" ]
+ok $? "...and a descendant whose line goes to it runs to its end"
 
 # 6. The child starts as it would without record: the descriptor limit
 # (record raises its soft limit to the hard one), SIGXFSZ (which record
