@@ -1,11 +1,11 @@
 """Median step time of two loops, for the overhead test.
 
-usage: bench.py big|small OUT.json
+usage: bench.py big|small OUT.json [STEPS]
 
 big: an 8-layer d=2048 transformer, batch 8, sequence 1024, bf16.  small:
-an allocation-heavy loop of many small tensors.  5 warm-up steps, then 20
-timed steps; OUT.json gets the median step time in seconds, the median
-CPU time of the stepping thread in a step (seconds: what the program's own
+an allocation-heavy loop of many small tensors.  5 warm-up steps, then
+STEPS (default 20) timed steps; OUT.json gets the median step time in
+seconds, the median CPU time of the stepping thread in a step (seconds: what the program's own
 thread spends, without the time another process took its core) and the
 timed window (ns since the Unix epoch, the clock of recorded events).
 """
@@ -17,6 +17,7 @@ import time
 import torch
 
 kind, out = sys.argv[1], sys.argv[2]
+steps = int(sys.argv[3]) if len(sys.argv) > 3 else 20
 dev = "cuda"
 torch.manual_seed(0)
 if kind == "big":
@@ -45,7 +46,7 @@ else:
         opt.zero_grad(set_to_none=True)
 
 times, cpu = [], []
-for i in range(25):
+for i in range(5 + steps):
     torch.cuda.synchronize()
     if i == 5:
         window = [time.time_ns()]
