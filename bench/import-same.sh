@@ -37,6 +37,9 @@ for p in "$@"; do
 	same allocations "SELECT $A FROM allocations a"
 	same allocation_groups "SELECT process_id, layer, device, stream,\
 	    alloc_step, free_step, $H, bytes, blocks FROM allocation_groups"
+	same allocation_steps "SELECT process_id, layer, device, stream, step,\
+	    alloc_bytes, alloc_blocks, freed_bytes, freed_blocks\
+	    FROM allocation_steps"
 	same allocation_top "SELECT t.bytes, $A FROM allocation_top t\
 	    JOIN allocations a ON a.id = t.allocation_id"
 	same allocation_heads "SELECT h.sort, h.part, $A FROM\

@@ -181,7 +181,8 @@ bind_step(sqlite3_stmt *st, int i, int64_t step)
 
 /*
  * Insert the groups of the table into allocation_groups with st, prepared
- * by store_groups_write(), and empty the table.  0, or -1 with *cause.
+ * by store_groups_write(), add them to the run's step sums
+ * (store-alloc-steps.c), and empty the table.  0, or -1 with *cause.
  */
 static int
 groups_insert(struct store *s, sqlite3_stmt *st, char **cause)
@@ -207,6 +208,7 @@ groups_insert(struct store *s, sqlite3_stmt *st, char **cause)
 		if (sqlite3_step(st) != SQLITE_DONE)
 			return (store_sql_error(s, cause, "cannot group:"));
 		sqlite3_reset(st);
+		store_alloc_steps_note(&s->step_sums, g);
 	}
 	store_groups_reset(gs);
 	return (0);

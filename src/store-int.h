@@ -138,6 +138,31 @@ struct store_group {
 };
 
 /* The run's allocation groups (store-groups.c). */
+/*
+ * What one step of one stream allocated and freed, summed from the groups
+ * as they are written (store-alloc-steps.c): a row of allocation_steps.
+ */
+struct store_step_sum {
+	int64_t		 process_id;	/* 0: NULL */
+	int		 layer;
+	int32_t		 device;
+	uint64_t	 stream;	/* EVENT_NONE: NULL */
+	int64_t		 step;		/* 0: NULL */
+	int64_t		 alloc_bytes;
+	int64_t		 alloc_blocks;
+	int64_t		 freed_bytes;
+	int64_t		 freed_blocks;
+	int		 used;		/* 0 marks an empty slot */
+};
+
+/* The step sums of the run being written: a hash table, half full. */
+struct store_step_sums {
+	struct store_step_sum	*slots;
+	size_t			 mask;
+	size_t			 count;
+	int			 valid;		/* 0: too many, or overflow */
+};
+
 struct store_groups {
 	struct store_group	*slots;
 	size_t			 mask;
@@ -153,6 +178,12 @@ struct store_groups {
  * rebuilt from the rows at finish (an import's steps come last).
  */
 #define STORE_GROUPS_PENDING_MAX	(1u << 16)
+
+/*
+ * Step sums kept in memory at most (16 MiB of table); past it
+ * allocation_steps is summed by SQL from allocation_groups.
+ */
+#define STORE_STEP_SUMS_MAX		(1u << 17)
 
 /*
  * The first rows of the run in each order of the blocks view
@@ -220,6 +251,7 @@ struct store {
 	uint64_t	 applied;	/* events the sources applied */
 	uint64_t	 committed;	/* ...of them, as of the last commit */
 	struct store_groups groups;
+	struct store_step_sums step_sums;
 	struct store_top top;
 };
 
@@ -296,7 +328,11 @@ void	 store_groups_flush_pending(struct store *);
 int	 store_groups_write(struct store *, char **);
 
 /* store-alloc-steps.c */
+void	 store_alloc_steps_reset(struct store_step_sums *);
+void	 store_alloc_steps_note(struct store_step_sums *,
+	     const struct store_group *);
 int	 store_alloc_steps_write(struct store *, const char *, char **);
+int	 store_alloc_steps_write_run(struct store *, char **);
 
 /* store-top.c */
 void	 store_top_reset(struct store_top *);

@@ -131,6 +131,7 @@ store_free(struct store *s)
 	store_atomic_release(s);
 	store_live_free(&s->live);
 	store_groups_reset(&s->groups);
+	store_alloc_steps_reset(&s->step_sums);
 	store_top_reset(&s->top);
 	store_idmap_free(&s->sites);
 	store_idmap_free(&s->frames);
@@ -303,6 +304,7 @@ store_run_begin(struct store *s, const struct store_run_info *info,
 	store_groups_reset(&s->groups);
 	if (s->flags & STORE_BULK)
 		s->groups.valid = 0;	/* steps come last: group at finish */
+	store_alloc_steps_reset(&s->step_sums);
 	store_top_reset(&s->top);
 	return (0);
 }
@@ -390,19 +392,13 @@ int
 store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
     char **cause)
 {
-	char		*runs;
-	int		 rc;
-
 	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	if (store_rows_finish(s, cause) != 0)
 		return (-1);
-	if (store_groups_write(s, cause) != 0 || store_top_write(s, cause) != 0)
-		return (-1);
-	xasprintf(&runs, "(%lld)", (long long)s->run_id);
-	rc = store_alloc_steps_write(s, runs, cause);
-	free(runs);
-	if (rc != 0)
+	if (store_groups_write(s, cause) != 0 ||
+	    store_top_write(s, cause) != 0 ||
+	    store_alloc_steps_write_run(s, cause) != 0)
 		return (-1);
 	if (store_run_set_end(s, exit_status, end_ns, 1, cause) != 0)
 		return (-1);
