@@ -327,6 +327,23 @@ pickle_dict_value_at(const struct pickle_value *v, size_t i)
 }
 
 /*
+ * The bytes [*start, *end) of the input that build container v: reading
+ * them again gives the same value, so two containers with the same span
+ * are equal (a shared list seen twice, or read again).  0, or -1 when v
+ * is NULL, no container, or was changed after a POP dropped it, so that
+ * its bytes no longer say what it holds.
+ */
+int
+pickle_span(const struct pickle_value *v, uint64_t *start, uint64_t *end)
+{
+	if (v == NULL || !pickle_value_is_container(v) || v->u.c->moved)
+		return (-1);
+	*start = v->u.c->start;
+	*end = v->u.c->end;
+	return (0);
+}
+
+/*
  * The value stored under the str key in a dict v; NULL if absent, v NULL or
  * no dict.  A key set twice keeps both pairs in iteration order and the
  * later value wins here, as the later SETITEM does in Python.

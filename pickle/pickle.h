@@ -150,5 +150,7 @@ const struct pickle_value *pickle_dict_value_at(const struct pickle_value *v,
 			     size_t i);
 const struct pickle_value *pickle_dict_get(const struct pickle_value *v,
 			     const char *key);
+int			 pickle_span(const struct pickle_value *v,
+			     uint64_t *start, uint64_t *end);
 
 #endif /* PICKLE_H */

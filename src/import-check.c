@@ -168,25 +168,21 @@ import_check_str(struct import_state *st, const struct pickle_value *d,
 }
 
 /*
- * Check the frames list at key "frames" of dict d (optional): a list of
- * dicts with a str name and filename and a line that is not negative.
- * Sets *out to it, or NULL.  0, or -1 with *cause.
+ * Check the frames of list `frames` (the value of a "frames" key, already
+ * known to be a list): each a dict with a str "name" and "filename" and
+ * an optional "line" of at least 0.  0, or -1 with *cause.
  */
 int
-import_check_frames(struct import_state *st, const struct pickle_value *d,
-    const struct pickle_value **out, char **cause)
+import_check_frames(struct import_state *st, const struct pickle_value *frames,
+    char **cause)
 {
-	const struct pickle_value	*frames, *f;
+	const struct pickle_value	*f;
 	const char			*s;
 	size_t				 i, len;
 	int64_t				 line;
 	int				 rc = 0;
 
-	if (import_check_value(st, d, "frames", PICKLE_LIST, IMPORT_OPTIONAL,
-	    &frames, cause) != 0)
-		return (-1);
-	*out = frames;
-	len = frames != NULL ? pickle_list_len(frames) : 0;
+	len = pickle_list_len(frames);
 	for (i = 0; i < len && rc == 0; i++) {
 		f = pickle_list_at(frames, i);
 		st->at_frame = i + 1;	/* the path of the checks below */

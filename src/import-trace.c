@@ -21,40 +21,6 @@
 #include <string.h>
 
 /*
- * Set *site to the site of the frames list at key "frames" of dict d
- * (innermost first), adding it to the store the first time; 0 for none.
- * The frames are checked first.  0, or -1 with *cause.
- */
-static int
-site_of(struct import_state *st, const struct pickle_value *d,
-    int64_t *site, char **cause)
-{
-	const struct pickle_value	*frames, *f;
-	size_t				 n, i;
-
-	*site = 0;
-	if (import_check_frames(st, d, &frames, cause) != 0)
-		return (-1);
-	if (frames == NULL || (n = pickle_list_len(frames)) == 0)
-		return (0);
-	if (n > st->frames_alloc) {
-		st->frames = xreallocarray(st->frames, n, sizeof *st->frames);
-		st->frames_alloc = n;
-	}
-	for (i = 0; i < n; i++) {
-		f = pickle_list_at(frames, i);
-		st->frames[i].name = pickle_str(pickle_dict_get(f, "name"),
-		    NULL);
-		st->frames[i].filename = pickle_str(pickle_dict_get(f,
-		    "filename"), NULL);
-		if (pickle_int(pickle_dict_get(f, "line"), &st->frames[i].line)
-		    != 0)
-			st->frames[i].line = 0;
-	}
-	return (store_site_add(st->store, st->frames, n, site, cause));
-}
-
-/*
  * Count a trace entry of action on device.  At most IMPORT_ACTION_MAX
  * distinct actions (PyTorch writes ten): a bound on memory and on the
  * search.  0, or -1 with *cause.
@@ -204,7 +170,7 @@ import_trace_entry(struct import_state *st, int32_t device,
 	    0 || strcmp(action, "segment_map") == 0) {
 		a.layer = action[0] == 'a' ? EVENT_LAYER_BLOCK :
 		    EVENT_LAYER_SEGMENT;
-		if (site_of(st, e, &a.site_id, cause) != 0)
+		if (import_site_of(st, e, &a.site_id, cause) != 0)
 			return (-1);
 		return (store_rows_alloc_begin(st->store, &a, cause));
 	}
@@ -253,7 +219,7 @@ insert_block(struct import_state *st, size_t seg, int64_t segment_id,
 	    import_check_int(st, v, "requested_size", 0, INT64_MAX,
 	    IMPORT_OPTIONAL, &b.requested_size, cause) != 0 ||
 	    import_check_str(st, v, "state", 0, &b.state, cause) != 0 ||
-	    site_of(st, v, &b.site_id, cause) != 0 ||
+	    import_site_of(st, v, &b.site_id, cause) != 0 ||
 	    store_snapshot_block(st->store, &b, cause) != 0)
 		return (-1);
 	st->summary->blocks++;
@@ -357,7 +323,7 @@ import_trace_segment(struct import_state *st, const struct pickle_value *seg,
 	g.pool_id = pool_id;
 	if (v != NULL)
 		pickle_bool(v, &g.expandable);
-	if (site_of(st, seg, &g.site_id, cause) != 0 ||
+	if (import_site_of(st, seg, &g.site_id, cause) != 0 ||
 	    store_snapshot_segment(st->store, &g, &segment_id, cause) != 0)
 		return (-1);
 	st->summary->segments++;
@@ -455,6 +421,5 @@ import_trace_free(struct import_state *st)
 		free(st->actions[i].count);
 	free(st->streams.keys);
 	free(st->streams.devices);
-	free(st->frames);
 	free(st->held);
 }

@@ -162,6 +162,7 @@ static void
 state_free(struct import_state *st)
 {
 	import_trace_free(st);
+	import_site_free(st);
 	import_steps_free(st);
 }
 

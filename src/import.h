@@ -37,6 +37,8 @@ struct import_summary {
 #define IMPORT_ACTION_MAX	64	/* distinct trace actions */
 #define IMPORT_TIME_US_MAX	(INT64_MAX / 1000)	/* fits in ns */
 
+struct import_site_span;	/* import-site.c */
+
 /* A trace action seen, with its count per device (import-trace.c). */
 struct import_action {
 	char		 name[32];
@@ -86,6 +88,7 @@ struct import_state {
 	uint64_t		 last_ns;
 	struct store_frame	*frames;	/* scratch for a stack */
 	size_t			 frames_alloc;
+	struct import_site_span	*sites;		/* import-site.c's cache */
 	struct import_held	*held;		/* the snapshot's live memory */
 	size_t			 nheld;
 	size_t			 held_alloc;
@@ -128,8 +131,7 @@ int	 import_check_int(struct import_state *, const struct pickle_value *,
 int	 import_check_str(struct import_state *, const struct pickle_value *,
 	     const char *, int, const char **, char **);
 int	 import_check_frames(struct import_state *,
-	     const struct pickle_value *, const struct pickle_value **,
-	     char **);
+	     const struct pickle_value *, char **);
 int	 import_check_root(struct import_state *, const struct pickle_value *,
 	     char **);
 
@@ -142,6 +144,11 @@ int	 import_trace_reconcile(struct import_state *, char **);
 
 int	 import_trace_finish(struct import_state *, char **);
 void	 import_trace_free(struct import_state *);
+
+/* import-site.c */
+int	 import_site_of(struct import_state *, const struct pickle_value *,
+	     int64_t *, char **);
+void	 import_site_free(struct import_state *);
 
 /* import-steps.c */
 int	 import_steps_begin(struct import_state *,
