@@ -17,7 +17,7 @@
  * (which get their steps when the marker comes) at finish, so that the
  * list does not grow with the run.  When step numbers are recomputed
  * (late markers, importers), the groups are rebuilt from the rows when the
- * run finishes, read in the order of their steps (groups_from_rows).
+ * run finishes, in bounded memory (store-regroup.c).
  */
 #include "config.h"
 
@@ -51,11 +51,11 @@ group_same(const struct store_group *a, const struct store_group *b)
 }
 
 /*
- * Add g to its group.  0, or -1 when the group's bytes would pass 2^63
- * (the group keeps its old sum).
+ * Add g to its group in table gs.  0, or -1 when the group's bytes would
+ * pass 2^63 (the group keeps its old sum).
  */
-static int
-groups_put(struct store_groups *gs, const struct store_group *g)
+int
+store_groups_put(struct store_groups *gs, const struct store_group *g)
 {
 	struct store_group	*old, *slot;
 	size_t			 i, n;
@@ -68,7 +68,7 @@ groups_put(struct store_groups *gs, const struct store_group *g)
 		gs->count = 0;
 		for (i = 0; old != NULL && i < n; i++) {
 			if (old[i].blocks != 0)
-				(void)groups_put(gs, &old[i]);
+				(void)store_groups_put(gs, &old[i]);
 		}
 		free(old);
 	}
@@ -138,7 +138,7 @@ store_groups_note(struct store *s, const struct store_allocation *a)
 	g.site_id = a->site_id;
 	g.bytes = (int64_t)a->bytes;
 	g.blocks = 1;
-	(void)groups_put(gs, &g);	/* past 2^63 a sum stays */
+	(void)store_groups_put(gs, &g);	/* past 2^63 a sum stays */
 }
 
 /* Add the pending rows, now that steps are known (or will never be). */
@@ -164,7 +164,7 @@ store_groups_flush_pending(struct store *s)
 		g.site_id = gs->pending[i].site_id;
 		g.bytes = (int64_t)gs->pending[i].bytes;
 		g.blocks = 1;
-		(void)groups_put(gs, &g);
+		(void)store_groups_put(gs, &g);
 	}
 	free(gs->pending);
 	gs->pending = NULL;
@@ -180,100 +180,72 @@ bind_step(sqlite3_stmt *st, int i, int64_t step)
 }
 
 /*
- * Insert the groups of the table into allocation_groups with st, prepared
- * by store_groups_write(), add them to the run's step sums
- * (store-alloc-steps.c), and empty the table.  0, or -1 with *cause.
+ * Insert group g into allocation_groups with st (store_groups_statement),
+ * and add it to the run's step sums
+ * (store-alloc-steps.c).  0, or -1 with *cause.
  */
-static int
-groups_insert(struct store *s, sqlite3_stmt *st, char **cause)
+int
+store_groups_insert_one(struct store *s, sqlite3_stmt *st,
+    const struct store_group *g, char **cause)
+{
+	sqlite3_bind_int64(st, 1, s->run_id);
+	store_sql_bind_id(st, 2, g->process_id);
+	sqlite3_bind_int(st, 3, g->layer);
+	sqlite3_bind_int(st, 4, g->device);
+	store_sql_bind_opt(st, 5, g->stream);
+	bind_step(st, 6, g->alloc_step);
+	bind_step(st, 7, g->free_step);
+	store_sql_bind_id(st, 8, g->site_id);
+	sqlite3_bind_int64(st, 9, g->bytes);
+	sqlite3_bind_int64(st, 10, g->blocks);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		return (store_sql_error(s, cause, "cannot group:"));
+	sqlite3_reset(st);
+	store_alloc_steps_note(&s->step_sums, g);
+	return (0);
+}
+
+/*
+ * Insert the groups of the table into allocation_groups with st (as
+ * store_groups_insert_one), and empty the table.  0, or -1 with *cause.
+ */
+int
+store_groups_insert(struct store *s, sqlite3_stmt *st, char **cause)
 {
 	struct store_groups	*gs = &s->groups;
-	struct store_group	*g;
 	size_t			 i;
 
 	for (i = 0; gs->slots != NULL && i <= gs->mask; i++) {
-		g = &gs->slots[i];
-		if (g->blocks == 0)
-			continue;
-		sqlite3_bind_int64(st, 1, s->run_id);
-		store_sql_bind_id(st, 2, g->process_id);
-		sqlite3_bind_int(st, 3, g->layer);
-		sqlite3_bind_int(st, 4, g->device);
-		store_sql_bind_opt(st, 5, g->stream);
-		bind_step(st, 6, g->alloc_step);
-		bind_step(st, 7, g->free_step);
-		store_sql_bind_id(st, 8, g->site_id);
-		sqlite3_bind_int64(st, 9, g->bytes);
-		sqlite3_bind_int64(st, 10, g->blocks);
-		if (sqlite3_step(st) != SQLITE_DONE)
-			return (store_sql_error(s, cause, "cannot group:"));
-		sqlite3_reset(st);
-		store_alloc_steps_note(&s->step_sums, g);
+		if (gs->slots[i].blocks != 0 &&
+		    store_groups_insert_one(s, st, &gs->slots[i], cause) != 0)
+			return (-1);
 	}
 	store_groups_reset(gs);
 	return (0);
 }
 
 /*
- * Rebuild the groups from the run's rows and insert them with st: the rows
- * read in the order of the (alloc step, free step) index, built here
- * first, so that only the groups of one pair of steps are in memory at
- * once, whatever the number of rows or groups, and nothing is sorted
- * again.  A sum past 2^63 fails as SQLite's sum() would.  0, or -1 with
- * *cause.
+ * The statement that inserts a group of the current run, for
+ * store_groups_insert_one() (the caller finalizes it).  NULL with *cause.
  */
-static int
-groups_from_rows(struct store *s, sqlite3_stmt *ins, char **cause)
+sqlite3_stmt *
+store_groups_statement(struct store *s, char **cause)
 {
-	struct store_group	 g;
-	sqlite3_stmt		*st;
-	int64_t			 alloc_step = -1, free_step = -1;
-	int			 rc;
+	sqlite3_stmt	*st;
 
-	store_groups_reset(&s->groups);
-	if (store_sql_exec(s, store_schema_step_index_sql,
-	    "cannot index the steps", cause) != 0)
-		return (-1);
-	if (sqlite3_prepare_v2(s->db, "SELECT process_id, layer, device,"
-	    " stream, alloc_step, free_step, site_id, bytes FROM allocations"
-	    " INDEXED BY allocations_run_step WHERE run_id = ?1"
-	    " ORDER BY alloc_step, free_step", -1, &st, NULL) != SQLITE_OK)
-		return (store_sql_error(s, cause, "cannot group:"));
-	sqlite3_bind_int64(st, 1, s->run_id);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		g.process_id = sqlite3_column_int64(st, 0);
-		g.layer = sqlite3_column_int(st, 1);
-		g.device = sqlite3_column_int(st, 2);
-		g.stream = sqlite3_column_type(st, 3) == SQLITE_NULL ?
-		    EVENT_NONE : (uint64_t)sqlite3_column_int64(st, 3);
-		g.alloc_step = sqlite3_column_int64(st, 4);
-		g.free_step = sqlite3_column_int64(st, 5);
-		g.site_id = sqlite3_column_int64(st, 6);
-		g.bytes = sqlite3_column_int64(st, 7);
-		g.blocks = 1;
-		if ((g.alloc_step != alloc_step || g.free_step != free_step) &&
-		    groups_insert(s, ins, cause) != 0)
-			break;
-		alloc_step = g.alloc_step;
-		free_step = g.free_step;
-		if (groups_put(&s->groups, &g) != 0) {
-			store_sql_error(s, cause, "cannot group: integer"
-			    " overflow");
-			break;
-		}
-	}
-	sqlite3_finalize(st);
-	if (rc == SQLITE_DONE)
-		return (groups_insert(s, ins, cause));
-	if (rc != SQLITE_ROW)
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO allocation_groups VALUES"
+	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", -1, &st, NULL) !=
+	    SQLITE_OK) {
 		store_sql_error(s, cause, "cannot group:");
-	return (-1);
+		return (NULL);
+	}
+	return (st);
 }
 
 /*
- * Write the run's groups into allocation_groups: from the table kept while
- * writing, or, when step numbers were recomputed, from the rows.  0, or -1
- * with *cause.
+ * Write the run's groups, kept while writing (groups.valid; otherwise
+ * store_regroup() rebuilds them from the rows), into allocation_groups.
+ * 0, or -1 with *cause.
  */
 int
 store_groups_write(struct store *s, char **cause)
@@ -281,16 +253,10 @@ store_groups_write(struct store *s, char **cause)
 	sqlite3_stmt	*st;
 	int		 rc;
 
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO allocation_groups VALUES"
-	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return (store_sql_error(s, cause, "cannot group:"));
-	if (!s->groups.valid)
-		rc = groups_from_rows(s, st, cause);
-	else {
-		store_groups_flush_pending(s);
-		rc = groups_insert(s, st, cause);
-	}
+	if ((st = store_groups_statement(s, cause)) == NULL)
+		return (-1);
+	store_groups_flush_pending(s);
+	rc = store_groups_insert(s, st, cause);
 	sqlite3_finalize(st);
 	return (rc);
 }

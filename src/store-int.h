@@ -186,6 +186,14 @@ struct store_groups {
 #define STORE_STEP_SUMS_MAX		(1u << 17)
 
 /*
+ * Groups summed in memory at most when a run's groups are rebuilt from
+ * its rows (9 MiB of table); past it they go to sorted runs on disk.
+ */
+#ifndef STORE_REGROUP_MAX	/* a test builds the store with less */
+#define STORE_REGROUP_MAX		(1u << 16)
+#endif
+
+/*
  * The first rows of the run in each order of the blocks view
  * (store-top.c): bounded heaps, heap[0] the last kept.  The numbers are
  * allocation_heads.sort; STORE_TOP_SIZE_DESC is allocation_top, and
@@ -240,6 +248,7 @@ struct store {
 	int		 failed;	/* SQLite refused something */
 	int64_t		 run_id;
 	int64_t		 snapshot_id;	/* store_snapshot_begin(); 0: none */
+	int64_t		 run_first_alloc; /* the run's first row id; 0 */
 	sqlite3_stmt	*stmt[STMT_MAX];
 	struct store_live live;
 	struct store_steps steps;
@@ -309,7 +318,6 @@ int	 store_snapshot_prepare(struct store *, char **);
 /* store-schema.c */
 extern const char *store_schema_sql;
 extern const char *store_schema_index_sql;
-extern const char *store_schema_step_index_sql;
 extern const char *store_schema_top_sql;
 extern const char *store_schema_check_sql;
 extern const char *store_schema_steps_sql;
@@ -323,9 +331,17 @@ enum store_steps_added store_steps_add(struct store_steps *, int64_t,
 
 /* store-groups.c */
 void	 store_groups_reset(struct store_groups *);
+int	 store_groups_put(struct store_groups *, const struct store_group *);
+int	 store_groups_insert_one(struct store *, sqlite3_stmt *,
+	     const struct store_group *, char **);
+int	 store_groups_insert(struct store *, sqlite3_stmt *, char **);
+sqlite3_stmt *store_groups_statement(struct store *, char **);
 void	 store_groups_note(struct store *, const struct store_allocation *);
 void	 store_groups_flush_pending(struct store *);
 int	 store_groups_write(struct store *, char **);
+
+/* store-regroup.c */
+int	 store_regroup(struct store *, char **);
 
 /* store-alloc-steps.c */
 void	 store_alloc_steps_reset(struct store_step_sums *);

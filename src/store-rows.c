@@ -574,6 +574,8 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 	if (store_sql_step(s, st, "allocations", cause) != 0)
 		return (-1);
 	id = sqlite3_last_insert_rowid(s->db);
+	if (s->run_first_alloc == 0)
+		s->run_first_alloc = id;	/* store-regroup.c reads from it */
 	store_top_note(&s->top, id, a);
 	if (rowid != NULL)
 		*rowid = id;

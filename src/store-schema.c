@@ -463,16 +463,9 @@ ALLOCATION_STEPS_SQL
 "  WHERE p.bytes > 0 AND p.live_last > p.live_warmup\n"
 "  ORDER BY p.bytes DESC;\n";
 
-/* The rows of a run by step: the first of the indexes, which the groups
- * of an import are read through (store-groups.c). */
-#define ALLOCATIONS_RUN_STEP_SQL \
-"CREATE INDEX IF NOT EXISTS allocations_run_step" \
-"  ON allocations(run_id, alloc_step, free_step);\n"
-
-const char *store_schema_step_index_sql = ALLOCATIONS_RUN_STEP_SQL;
-
 const char *store_schema_index_sql =
-ALLOCATIONS_RUN_STEP_SQL
+"CREATE INDEX IF NOT EXISTS allocations_run_step"
+"  ON allocations(run_id, alloc_step, free_step);\n"
 "CREATE INDEX IF NOT EXISTS allocations_live ON allocations(run_id, bytes)"
 "  WHERE free_ns IS NULL;\n"	/* the TUI's first page of blocks */
 "CREATE INDEX IF NOT EXISTS allocations_crossing"	/* blocks gone in a */

@@ -299,6 +299,7 @@ store_run_begin(struct store *s, const struct store_run_info *info,
 	if (rc != SQLITE_DONE)
 		return (-1);
 	s->run_id = sqlite3_last_insert_rowid(s->db);
+	s->run_first_alloc = 0;
 	store_steps_reset(&s->steps);
 	s->unstepped = 0;
 	store_groups_reset(&s->groups);
@@ -396,8 +397,8 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 		return (-1);
 	if (store_rows_finish(s, cause) != 0)
 		return (-1);
-	if (store_groups_write(s, cause) != 0 ||
-	    store_top_write(s, cause) != 0 ||
+	if ((s->groups.valid ? store_groups_write(s, cause) :
+	    store_regroup(s, cause)) != 0 || store_top_write(s, cause) != 0 ||
 	    store_alloc_steps_write_run(s, cause) != 0)
 		return (-1);
 	if (store_run_set_end(s, exit_status, end_ns, 1, cause) != 0)
