@@ -8,9 +8,10 @@
 # kept under another key), and a 32 MiB pickle of MEMOIZE opcodes (not a
 # snapshot: it is refused, after the whole file is read).
 # Prints, for each, seconds, MB/s (file bytes per wall-clock second), CPU
-# seconds, peak RSS, RSS per file byte and the exit status.  Generated
-# files go to DIR and are reused from there when given, else to a
-# temporary directory.  Run from a built tree.
+# seconds (user and system), MB/s of CPU (file bytes per CPU second: what
+# the machine's load does not change), peak RSS, RSS per file byte and the
+# exit status.  Generated files go to DIR and are reused from there when
+# given, else to a temporary directory.  Run from a built tree.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 size=${1:-300M}
@@ -31,8 +32,8 @@ gen "shared-$size" -s "$size" --share
 import sys
 open(sys.argv[1], "wb").write(b"\x80\x04}" + b"\x94" * (32 << 20) + b".")
 ' "$dir/memoize-32M.pickle"
-printf '%-24s %8s %8s %7s %7s %9s %8s %4s\n' file MB seconds MB/s "cpu s" \
-    "RSS MB" RSS/file exit
+printf '%-24s %8s %8s %7s %7s %7s %9s %8s %4s\n' file MB seconds MB/s \
+    "cpu s" "MB/cpu" "RSS MB" RSS/file exit
 for f in "$shared/snapshots/fixture_large.pickle" \
     "$dir/snapshot-$size.pickle" "$dir/shared-$size.pickle" \
     "$dir/memoize-32M.pickle"; do
@@ -49,7 +50,8 @@ $(tail -n 1 "$work/time")
 EOF
 	awk -v n="$(basename "$f")" -v b="$bytes" -v s="$secs" -v u="$user" \
 	    -v y="$sys" -v k="$kb" -v x="$st" 'BEGIN {
-	    printf "%-24s %8.1f %8.2f %7.1f %7.2f %9.1f %8.3f %4d\n", n,
-	    b / 1e6, s, b / 1e6 / (s > 0 ? s : 0.01), u + y, k / 1024,
-	    k * 1024 / b, x }'
+	    printf "%-24s %8.1f %8.2f %7.1f %7.2f %7.1f %9.1f %8.3f %4d\n",
+	    n, b / 1e6, s, b / 1e6 / (s > 0 ? s : 0.01), u + y,
+	    b / 1e6 / (u + y > 0 ? u + y : 0.01), k / 1024, k * 1024 / b,
+	    x }'
 done
