@@ -180,14 +180,14 @@ struct store_groups {
 #define STORE_GROUPS_PENDING_MAX	(1u << 16)
 
 /*
- * Step sums kept in memory at most (16 MiB of table); past it
+ * Step sums kept in memory at most (18 MiB of table); past it
  * allocation_steps is summed by SQL from allocation_groups.
  */
 #define STORE_STEP_SUMS_MAX		(1u << 17)
 
 /*
  * Groups summed in memory at most when a run's groups are rebuilt from
- * its rows (9 MiB of table); past it they go to sorted runs on disk.
+ * its rows (8 MiB of table); past it they go to sorted runs on disk.
  */
 #ifndef STORE_REGROUP_MAX	/* a test builds the store with less */
 #define STORE_REGROUP_MAX		(1u << 16)
