@@ -35,31 +35,19 @@ store_alloc_steps_reset(struct store_step_sums *t)
 	t->valid = 1;
 }
 
-static uint64_t
-sum_hash(const struct store_step_sum *k)
-{
-	uint64_t	h = 0x9e3779b97f4a7c15ULL;
-
-	h = (h ^ (uint64_t)k->process_id) * 0x100000001b3ULL;
-	h = (h ^ (uint64_t)k->layer) * 0x100000001b3ULL;
-	h = (h ^ (uint64_t)(uint32_t)k->device) * 0x100000001b3ULL;
-	h = (h ^ k->stream) * 0x100000001b3ULL;
-	h = (h ^ (uint64_t)k->step) * 0x100000001b3ULL;
-	return (h ^ (h >> 29));
-}
-
 /* The slot of key k, empty if k has none yet.  The table has room. */
 static struct store_step_sum *
-sum_slot(struct store_step_sums *t, const struct store_step_sum *k)
+sum_slot(struct store_step_sums *t, const struct store_group *k)
 {
 	struct store_step_sum	*e;
 	size_t			 i;
 
-	for (i = sum_hash(k) & t->mask;; i = (i + 1) & t->mask) {
+	for (i = store_group_key_hash(k) & t->mask;; i = (i + 1) & t->mask) {
 		e = &t->slots[i];
-		if (!e->used || (e->process_id == k->process_id &&
-		    e->layer == k->layer && e->device == k->device &&
-		    e->stream == k->stream && e->step == k->step))
+		if (e->key.blocks == 0 || (e->key.process_id == k->process_id &&
+		    e->key.layer == k->layer && e->key.device == k->device &&
+		    e->key.stream == k->stream &&
+		    e->key.alloc_step == k->alloc_step))
 			return (e);
 	}
 }
@@ -74,8 +62,8 @@ sum_grow(struct store_step_sums *t)
 	t->mask = n == 0 ? 255 : 2 * n - 1;
 	t->slots = xcalloc(t->mask + 1, sizeof *t->slots);
 	for (i = 0; i < n; i++) {
-		if (old[i].used)
-			*sum_slot(t, &old[i]) = old[i];
+		if (old[i].key.blocks != 0)
+			*sum_slot(t, &old[i].key) = old[i];
 	}
 	free(old);
 }
@@ -96,24 +84,21 @@ static int
 sum_add(struct store_step_sums *t, const struct store_group *g,
     int64_t step, int freed)
 {
-	struct store_step_sum	 k, *e;
+	struct store_group	 k = *g;
+	struct store_step_sum	*e;
 	int64_t			*bytes, *blocks;
 
-	memset(&k, 0, sizeof k);
-	k.process_id = g->process_id;
-	k.layer = g->layer;
-	k.device = g->device;
-	k.stream = g->stream;
-	k.step = step > 0 ? step : 0;	/* as bind_step() writes it */
+	k.alloc_step = step > 0 ? step : 0;	/* as bind_step() writes it */
+	k.free_step = k.site_id = k.bytes = 0;
+	k.blocks = 1;
 	if (t->slots == NULL || 2 * (t->count + 1) > t->mask + 1) {
 		if (t->count >= STORE_STEP_SUMS_MAX)
 			return (-1);
 		sum_grow(t);
 	}
 	e = sum_slot(t, &k);
-	if (!e->used) {
-		*e = k;
-		e->used = 1;
+	if (e->key.blocks == 0) {
+		e->key = k;
 		t->count++;
 	}
 	bytes = freed ? &e->freed_bytes : &e->alloc_bytes;
@@ -193,14 +178,10 @@ store_alloc_steps_write_run(struct store *s, char **cause)
 		return (store_sql_error(s, cause, "cannot sum the steps:"));
 	for (i = 0; t->slots != NULL && i <= t->mask && rc == 0; i++) {
 		e = &t->slots[i];
-		if (!e->used)
+		if (e->key.blocks == 0)
 			continue;
-		sqlite3_bind_int64(st, 1, s->run_id);
-		store_sql_bind_id(st, 2, e->process_id);
-		sqlite3_bind_int(st, 3, e->layer);
-		sqlite3_bind_int(st, 4, e->device);
-		store_sql_bind_opt(st, 5, e->stream);
-		store_sql_bind_id(st, 6, e->step);
+		store_group_key_bind(s, st, &e->key);
+		store_sql_bind_id(st, 6, e->key.alloc_step);
 		sqlite3_bind_int64(st, 7, e->alloc_bytes);
 		sqlite3_bind_int64(st, 8, e->alloc_blocks);
 		sqlite3_bind_int64(st, 9, e->freed_bytes);

@@ -26,21 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t
-group_hash(const struct store_group *g)
-{
-	uint64_t	h = 0x9e3779b97f4a7c15ULL;
-
-	h = (h ^ (uint64_t)g->process_id) * 0x100000001b3ULL;
-	h = (h ^ (uint64_t)g->layer) * 0x100000001b3ULL;
-	h = (h ^ (uint64_t)(uint32_t)g->device) * 0x100000001b3ULL;
-	h = (h ^ g->stream) * 0x100000001b3ULL;
-	h = (h ^ (uint64_t)g->alloc_step) * 0x100000001b3ULL;
-	h = (h ^ (uint64_t)g->free_step) * 0x100000001b3ULL;
-	h = (h ^ (uint64_t)g->site_id) * 0x100000001b3ULL;
-	return (h ^ (h >> 29));
-}
-
 static int
 group_same(const struct store_group *a, const struct store_group *b)
 {
@@ -72,7 +57,7 @@ store_groups_put(struct store_groups *gs, const struct store_group *g)
 		}
 		free(old);
 	}
-	for (i = group_hash(g) & gs->mask;; i = (i + 1) & gs->mask) {
+	for (i = store_group_key_hash(g) & gs->mask;; i = (i + 1) & gs->mask) {
 		slot = &gs->slots[i];
 		if (slot->blocks == 0) {
 			*slot = *g;
@@ -188,11 +173,7 @@ int
 store_groups_insert_one(struct store *s, sqlite3_stmt *st,
     const struct store_group *g, char **cause)
 {
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, g->process_id);
-	sqlite3_bind_int(st, 3, g->layer);
-	sqlite3_bind_int(st, 4, g->device);
-	store_sql_bind_opt(st, 5, g->stream);
+	store_group_key_bind(s, st, g);
 	bind_step(st, 6, g->alloc_step);
 	bind_step(st, 7, g->free_step);
 	store_sql_bind_id(st, 8, g->site_id);

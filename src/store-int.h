@@ -141,18 +141,15 @@ struct store_group {
 /*
  * What one step of one stream allocated and freed, summed from the groups
  * as they are written (store-alloc-steps.c): a row of allocation_steps.
+ * Its key is a group's (process, layer, device, stream) with the step as
+ * alloc_step, free_step and site_id 0; key.blocks is 0 in an empty slot.
  */
 struct store_step_sum {
-	int64_t		 process_id;	/* 0: NULL */
-	int		 layer;
-	int32_t		 device;
-	uint64_t	 stream;	/* EVENT_NONE: NULL */
-	int64_t		 step;		/* 0: NULL */
-	int64_t		 alloc_bytes;
-	int64_t		 alloc_blocks;
-	int64_t		 freed_bytes;
-	int64_t		 freed_blocks;
-	int		 used;		/* 0 marks an empty slot */
+	struct store_group	 key;
+	int64_t			 alloc_bytes;
+	int64_t			 alloc_blocks;
+	int64_t			 freed_bytes;
+	int64_t			 freed_blocks;
 };
 
 /* The step sums of the run being written: a hash table, half full. */
@@ -180,10 +177,10 @@ struct store_groups {
 #define STORE_GROUPS_PENDING_MAX	(1u << 16)
 
 /*
- * Step sums kept in memory at most (18 MiB of table); past it
+ * Step sums kept in memory at most (12 MiB of table); past it
  * allocation_steps is summed by SQL from allocation_groups.
  */
-#define STORE_STEP_SUMS_MAX		(1u << 17)
+#define STORE_STEP_SUMS_MAX		(1u << 16)
 
 /*
  * Groups summed in memory at most when a run's groups are rebuilt from
@@ -328,6 +325,11 @@ int	 store_steps_known(struct store_steps *, int64_t);
 int64_t	 store_steps_of(struct store_steps *, int64_t, uint64_t);
 enum store_steps_added store_steps_add(struct store_steps *, int64_t,
 	     int64_t *, uint64_t *, uint64_t);
+
+/* store-group-key.c */
+uint64_t store_group_key_hash(const struct store_group *);
+void	 store_group_key_bind(struct store *, sqlite3_stmt *,
+	     const struct store_group *);
 
 /* store-groups.c */
 void	 store_groups_reset(struct store_groups *);

@@ -44,26 +44,32 @@ struct regroup {
 	size_t			 nruns;
 };
 
+/* Group g's key columns, in the order the runs are sorted by. */
+static void
+regroup_key(const struct store_group *g, int64_t k[7])
+{
+	k[0] = g->process_id;
+	k[1] = g->layer;
+	k[2] = g->device;
+	k[3] = (int64_t)g->stream;
+	k[4] = g->alloc_step;
+	k[5] = g->free_step;
+	k[6] = g->site_id;
+}
+
 /* The order of the runs: every key column, one after the other. */
 static int
 regroup_compare(const void *a, const void *b)
 {
-	const struct store_group	*x = a, *y = b;
+	int64_t	x[7], y[7];
+	size_t	i;
 
-	if (x->process_id != y->process_id)
-		return (x->process_id < y->process_id ? -1 : 1);
-	if (x->layer != y->layer)
-		return (x->layer < y->layer ? -1 : 1);
-	if (x->device != y->device)
-		return (x->device < y->device ? -1 : 1);
-	if (x->stream != y->stream)
-		return (x->stream < y->stream ? -1 : 1);
-	if (x->alloc_step != y->alloc_step)
-		return (x->alloc_step < y->alloc_step ? -1 : 1);
-	if (x->free_step != y->free_step)
-		return (x->free_step < y->free_step ? -1 : 1);
-	if (x->site_id != y->site_id)
-		return (x->site_id < y->site_id ? -1 : 1);
+	regroup_key(a, x);
+	regroup_key(b, y);
+	for (i = 0; i < 7; i++) {
+		if (x[i] != y[i])
+			return (x[i] < y[i] ? -1 : 1);
+	}
 	return (0);
 }
 
