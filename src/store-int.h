@@ -7,6 +7,8 @@
 #ifndef STORE_INT_H
 #define STORE_INT_H
 
+#include <sys/types.h>
+
 #include <signal.h>
 #include <sqlite3.h>
 
@@ -152,6 +154,14 @@ struct store_step_sum {
 	int64_t			 freed_blocks;
 };
 
+/* A bulk load's rows that wait for their steps (store-pending.c). */
+struct store_pending {
+	int			 fd;		/* -1 until the buffer fills */
+	off_t			 size;		/* bytes written to fd */
+	struct store_allocation	*buf;
+	size_t			 nbuf;		/* rows in buf */
+};
+
 /* The step sums of the run being written: a hash table, half full. */
 struct store_step_sums {
 	struct store_step_sum	*slots;
@@ -248,6 +258,7 @@ struct store {
 	int64_t		 run_first_alloc; /* the run's first row id; 0 */
 	sqlite3_stmt	*stmt[STMT_MAX];
 	struct store_live live;
+	struct store_pending pending;
 	struct store_steps steps;
 	int		 unstepped;	/* rows written before any boundary */
 
@@ -341,6 +352,13 @@ sqlite3_stmt *store_groups_statement(struct store *, char **);
 void	 store_groups_note(struct store *, const struct store_allocation *);
 void	 store_groups_flush_pending(struct store *);
 int	 store_groups_write(struct store *, char **);
+
+/* store-pending.c */
+int	 store_pending_add(struct store *, const struct store_allocation *,
+	     char **);
+int	 store_pending_insert(struct store *, int (*)(struct store *,
+	     const struct store_allocation *, char **), char **);
+void	 store_pending_free(struct store_pending *);
 
 /* store-regroup.c */
 int	 store_regroup(struct store *, char **);

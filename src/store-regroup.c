@@ -91,18 +91,12 @@ regroup_spill(struct regroup *rg, char **cause)
 {
 	struct store_groups	*gs = &rg->s->groups;
 	struct store_group	*v;
-	const char		*dir = getenv("TMPDIR");
-	char			 path[4096];
 	size_t			 i, n = 0, len;
 	ssize_t			 w;
 
-	if (rg->fd == -1) {
-		snprintf(path, sizeof path, "%s/vramtrace-groups-XXXXXX",
-		    dir != NULL && *dir != '\0' ? dir : "/tmp");
-		if ((rg->fd = mkstemp(path)) == -1)
-			return (regroup_io_error(rg, cause));
-		unlink(path);
-	}
+	if (rg->fd == -1 &&
+	    (rg->fd = util_scratch_file("vramtrace-groups")) == -1)
+		return (regroup_io_error(rg, cause));
 	v = xreallocarray(NULL, gs->count == 0 ? 1 : gs->count, sizeof *v);
 	for (i = 0; gs->slots != NULL && i <= gs->mask; i++) {
 		if (gs->slots[i].blocks != 0)

@@ -16,7 +16,8 @@
  * boundaries known when it is written (store-steps.c).  Rows written
  * before the first boundary get theirs when it comes (assign_unstepped);
  * a boundary that comes late marks the run for store_rows_assign_steps()
- * when it finishes.
+ * when it finishes.  A bulk load's rows wait for the steps, which come
+ * last, in store-pending.c, and are inserted once, with them.
  */
 #include "config.h"
 
@@ -24,6 +25,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+static int	insert_pending(struct store *, const struct store_allocation *,
+		    char **);
 
 static const struct store_sql_text rows_sql[] = {
 	{ STMT_ALLOC, "INSERT INTO allocations(run_id, process_id, device,"
@@ -475,12 +479,14 @@ assign_steps(struct store *s, const char *alloc_sql, const char *offload_sql,
 /*
  * Give every allocation of the current run its alloc and free step from the
  * steps known now (importers call this once all markers are in; the writer
- * calls it when a marker came late).  0, or -1 with *cause.
+ * calls it when a marker came late): those written, and then the rows of
+ * a bulk load that waited for them.  0, or -1 with *cause.
  */
 int
 store_rows_assign_steps(struct store *s, char **cause)
 {
-	if (assign_steps(s, ASSIGN_ALLOC_SQL, ASSIGN_OFFLOAD_SQL, cause) != 0)
+	if (assign_steps(s, ASSIGN_ALLOC_SQL, ASSIGN_OFFLOAD_SQL, cause) != 0 ||
+	    store_pending_insert(s, insert_pending, cause) != 0)
 		return (-1);
 	s->steps.dirty = 0;
 	s->unstepped = 0;
@@ -542,8 +548,9 @@ store_rows_step(struct store *s, int64_t process_id, int64_t step,
 	return (0);
 }
 
+/* Insert row a now, with the steps known now; its id in *rowid. */
 static int
-insert_allocation(struct store *s, const struct store_allocation *a,
+insert_row(struct store *s, const struct store_allocation *a,
     int64_t *rowid, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_ALLOC];
@@ -582,6 +589,28 @@ insert_allocation(struct store *s, const struct store_allocation *a,
 	if (a->free_ns != EVENT_NONE)
 		store_groups_note(s, a);
 	return (0);
+}
+
+/* insert_row() of a row kept by store-pending.c. */
+static int
+insert_pending(struct store *s, const struct store_allocation *a,
+    char **cause)
+{
+	return (insert_row(s, a, NULL, cause));
+}
+
+/*
+ * Write row a (its id in *rowid, when rowid is not NULL): at once, or, in
+ * a bulk load before its steps are known, when they are (store-pending.c).
+ */
+static int
+insert_allocation(struct store *s, const struct store_allocation *a,
+    int64_t *rowid, char **cause)
+{
+	if (rowid == NULL && (s->flags & STORE_BULK) &&
+	    !store_steps_known(&s->steps, a->process_id))
+		return (store_pending_add(s, a, cause));
+	return (insert_row(s, a, rowid, cause));
 }
 
 /*
@@ -733,14 +762,17 @@ flush_live_one(struct store_live_entry *e, void *arg)
 }
 
 /*
- * Before a commit: insert the live allocations that have no row yet, so
- * that a reader (or a crash) sees them.  0, or -1 with *cause.
+ * Before a commit: insert the rows that wait for their steps and the
+ * live allocations that have no row yet, so that a reader (or a crash)
+ * sees them.  0, or -1 with *cause.
  */
 int
 store_rows_flush(struct store *s, char **cause)
 {
 	struct flush_arg	fa = { s, cause };
 
+	if (store_pending_insert(s, insert_pending, cause) != 0)
+		return (-1);
 	return (store_live_each(&s->live, flush_live_one, &fa));
 }
 

@@ -135,6 +135,7 @@ store_free(struct store *s)
 	store_atomic_forget(s);
 	store_atomic_release(s);
 	store_live_free(&s->live);
+	store_pending_free(&s->pending);
 	store_groups_reset(&s->groups);
 	store_alloc_steps_reset(&s->step_sums);
 	store_top_reset(&s->top);
@@ -190,6 +191,7 @@ store_open(const char *path, int flags, char **cause)
 	s->flags = flags;
 	s->tmp_fd = -1;
 	store_live_init(&s->live);
+	s->pending.fd = -1;
 	if (*path == '\0') {
 		store_sql_error(s, cause, "an empty file name");
 		goto fail;

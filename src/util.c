@@ -129,6 +129,28 @@ util_isatty_err(void)
 }
 
 /*
+ * An unlinked temporary file for scratch data, in $TMPDIR (else /tmp),
+ * named from prefix while it has a name: it goes when it is closed.
+ * Returns the open descriptor, or -1 with errno set.
+ */
+int
+util_scratch_file(const char *prefix)
+{
+	const char	*dir = getenv("TMPDIR");
+	char		 path[4096];
+	int		 fd;
+
+	if ((size_t)snprintf(path, sizeof path, "%s/%s-XXXXXX", dir != NULL &&
+	    *dir != '\0' ? dir : "/tmp", prefix) >= sizeof path) {
+		errno = ENAMETOOLONG;
+		return (-1);
+	}
+	if ((fd = mkstemp(path)) != -1)
+		unlink(path);
+	return (fd);
+}
+
+/*
  * mkstemp() for files a command leaves behind (a database or an export
  * written under a temporary name, then renamed): the same, except that the
  * file is made 0644 less the umask, as any file a command writes, where

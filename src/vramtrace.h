@@ -62,6 +62,7 @@ int	 util_check_input(const char *, char **);
 int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
 int	 util_isatty_err(void);
+int	 util_scratch_file(const char *);
 int	 util_mkstemp(char *);
 int	 util_write_file(const char *, int (*)(FILE *, void *, char **),
 	     void *, char **);
