@@ -278,7 +278,7 @@ record_environment(struct record_options *o, const char *allocator)
 	static const char *const injects[] = { "libvramtrace-inject.so",
 	    VRAMTRACE_PKGLIBDIR "/libvramtrace-inject.so", NULL };
 	static const char *const libs[] = { "libvramtrace.so",
-	    VRAMTRACE_LIBDIR "/libvramtrace.so.0", NULL };
+	    VRAMTRACE_LIBDIR "/" VRAMTRACE_LIBRARY_SONAME, NULL };
 	char	*inject, *lib, ms[32];
 	int	 history;
 
