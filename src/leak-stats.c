@@ -26,6 +26,14 @@ cmp_i64(const void *a, const void *b)
 	return ((x > y) - (x < y));
 }
 
+static int
+cmp_double(const void *a, const void *b)
+{
+	double	x = *(const double *)a, y = *(const double *)b;
+
+	return ((x > y) - (x < y));
+}
+
 /*
  * The k-th smallest of v[0..n) (0-based, k < n), by quickselect: v is
  * reordered, nothing is allocated.
@@ -33,36 +41,21 @@ cmp_i64(const void *a, const void *b)
 double
 leak_stats_select(double *v, size_t n, size_t k)
 {
-	size_t	lo = 0, hi = n - 1, i, j;
-	double	pivot, t;
+	return (*(double *)util_select(v, n, sizeof *v, k, cmp_double));
+}
 
-	while (lo < hi) {
-		pivot = v[lo + (hi - lo) / 2];
-		i = lo;
-		j = hi;
-		while (i <= j) {
-			while (v[i] < pivot)
-				i++;
-			while (v[j] > pivot)
-				j--;
-			if (i <= j) {
-				t = v[i];
-				v[i] = v[j];
-				v[j] = t;
-				i++;
-				if (j == 0)
-					break;
-				j--;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			return (v[k]);
-	}
-	return (v[k]);
+/*
+ * The median of v[0..n), n > 0, which it reorders: afterwards its lower
+ * half is in v[0..n / 2).
+ */
+double
+leak_stats_median(double *v, size_t n)
+{
+	double	med = leak_stats_select(v, n, n / 2);
+
+	if (n % 2 == 0)
+		med = (med + leak_stats_select(v, n / 2, n / 2 - 1)) / 2;
+	return (med);
 }
 
 /* Mann-Kendall S of v[0..n): concordant minus discordant pairs. */
@@ -174,10 +167,7 @@ leak_stats_theil_sen(const int64_t *v, size_t n, double *upper)
 		for (j = i + 1; j < n; j++)
 			sl[k++] = (double)(v[j] - v[i]) / (double)(j - i);
 	}
-	med = leak_stats_select(sl, k, k / 2);
-	/* After the select, the lower half is in sl[0..k / 2). */
-	if (k % 2 == 0)
-		med = (med + leak_stats_select(sl, k / 2, k / 2 - 1)) / 2;
+	med = leak_stats_median(sl, k);
 	c = LEAK_STATS_Z * sqrt(mk_variance(v, n));
 	hi = (size_t)ceil(((double)k + c) / 2);
 	if (hi > k - 1)

@@ -200,22 +200,6 @@ leak_report_stream(struct leak_report *r, int32_t device, uint64_t stream)
 	return (s);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double	x = *(const double *)a, y = *(const double *)b;
-
-	return ((x > y) - (x < y));
-}
-
-/* The median of v[0..n), n > 0, which it sorts. */
-static double
-median(double *v, size_t n)
-{
-	util_sort(v, n, sizeof *v, cmp_double);
-	return (n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
-}
-
 /*
  * The skew of n ranks: which grows fastest (the first of equals), the
  * median growth and their ratio (NaN when the median is not above 0).  No
@@ -239,7 +223,7 @@ leak_skew(const struct leak_rank *ranks, size_t n, struct leak_skew *out)
 		    ranks[out->worst].growth_bytes_per_step)
 			out->worst = (int)i;
 	}
-	out->median_growth_bytes_per_step = median(g, n);
+	out->median_growth_bytes_per_step = leak_stats_median(g, n);
 	free(g);
 	if (out->median_growth_bytes_per_step > 0)
 		out->ratio = ranks[out->worst].growth_bytes_per_step /

@@ -296,6 +296,7 @@ const char *leak_shape_name(enum leak_shape);
 
 /* leak-stats.c: robust statistics for the shape model. */
 double	 leak_stats_select(double *, size_t, size_t);
+double	 leak_stats_median(double *, size_t);
 double	 leak_stats_mann_kendall(const int64_t *, size_t);
 double	 leak_stats_theil_sen(const int64_t *, size_t, double *);
 

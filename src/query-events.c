@@ -141,40 +141,13 @@ event_add(struct qe_work *w, uint64_t t, size_t series, int is_free,
 	w->nev++;
 }
 
-/* The k-th smallest time of ev[0..n), which it reorders. */
-static uint64_t
-nth_time(struct query_event *ev, size_t n, size_t k)
+static int
+cmp_event_time(const void *a, const void *b)
 {
-	struct query_event	 swap;
-	size_t			 lo = 0, hi = n - 1, i, j;
-	uint64_t		 pivot;
+	uint64_t	x = ((const struct query_event *)a)->t;
+	uint64_t	y = ((const struct query_event *)b)->t;
 
-	while (lo < hi) {
-		pivot = ev[lo + (hi - lo) / 2].t;
-		i = lo;
-		j = hi;
-		while (i <= j) {
-			while (ev[i].t < pivot)
-				i++;
-			while (ev[j].t > pivot)
-				j--;
-			if (i <= j) {
-				swap = ev[i];
-				ev[i++] = ev[j];
-				ev[j] = swap;
-				if (j == 0)
-					break;
-				j--;
-			}
-		}
-		if (k <= j)
-			hi = j;
-		else if (k >= i)
-			lo = i;
-		else
-			break;
-	}
-	return (ev[k].t);
+	return ((x > y) - (x < y));
 }
 
 /*
@@ -188,7 +161,8 @@ window_cut(struct qe_work *w)
 	uint64_t	 end;
 	size_t		 i, k;
 
-	end = nth_time(w->ev, w->nev, w->nev / 8 * 7);
+	end = ((struct query_event *)util_select(w->ev, w->nev, sizeof *w->ev,
+	    w->nev / 8 * 7, cmp_event_time))->t;
 	if (end <= w->start)
 		end = w->start + 1;
 	for (i = k = 0; i < w->nev; i++) {

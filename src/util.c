@@ -29,6 +29,48 @@ util_sort(void *base, size_t n, size_t size,
 		qsort(base, n, size, cmp);
 }
 
+/*
+ * The k-th smallest (0-based, k < n) of base[0..n), elements of size bytes
+ * (at most UTIL_SELECT_MAX) ordered by cmp, by quickselect: base is
+ * reordered so that the element returned is at index k.  Nothing is
+ * allocated.
+ */
+void *
+util_select(void *base, size_t n, size_t size, size_t k,
+    int (*cmp)(const void *, const void *))
+{
+	unsigned char	*v = base, pivot[UTIL_SELECT_MAX], t[UTIL_SELECT_MAX];
+	size_t		 lo = 0, hi = n - 1, i, j;
+
+	while (lo < hi) {
+		memcpy(pivot, v + (lo + (hi - lo) / 2) * size, size);
+		i = lo;
+		j = hi;
+		while (i <= j) {
+			while (cmp(v + i * size, pivot) < 0)
+				i++;
+			while (cmp(v + j * size, pivot) > 0)
+				j--;
+			if (i <= j) {
+				memcpy(t, v + i * size, size);
+				memcpy(v + i * size, v + j * size, size);
+				memcpy(v + j * size, t, size);
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			break;
+	}
+	return (v + k * size);
+}
+
 /* What a file of mode m is, for a message: "a directory", "a device"... */
 static const char *
 util_file_kind(mode_t m)

@@ -57,6 +57,9 @@ char	*xstrerror_cause(const char *, ...) printflike(1, 2);
 /* util.c */
 void	 util_sort(void *, size_t, size_t,
 	     int (*)(const void *, const void *));
+#define UTIL_SELECT_MAX	32	/* the largest element util_select takes */
+void	*util_select(void *, size_t, size_t, size_t,
+	     int (*)(const void *, const void *));
 int	 util_open_input(const char *, char **);
 int	 util_check_input(const char *, char **);
 int	 util_is_pickle(const char *);
