@@ -303,6 +303,20 @@ import_to_cache(const char *pickle, char **cause)
 }
 
 /*
+ * The database to read for path: path itself when it is not a pickle, else
+ * its imported copy (imported now when the cache has none).  The caller
+ * frees it; NULL with *cause.  A second connection to the same input
+ * opens this path, so that a pickle is neither hashed nor imported twice.
+ */
+char *
+input_database(const char *path, char **cause)
+{
+	if (!util_is_pickle(path))
+		return (xstrdup(path));
+	return (import_to_cache(path, cause));
+}
+
+/*
  * Open path for reading: a database as it is, a pickle through its
  * imported copy.  Returns the query handle, or NULL with *cause.
  */
@@ -312,9 +326,7 @@ input_open(const char *path, char **cause)
 	struct query	*q;
 	char		*db;
 
-	if (!util_is_pickle(path))
-		return (query_open(path, cause));
-	if ((db = import_to_cache(path, cause)) == NULL)
+	if ((db = input_database(path, cause)) == NULL)
 		return (NULL);
 	q = query_open(db, cause);
 	free(db);

@@ -394,6 +394,7 @@ int	 query_timeline_allocations(struct query *, int64_t, int64_t,
 	     query_item_fn, void *, char **);
 
 /* input.c: a database, or a snapshot pickle through its imported copy. */
+char		*input_database(const char *, char **);
 struct query	*input_open(const char *, char **);
 
 #endif

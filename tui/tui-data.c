@@ -73,7 +73,7 @@ tui_data_work(void *arg)
 	struct query		*q;
 	char			*cause = NULL;
 
-	if ((q = input_open(w->path, &cause)) != NULL) {
+	if ((q = query_open(w->path, &cause)) != NULL) {
 		tui_data_leaks(q, w->run_id, &r, &cause);
 		query_close(q);
 	}
@@ -95,10 +95,10 @@ tui_data_open(struct tui *t, const char *path, int64_t run, int live,
     char **cause)
 {
 	memset(t, 0, sizeof *t);
-	t->path = xstrdup(path);
 	t->want_run = run;
 	t->live = live;
-	if ((t->q = input_open(path, cause)) == NULL)
+	if ((t->path = input_database(path, cause)) == NULL ||
+	    (t->q = query_open(t->path, cause)) == NULL)
 		return (-1);
 	if (tui_data_run(t, run, cause) != 0)
 		return (-1);

@@ -121,7 +121,7 @@ struct tui_worker;
 
 /* The state of one UI session. */
 struct tui {
-	char		*path;
+	char		*path;		/* the database (a pickle's imported copy) */
 	struct query	*q;
 	int64_t		 want_run;	/* --run; 0: the newest */
 	int		 live;		/* --live: follow a growing database */
