@@ -174,6 +174,10 @@ struct store_groups {
 	struct store_group	*slots;
 	size_t			 mask;
 	size_t			 count;
+	int			 spill_fd;	/* sorted runs; -1: none yet */
+	off_t			 spill_size;
+	off_t			*runs;		/* where each run starts */
+	size_t			 nruns;
 	struct store_allocation	*pending;	/* final before any step */
 	size_t			 npending;
 	size_t			 pending_alloc;
@@ -193,11 +197,11 @@ struct store_groups {
 #define STORE_STEP_SUMS_MAX		(1u << 16)
 
 /*
- * Groups summed in memory at most when a run's groups are rebuilt from
- * its rows (8 MiB of table); past it they go to sorted runs on disk.
+ * Groups summed in memory at most (8 MiB of table); past it they go to
+ * sorted runs on disk.
  */
-#ifndef STORE_REGROUP_MAX	/* a test builds the store with less */
-#define STORE_REGROUP_MAX		(1u << 16)
+#ifndef STORE_GROUPS_MAX	/* a test builds the store with less */
+#define STORE_GROUPS_MAX		(1u << 16)
 #endif
 
 /*
@@ -344,14 +348,18 @@ void	 store_group_key_bind(struct store *, sqlite3_stmt *,
 
 /* store-groups.c */
 void	 store_groups_reset(struct store_groups *);
-int	 store_groups_put(struct store_groups *, const struct store_group *);
-int	 store_groups_insert_one(struct store *, sqlite3_stmt *,
-	     const struct store_group *, char **);
-int	 store_groups_insert(struct store *, sqlite3_stmt *, char **);
-sqlite3_stmt *store_groups_statement(struct store *, char **);
 void	 store_groups_note(struct store *, const struct store_allocation *);
 void	 store_groups_flush_pending(struct store *);
 int	 store_groups_write(struct store *, char **);
+
+/* store-groups-table.c */
+typedef int (*store_groups_fn)(struct store *, const struct store_group *,
+	     void *, char **);
+int	 store_groups_table_add(struct store *, const struct store_group *,
+	     char **);
+int	 store_groups_table_each(struct store *, store_groups_fn, void *,
+	     char **);
+void	 store_groups_table_free(struct store_groups *);
 
 /* store-pending.c */
 int	 store_pending_add(struct store *, const struct store_allocation *,

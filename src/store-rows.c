@@ -485,12 +485,19 @@ assign_steps(struct store *s, const char *alloc_sql, const char *offload_sql,
 int
 store_rows_assign_steps(struct store *s, char **cause)
 {
-	if (assign_steps(s, ASSIGN_ALLOC_SQL, ASSIGN_OFFLOAD_SQL, cause) != 0 ||
-	    store_pending_insert(s, insert_pending, cause) != 0)
+	int	written = s->run_first_alloc != 0;
+
+	if (assign_steps(s, ASSIGN_ALLOC_SQL, ASSIGN_OFFLOAD_SQL, cause) != 0)
+		return (-1);
+	/* Rows only waiting (a bulk load): their groups come with them. */
+	if (!written)
+		store_groups_reset(&s->groups);
+	if (store_pending_insert(s, insert_pending, cause) != 0)
 		return (-1);
 	s->steps.dirty = 0;
 	s->unstepped = 0;
-	s->groups.valid = 0;	/* steps changed: regroup at finish */
+	if (written)
+		s->groups.valid = 0;	/* steps changed: regroup at finish */
 	return (0);
 }
 
@@ -585,9 +592,9 @@ insert_row(struct store *s, const struct store_allocation *a,
 		s->run_first_alloc = id;	/* store-regroup.c reads from it */
 	store_top_note(&s->top, id, a);
 	if (rowid != NULL)
-		*rowid = id;
-	if (a->free_ns != EVENT_NONE)
-		store_groups_note(s, a);
+		*rowid = id;	/* still live: its group comes when it ends */
+	else
+		store_groups_note(s, a);	/* final */
 	return (0);
 }
 

@@ -192,6 +192,7 @@ store_open(const char *path, int flags, char **cause)
 	s->tmp_fd = -1;
 	store_live_init(&s->live);
 	s->pending.fd = -1;
+	s->groups.spill_fd = -1;
 	if (*path == '\0') {
 		store_sql_error(s, cause, "an empty file name");
 		goto fail;
@@ -409,6 +410,7 @@ store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
 		return (-1);
 	if (store_rows_finish(s, cause) != 0)
 		return (-1);
+	store_groups_flush_pending(s);
 	if ((s->groups.valid ? store_groups_write(s, cause) :
 	    store_regroup(s, cause)) != 0 || store_top_write(s, cause) != 0 ||
 	    store_alloc_steps_write_run(s, cause) != 0)

@@ -2,9 +2,9 @@
  * t-store.c: the store round trip.  A known set of events goes in through
  * a store source; the same rows and sums come back out of the file.  Also
  * the errors for files that are not ours, newer schemas, and atomic
- * writes that fail; and the groups of a bulk run rebuilt from its rows
- * through sorted runs on disk (built with STORE_REGROUP_MAX of 4) equal
- * SQL's GROUP BY.
+ * writes that fail; and the groups of a bulk run, summed as its rows are
+ * inserted or rebuilt from its rows when steps came late, through sorted
+ * runs on disk (built with STORE_GROUPS_MAX of 4), equal SQL's GROUP BY.
  */
 #include "config.h"
 
@@ -381,14 +381,29 @@ die(const char *what, char *cause)
 }
 
 /*
- * One bulk run, as an import writes it (steps after the rows, so that its
- * groups are rebuilt from them: store-regroup.c, which this test is built
- * with a table of 4 groups for, so that they go through many sorted runs
- * on disk): NROWS allocations on three streams, each freed some steps
- * later (every ninth never), then NSTEPS step ends.
+ * One bulk run, as an import writes it: NROWS allocations on three
+ * streams, each freed some steps later (every ninth never), NROWS / 10
+ * written whole with no times (held since before the trace), then NSTEPS
+ * step ends; the rows wait for the steps and are summed into their groups
+ * as they are inserted.  With `early` steps ended before the frees, rows
+ * are written with those steps and renumbered when the others come, so
+ * that the groups are rebuilt from the rows (store-regroup.c).  The test
+ * is built with a groups table of 4, so that they go through many sorted
+ * runs on disk either way.
  */
+/* The end of step i of write_bulk's run. */
 static void
-write_bulk(const char *path, int flags)
+bulk_step(struct store *s, uint64_t i)
+{
+	char	*cause = NULL;
+
+	if (store_rows_step(s, 0, (int64_t)i, TB((i - 1) * 2 * NROWS /
+	    NSTEPS), TB(i * 2 * NROWS / NSTEPS), NULL, &cause) != 0)
+		die("step", cause);
+}
+
+static void
+write_bulk(const char *path, int flags, int early)
 {
 	struct store_run_info	 info = { .source = "import" };
 	struct store_allocation	 a;
@@ -412,6 +427,15 @@ write_bulk(const char *path, int flags)
 		if (store_rows_alloc_begin(s, &a, &cause) != 0)
 			die("alloc", cause);
 	}
+	for (i = 0; i < NROWS / 10; i++) {	/* held since before the trace */
+		a.stream = i % 3;
+		a.address = 0x900000000 + 0x1000 * i;
+		a.alloc_ns = a.free_requested_ns = a.free_ns = EVENT_NONE;
+		if (store_rows_allocation(s, &a, &cause) != 0)
+			die("held", cause);
+	}
+	for (i = 1; i <= (uint64_t)early; i++)
+		bulk_step(s, i);
 	for (i = 0; i < NROWS; i++) {
 		if (i % 9 == 0)
 			continue;
@@ -423,11 +447,8 @@ write_bulk(const char *path, int flags)
 		    &cause) != 0)
 			die("free", cause);
 	}
-	for (i = 1; i <= NSTEPS; i++) {
-		if (store_rows_step(s, 0, (int64_t)i, TB((i - 1) * 2 * NROWS /
-		    NSTEPS), TB(i * 2 * NROWS / NSTEPS), NULL, &cause) != 0)
-			die("step", cause);
-	}
+	for (i = (uint64_t)early + 1; i <= NSTEPS; i++)
+		bulk_step(s, i);
 	if (store_rows_assign_steps(s, &cause) != 0 ||
 	    store_run_finish(s, 0, 0, &cause) != 0 ||
 	    store_close(s, &cause) != 0)
@@ -459,9 +480,9 @@ check_regroup(const char *path, int runs)
 	tap_eq(one(db, "SELECT count(DISTINCT run_id) FROM allocations"),
 	    runs, "%d run(s) of rows", runs);
 	tap_ok(one(db, "SELECT count(*) FROM allocation_groups WHERE"
-	    " run_id = 1") > 20 * STORE_REGROUP_MAX, "a run's groups are many"
+	    " run_id = 1") > 20 * STORE_GROUPS_MAX, "a run's groups are many"
 	    " times what the table holds (%d): they went through sorted runs",
-	    STORE_REGROUP_MAX);
+	    STORE_GROUPS_MAX);
 	tap_eq(one(db, "SELECT count(*) FROM (" GROUPS_SQL " EXCEPT "
 	    GROUPS_TABLE ")"), 0, "every group of the rows is in"
 	    " allocation_groups");
@@ -486,7 +507,7 @@ main(void)
 	struct store	*s;
 	FILE		*f;
 
-	tap_plan(73);
+	tap_plan(80);
 	snprintf(path, sizeof path, "%s/known.db", tap_tmpdir());
 	write_known(path);
 	sqlite3_open(path, &db);
@@ -570,9 +591,12 @@ main(void)
 	check_big();
 
 	snprintf(other, sizeof other, "%s/regroup.db", tap_tmpdir());
-	write_bulk(other, STORE_CREATE);
+	write_bulk(other, STORE_CREATE, 0);
 	check_regroup(other, 1);
-	write_bulk(other, STORE_APPEND);
+	write_bulk(other, STORE_APPEND, 0);
 	check_regroup(other, 2);
+	snprintf(other, sizeof other, "%s/late.db", tap_tmpdir());
+	write_bulk(other, STORE_CREATE, NSTEPS / 2);
+	check_regroup(other, 1);
 	return (tap_done());
 }
