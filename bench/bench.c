@@ -90,7 +90,7 @@ bench_finish(struct store *s, struct store_source *src)
 	if (store_source_drain(src, &cause) != 0)
 		fatal("%s", cause);
 	store_source_free(src);
-	if (store_run_finish(s, 0, 0, &cause) != 0 ||
+	if (store_run_finish(s, 0, 0, 1, &cause) != 0 ||
 	    store_close(s, &cause) != 0)
 		fatal("%s", cause);
 }

@@ -239,7 +239,7 @@ cmd_attach_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (attach_loop(s, n, pid, &o, t0, &samples, &cause) != 0 ||
-	    store_run_finish(s, -1, 0, &cause) != 0)
+	    store_run_finish(s, -1, 0, 1, &cause) != 0)
 		goto fail;
 	if (store_close(s, &cause) != 0) {
 		s = NULL;

@@ -506,7 +506,7 @@ record_end(struct store *store, int lost, int rc)
 	char		*cause = NULL, *state;
 
 	if (!lost) {
-		if (store_run_finish(store, rc, end_ns, &cause) == 0) {
+		if (store_run_finish(store, rc, end_ns, 1, &cause) == 0) {
 			record_close(store);
 			return (NULL);
 		}

@@ -105,7 +105,7 @@ cmd_replay_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	src = store_source_create(s, input);
 	if (replay_file(input, src, &cause) != 0 ||
 	    store_source_drain(src, &cause) != 0 ||
-	    store_run_finish(s, -1, 0, &cause) != 0) {
+	    store_run_finish(s, -1, 0, 1, &cause) != 0) {
 		rc = store_failed(s) ? EXIT_ERROR : EXIT_INPUT;
 		store_source_free(src);
 		store_abort(s);

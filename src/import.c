@@ -226,7 +226,7 @@ import_snapshot(const char *path, const char *out,
 	    sum->annotations, st.first_ns, sum->step_source, cause) != 0)
 		goto fail;
 	if (store_rows_assign_steps(st.store, cause) != 0 ||
-	    store_run_finish(st.store, -1, st.last_ns, cause) != 0)
+	    store_run_finish(st.store, -1, st.last_ns, 1, cause) != 0)
 		goto fail;
 	pickle_free(root);
 	state_free(&st);

@@ -399,23 +399,25 @@ store_run_set_end(struct store *s, int exit_status, uint64_t end_ns,
  * Finish the current run: write what is still live (never freed), fix step
  * numbers if markers came late, record the exit status (-1: unknown) and
  * end time (0: now), write its summaries (allocation_groups, allocation_top,
- * allocation_steps), mark the run complete and build the indexes.  0, or -1
- * with *cause.
+ * allocation_steps), mark the run complete and build the indexes.  A run
+ * that lacks events (complete 0: record turned processes away) is written
+ * alike but gets no summaries and stays marked unfinished, so that no
+ * reader takes it for the whole.  0, or -1 with *cause.
  */
 int
 store_run_finish(struct store *s, int exit_status, uint64_t end_ns,
-    char **cause)
+    int complete, char **cause)
 {
 	if (store_sql_begin(s, cause) != 0)
 		return (-1);
 	if (store_rows_finish(s, cause) != 0)
 		return (-1);
 	store_groups_flush_pending(s);
-	if ((s->groups.valid ? store_groups_write(s, cause) :
+	if (complete && ((s->groups.valid ? store_groups_write(s, cause) :
 	    store_regroup(s, cause)) != 0 || store_top_write(s, cause) != 0 ||
-	    store_alloc_steps_write_run(s, cause) != 0)
+	    store_alloc_steps_write_run(s, cause) != 0))
 		return (-1);
-	if (store_run_set_end(s, exit_status, end_ns, 1, cause) != 0)
+	if (store_run_set_end(s, exit_status, end_ns, complete, cause) != 0)
 		return (-1);
 	if (store_sql_exec(s, store_schema_index_sql,
 	    "cannot build the indexes", cause) != 0)

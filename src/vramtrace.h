@@ -121,7 +121,7 @@ int	 store_close(struct store *, char **);
 void	 store_abort(struct store *);
 int	 store_run_begin(struct store *, const struct store_run_info *,
 	     char **);
-int	 store_run_finish(struct store *, int, uint64_t, char **);
+int	 store_run_finish(struct store *, int, uint64_t, int, char **);
 int	 store_run_end(struct store *, int, uint64_t, char **);
 int64_t	 store_run_id(struct store *);
 int	 store_failed(const struct store *);

@@ -122,7 +122,7 @@ write_big(const char *path)
 	if (store_source_drain(src, &cause) != 0)
 		exit(1);
 	store_source_free(src);
-	if (store_run_finish(s, 0, T(3 * NBIG), &cause) != 0 ||
+	if (store_run_finish(s, 0, T(3 * NBIG), 1, &cause) != 0 ||
 	    store_close(s, &cause) != 0) {
 		printf("# %s\n", cause);
 		exit(1);
@@ -362,7 +362,7 @@ write_known(const char *path)
 	if (store_source_drain(src, &cause) != 0)
 		exit(1);
 	store_source_free(src);
-	if (store_run_finish(s, 3, T(9), &cause) != 0 ||
+	if (store_run_finish(s, 3, T(9), 1, &cause) != 0 ||
 	    store_close(s, &cause) != 0) {
 		printf("# %s\n", cause);
 		exit(1);
@@ -450,7 +450,7 @@ write_bulk(const char *path, int flags, int early)
 	for (i = (uint64_t)early + 1; i <= NSTEPS; i++)
 		bulk_step(s, i);
 	if (store_rows_assign_steps(s, &cause) != 0 ||
-	    store_run_finish(s, 0, 0, &cause) != 0 ||
+	    store_run_finish(s, 0, 0, 1, &cause) != 0 ||
 	    store_close(s, &cause) != 0)
 		die("finish", cause);
 }
