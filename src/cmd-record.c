@@ -31,7 +31,10 @@
  * what was lost), and the run is left unfinished with what was committed;
  * a failure to finish the run leaves it unfinished too (collector.c).
  * Either way the run gets the command's exit status and end time if the
- * database takes them then (record_end), and the closing line says so.
+ * database takes them then (record_end), and the closing line says so.  A
+ * run that lacks processes the collector turned away (out of descriptors)
+ * is written whole but stays unfinished as well, so that no check takes
+ * it for the whole run.
  */
 
 #include "config.h"
@@ -493,22 +496,28 @@ record_close(struct store *store)
 
 /*
  * End the run of store for a command that exited with rc, and close the
- * store.  A run whose recording lost nothing (lost 0) is finished; one
- * that lost events (the database failed: the collector said so) or that
- * cannot be finished stays unfinished, with its exit status and end time
- * if the database takes them now.  Returns NULL for a finished run, else
- * what the closing line says of it (the caller frees it).
+ * store; how: what collector_run() said.  A run whose recording lost
+ * nothing (how 0) is finished.  One that lacks processes turned away
+ * (COLLECTOR_LACKS) is written whole but stays unfinished.  One that lost
+ * events (COLLECTOR_STOPPED: the database failed) or that cannot be
+ * finished stays unfinished, with its exit status and end time if the
+ * database takes them now.  Returns NULL for a finished run, else what
+ * the closing line says of it (the caller frees it).
  */
 static char *
-record_end(struct store *store, int lost, int rc)
+record_end(struct store *store, int how, int rc)
 {
 	uint64_t	 end_ns = lib_now_ns();
 	char		*cause = NULL, *state;
+	int		 complete = (how & COLLECTOR_LACKS) == 0;
 
-	if (!lost) {
-		if (store_run_finish(store, rc, end_ns, 1, &cause) == 0) {
+	if ((how & COLLECTOR_STOPPED) == 0) {
+		if (store_run_finish(store, rc, end_ns, complete,
+		    &cause) == 0) {
 			record_close(store);
-			return (NULL);
+			return (complete ? NULL : xstrdup("unfinished: it lacks "
+			    "the processes turned away; every event received "
+			    "is stored"));
 		}
 		log_warn("%s; run %lld stays marked unfinished, with every "
 		    "event recorded", cause, (long long)store_run_id(store));
@@ -537,7 +546,7 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	struct stat		 sb;
 	char			*cause = NULL, *command, *git, cwd[PATH_MAX];
 	char			*state;
-	int			 status = 0, rc, created, pfd[2], stopped;
+	int			 status = 0, rc, created, pfd[2], how;
 	int			 exec_errno;
 	int64_t			 run;
 	pid_t			 pid;
@@ -605,7 +614,7 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		_exit(127);
 	}
 	close(pfd[1]);
-	stopped = collector_run(c, pid, &status);
+	how = collector_run(c, pid, &status);
 	if (read(pfd[0], &exec_errno, sizeof exec_errno) != sizeof exec_errno)
 		exec_errno = 0;
 	else
@@ -624,7 +633,7 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	 * From here on the command's status is ours: a database that failed
 	 * keeps what was committed, as a run that stays unfinished.
 	 */
-	state = record_end(store, stopped, rc);
+	state = record_end(store, how, rc);
 	if (exec_errno == 0)
 		record_report(o.output, run, args->argv[0], state);
 	free(state);

@@ -107,8 +107,8 @@ struct cmd_entry {
 
 /* What every command says of a run cut short (runs.complete is 0). */
 #define CMD_UNFINISHED_NOTE "not finished: the run was cut short (killed, its" \
-	" database failed, or still recording); what follows covers only what" \
-	" was recorded"
+	" database failed, or still recording) or lacks processes record turned" \
+	" away; what follows covers only what was recorded"
 
 /* The arguments of a command that reads one database (or snapshot). */
 #define CMD_ARGS_DB .args = "DB|PICKLE", .lower = 1, .upper = 1, \

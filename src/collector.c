@@ -26,8 +26,8 @@
  *	since SIGXFSZ is caught and the write fails with EFBIG), recording
  *	stops: one warning, no more writes, the connections are still read
  *	(their events counted as lost), the child is still reaped, and
- *	collector_run() returns 1 so that the run is left unfinished with
- *	what the last commit made durable;
+ *	collector_run() says COLLECTOR_STOPPED so that the run is left
+ *	unfinished with what the last commit made durable;
  *
  *	out of file descriptors, accept() fails while the listening socket
  *	stays readable, which would make poll() spin: the connection is left
@@ -43,6 +43,20 @@
  *	client warns and turns itself off; the program runs on).  The soft
  *	limit is raised to the hard one first; the child gets the old one
  *	back.
+ *
+ * The end is where nothing may be dropped unsaid.  The socket's name goes
+ * first and the socket is shut for reading, so that no process can
+ * connect any more (one that tries is told so by its own client) and the
+ * backlog holds all there is to take; then the connections open are read
+ * and closed, which frees their descriptors for those still waiting in
+ * the backlog, taken alike, pass after pass, until the backlog is empty;
+ * one that finds no descriptor even with nothing open is turned away.
+ * Every process turned away, during the run or at its end, is counted and
+ * said at the end, and collector_run() says COLLECTOR_LACKS, so that the
+ * run is never marked complete: its verdict covers only the processes it
+ * holds.  So does a backlog found full at the end (processes blocked in
+ * connect() behind it then fail to connect, and no one can count them),
+ * and one whose connections could be neither taken nor turned away.
  */
 
 #include "config.h"
@@ -57,6 +71,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -66,6 +81,7 @@
 
 #define COLLECTOR_RETRY_MS	100	/* accept() again after a failure */
 #define COLLECTOR_WAIT_MS	5000	/* for a descriptor, at most */
+#define COLLECTOR_BACKLOG	128	/* connections waiting, at most */
 #define COLLECTOR_READ		(256 * 1024)
 #define COLLECTOR_PIDS		8	/* named in a warning, at most */
 
@@ -87,6 +103,7 @@ struct collector {
 	char			 *dir;
 	char			 *path;
 	int			  listen_fd;
+	int			  backlog;	/* it holds, at most */
 	int			  listen_paused; /* accept() failed: retry */
 	uint64_t		  waiting_since; /* a connection waits for a
 						    descriptor since; 0 */
@@ -95,6 +112,10 @@ struct collector {
 	size_t			  nconns;
 	unsigned		  serial;	/* connections so far */
 	unsigned		  refused;	/* turned away: no descriptor */
+	unsigned		  refused_end;	/* of them, when record ended */
+	size_t			  drained;	/* in the backlog at the end */
+	int			  drain_error;	/* errno: the end could neither
+						   take nor turn away; 0 */
 
 	struct rlimit		  nofile;	/* as we found it: the child's */
 	struct sigaction	  old_xfsz;	/* the same */
@@ -195,6 +216,24 @@ collector_limits(struct collector *c)
 }
 
 /*
+ * How many connections the listening socket holds waiting: what we ask
+ * listen() for, or the system's cap (net.core.somaxconn) when lower.
+ */
+static int
+collector_backlog(void)
+{
+	FILE	*f;
+	int	 n = COLLECTOR_BACKLOG;
+
+	if ((f = fopen("/proc/sys/net/core/somaxconn", "re")) == NULL)
+		return (n);
+	if (fscanf(f, "%d", &n) != 1 || n < 1 || n > COLLECTOR_BACKLOG)
+		n = COLLECTOR_BACKLOG;
+	fclose(f);
+	return (n);
+}
+
+/*
  * Make a private directory with a listening socket in it, and catch the
  * signals the collector handles.  Call before starting the child, so that
  * its SIGCHLD cannot be missed.  flush_ms: how often to commit (0: 200);
@@ -240,7 +279,7 @@ collector_create(struct store *store, unsigned flush_ms, unsigned grace_ms,
 	    SOCK_NONBLOCK, 0);
 	if (c->listen_fd == -1 ||
 	    bind(c->listen_fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-	    listen(c->listen_fd, 128) != 0) {
+	    listen(c->listen_fd, (c->backlog = collector_backlog())) != 0) {
 		*cause = xstrerror_cause("socket %s", c->path);
 		goto fail;
 	}
@@ -360,51 +399,48 @@ collector_add(struct collector *c, int fd)
 }
 
 /*
- * Out of descriptors (error) for longer than COLLECTOR_WAIT_MS: free the
- * reserve to accept the waiting connection and close it at once, so that
- * its process stops sending (its client says so once and turns itself
- * off).  1 when one was turned away, 0 when none was waiting, -1 when that
- * failed too.
+ * Turn away the connection waiting first in the backlog: free the reserve
+ * descriptor to accept it and close it at once, so that its process stops
+ * sending (its client says so once and turns itself off), and count it.
+ * 1 when one was turned away, 0 when none was waiting, -1 (errno set)
+ * when that failed too.
  */
 static int
-collector_turn_away(struct collector *c, int error)
+collector_turn_away(struct collector *c)
 {
-	struct rlimit	rl;
-	int		fd;
+	int	fd, error;
 
-	if (c->reserve_fd == -1)
+	if (c->reserve_fd == -1) {
+		errno = EMFILE;
 		return (-1);
+	}
 	close(c->reserve_fd);
 	fd = accept4(c->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	error = errno;
 	if (fd != -1)
 		close(fd);
-	else if (errno == EAGAIN || errno == EWOULDBLOCK)
-		fd = -2;
 	c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return (fd == -2 ? 0 : -1);
-	if (c->refused++ == 0 && getrlimit(RLIMIT_NOFILE, &rl) == 0)
-		log_warn("out of file descriptors (%s; %zu processes "
-		    "connected, limit %llu): none freed up for %.1fs, so a "
-		    "new process was turned away, and events from processes "
-		    "that connect while none frees up within %.1fs are lost "
-		    "(raise ulimit -n)", strerror(error), c->nconns,
-		    (unsigned long long)rl.rlim_cur, COLLECTOR_WAIT_MS /
-		    1000.0, COLLECTOR_WAIT_MS / 1000.0);
+	if (fd == -1) {
+		errno = error;
+		return (error == EAGAIN || error == EWOULDBLOCK ? 0 : -1);
+	}
+	c->refused++;
 	return (1);
 }
 
 /*
- * Accept what is waiting (now: the time).  A failure that leaves the
- * connection waiting (no descriptor, no memory) stops polling the
- * listening socket until the next try, at the next wake-up: never a busy
- * loop.  Out of descriptors since COLLECTOR_WAIT_MS, every connection
- * waiting is turned away.
+ * Accept what is waiting (now: the time), while the command runs or its
+ * grace lasts.  A failure that leaves the connection waiting (no
+ * descriptor, no memory) stops polling the listening socket until the
+ * next try, at the next wake-up: never a busy loop.  Out of descriptors
+ * since COLLECTOR_WAIT_MS, every connection waiting is turned away, the first
+ * time with a warning.
  */
 static void
 collector_accept(struct collector *c, uint64_t now)
 {
-	int	fd, error, full, turned;
+	struct rlimit	rl;
+	int		fd, error, full, turned;
 
 	c->listen_paused = 0;
 	for (;;) {
@@ -423,15 +459,65 @@ collector_accept(struct collector *c, uint64_t now)
 		if (full && c->waiting_since == 0)
 			c->waiting_since = now;
 		if (full && now - c->waiting_since >= COLLECTOR_WAIT_MS &&
-		    (turned = collector_turn_away(c, error)) >= 0) {
-			if (turned == 1)
-				continue;
-			break;		/* none left waiting */
+		    (turned = collector_turn_away(c)) >= 0) {
+			if (turned == 0)
+				break;		/* none left waiting */
+			if (c->refused == 1 && getrlimit(RLIMIT_NOFILE,
+			    &rl) == 0)
+				log_warn("out of file descriptors (%s; %zu "
+				    "processes connected, limit %llu): none "
+				    "freed up for %.1fs, so a new process was "
+				    "turned away, and events from processes "
+				    "that connect while none frees up within "
+				    "%.1fs are lost (raise ulimit -n)",
+				    strerror(error), c->nconns,
+				    (unsigned long long)rl.rlim_cur,
+				    COLLECTOR_WAIT_MS / 1000.0,
+				    COLLECTOR_WAIT_MS / 1000.0);
+			continue;
 		}
 		c->listen_paused = 1;
 		return;
 	}
 	c->waiting_since = 0;
+}
+
+/*
+ * At the end, when no process can connect any more: accept what waits in
+ * the backlog while descriptors are free.  Once accept() fails, with
+ * connections open (closing them frees their descriptors) it stops; with
+ * none open the next one is turned away.  Counts in c->drained every
+ * connection it took from the backlog, and keeps in c->drain_error an
+ * error that left some there.  Returns how many it took, 0 once the
+ * backlog is empty.
+ */
+static size_t
+collector_drain(struct collector *c)
+{
+	size_t	taken = 0;
+	int	fd, turned;
+
+	for (;;) {
+		fd = accept4(c->listen_fd, NULL, NULL,
+		    SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd != -1) {
+			collector_add(c, fd);
+			c->drained++;
+			taken++;
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK || c->nconns > 0)
+			return (taken);
+		if ((turned = collector_turn_away(c)) != 1) {
+			if (turned == -1)
+				c->drain_error = errno;
+			return (taken);
+		}
+		c->drained++;
+		c->refused_end++;
+	}
 }
 
 /*
@@ -506,21 +592,29 @@ collector_timeout(struct collector *c, uint64_t now, uint64_t end)
 }
 
 /*
- * The grace after the child is over (now): take what the processes still
- * connected (descendants that outlive the command) sent already, all that
- * waits in each socket now (and one read more, to see it closed), say who
- * they are and what it means, and close every connection.  Those that
- * were waiting for a descriptor get one then, and are taken alike.
+ * The grace after the child is over: no process can connect from now on.
+ * Take what the processes still connected (descendants that outlive the
+ * command) sent already, all that waits in each socket now (and one read
+ * more, to see it closed), say who they are and what it means, and close
+ * every connection; those waiting in the backlog get the descriptors
+ * that frees and are taken alike, pass after pass, until none is left
+ * (collector_drain).
  */
 static void
-collector_leftovers(struct collector *c, uint64_t now)
+collector_leftovers(struct collector *c)
 {
 	size_t		 i, still = 0;
 	ssize_t		 n;
-	int		 queued, pass;
+	int		 queued;
 	char		*pids = xstrdup(""), *t;
 
-	for (pass = 0; pass < 2; pass++) {
+	/*
+	 * Shut for reading, a listening socket refuses connect() (Linux),
+	 * so that what its backlog holds now is all there is to take.
+	 */
+	unlink(c->path);
+	shutdown(c->listen_fd, SHUT_RD);
+	do {
 		for (i = c->nconns; i-- > 0;) {
 			if (ioctl(c->conns[i]->fd, FIONREAD, &queued) != 0)
 				queued = 0;
@@ -535,9 +629,7 @@ collector_leftovers(struct collector *c, uint64_t now)
 			}
 			collector_close(c, i);
 		}
-		if (pass == 0)
-			collector_accept(c, now);
-	}
+	} while (collector_drain(c) > 0);
 	if (still > 0)
 		log_warn("%zu process%s (pid %s%s) still connected %.1fs after "
 		    "the command ended, descendants that outlive it: what they "
@@ -549,12 +641,53 @@ collector_leftovers(struct collector *c, uint64_t now)
 }
 
 /*
+ * Say at the end what processes the run lacks: those turned away, and
+ * those lost uncounted at the end.  Returns COLLECTOR_LACKS when it lacks
+ * any (or may), else 0.
+ */
+static int
+collector_lacks(struct collector *c)
+{
+	char	end[80] = "";
+	int	lacks = 0;
+
+	if (c->refused_end > 0)
+		snprintf(end, sizeof end, " (%u of them still waiting for one "
+		    "when record ended)", c->refused_end);
+	if (c->refused > 0) {
+		log_warn("%u process%s turned away for want of file "
+		    "descriptors%s: the run lacks their events and stays marked "
+		    "unfinished", c->refused, c->refused == 1 ? " was" :
+		    "es were", end);
+		lacks = COLLECTOR_LACKS;
+	}
+	if (c->drain_error != 0) {
+		log_warn("the processes still waiting to connect when record "
+		    "ended could be neither taken nor turned away (%s): the run "
+		    "lacks their events, how many is unknown, and stays marked "
+		    "unfinished", strerror(c->drain_error));
+		lacks = COLLECTOR_LACKS;
+	}
+	if (c->drained >= (size_t)c->backlog) {
+		log_warn("%zu processes waited to connect when record ended, "
+		    "as many as its socket holds: those that waited behind "
+		    "them, if any, could not connect (each says so), the run "
+		    "lacks their events and stays marked unfinished",
+		    c->drained);
+		lacks = COLLECTOR_LACKS;
+	}
+	return (lacks);
+}
+
+/*
  * Collect until the child has exited and its processes have hung up (for
  * the grace at most after it), committing every flush interval.
  * *status gets the child's wait status: the child is always reaped.
- * Returns 0 when everything received is stored, 1 when the database
- * failed and recording stopped (said on stderr, with what was lost): the
- * run must then stay unfinished.
+ * Returns 0 when everything every process sent until then is stored, else
+ * what stops the run from being complete (said on stderr): the flags
+ * COLLECTOR_STOPPED, the database failed and recording stopped (with what
+ * was lost), and COLLECTOR_LACKS, processes were turned away, whose events
+ * the run lacks.
  */
 int
 collector_run(struct collector *c, pid_t child, int *status)
@@ -563,6 +696,7 @@ collector_run(struct collector *c, pid_t child, int *status)
 	uint64_t	 now, end = 0;		/* end of the grace; 0: none */
 	uint64_t	 lost;
 	size_t		 i, n;
+	int		 lacks;
 
 	now = c->start_ms = c->commit_ms = collector_ms();
 	for (;;) {
@@ -607,19 +741,17 @@ collector_run(struct collector *c, pid_t child, int *status)
 			break;
 	}
 	free(pfd);
-	collector_leftovers(c, collector_ms());
+	collector_leftovers(c);
 	collector_commit(c, collector_ms());
-	if (c->refused > 1)
-		log_warn("%u processes were turned away for want of file "
-		    "descriptors: the run lacks their events", c->refused);
+	lacks = collector_lacks(c);
 	if (!c->stopped)
-		return (0);
+		return (lacks);
 	lost = c->events - store_events_committed(c->store);
 	log_warn("%llu of the %llu events received are lost: all those not "
 	    "committed by +%.1fs (the last commit)",
 	    (unsigned long long)lost, (unsigned long long)c->events,
 	    collector_since(c, c->commit_ms));
-	return (1);
+	return (lacks | COLLECTOR_STOPPED);
 }
 
 /* Close every connection, remove the socket and its directory. */

@@ -240,6 +240,8 @@ const char *store_schema_read_error(int);
 
 /* collector.c */
 struct collector;
+#define COLLECTOR_STOPPED	0x1	/* the database failed */
+#define COLLECTOR_LACKS		0x2	/* processes turned away */
 struct collector *collector_create(struct store *, unsigned, unsigned,
 	     char **);
 const char *collector_path(struct collector *);

@@ -8,10 +8,13 @@
 #    and a real full disk: a file size limit (RLIMIT_FSIZE), under which a
 #    write fails with EFBIG once SIGXFSZ is caught;
 #  - a descendant of the command that outlives it and keeps sending;
-#  - too few file descriptors (RLIMIT_NOFILE) for every traced process.
+#  - too few file descriptors (RLIMIT_NOFILE) for every traced process,
+#    while the command runs and when record ends (lim.py lowers record's
+#    own limit from inside the command, so that it has as many free as a
+#    check needs).
 # TAP output.
 . "${srcdir:-.}/tests/lib.sh"
-plan 37
+plan 43
 W="${top_builddir:-.}/tests/t-client-writer"
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF \
     VRAMTRACE_STACKS VRAMTRACE_TORCH_HISTORY VRAMTRACE_CHECK_OFFLOAD
@@ -260,8 +263,18 @@ got=$(q "$TMP/fds.db" "select count(distinct process_id) between 1 and 7,
     count(*) = 10 * count(distinct process_id) from allocations")
 [ "$got" = "1,1" ]
 ok $? "...the processes taken are stored whole, those turned away not at all ($got)"
-[ "$(lines 'processes were turned away for want of file descriptors: the run lacks their events$')" = 1 ]
-ok $? "...and the end says how many were turned away"
+[ "$(lines '^vramtrace: [0-9]+ processes were turned away for want of file descriptors: the run lacks their events and stays marked unfinished$')" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "...and the end says how many were turned away"
+got=$(q "$TMP/fds.db" "select complete, exit_status from runs")
+[ "$got" = "0,0" ] &&
+    [ "$(lines '^vramtrace: run 1 of .*fds.db \(unfinished: it lacks the processes turned away; every event received is stored\): [1-7] process')" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "...the run, which lacks them, stays unfinished with its exit status, and the closing line says so ($got)"
+"$VRAMTRACE" leaks --fail-on-leak "$TMP/fds.db" >"$TMP/out" 2>&1
+[ $? -eq 6 ] && grep -q '^not finished: .*lacks processes record turned away' \
+    "$TMP/out"
+ok $? "...so leaks says not finished, exit 6 under --fail-on-leak: never a CLEAN for a run that lost a process"
 mkdir "$TMP/fds2"
 set -- $("$PY" "$TMP/cpu.py" 16 "$TMP/fds2" 8 - "$VRAMTRACE" record \
     -o "$TMP/fds2.db" -- "$W" hold 8 "$TMP/fds2")
@@ -271,6 +284,94 @@ got=$(q "$TMP/fds2.db" "select count(distinct process_id), count(*) from
 [ "${1:-x}" = 0 ] && [ "$got" = "8,80" ] && [ "$(lines 'turned away')" = 0 ]
 st=$?; [ $st -eq 0 ] || show
 ok $st "out of descriptors, processes that end: those waiting get the descriptors they free, every process stored whole (${1:-?}; $got)"
+
+# 4b. Out of descriptors when record ends.  lim.py, run by the command,
+# lowers record's limit to leave it FREE descriptors; N processes connect
+# and stay (those beyond FREE wait in the backlog), the command exits.
+cat >"$TMP/lim.py" <<'PY'
+import os, resource, sys
+# lim.py PID FREE: lower process PID's descriptor limit (soft and hard) to
+# its first unused descriptor number plus FREE: it has FREE left.
+pid, free = int(sys.argv[1]), int(sys.argv[2])
+used = set(int(fd) for fd in os.listdir("/proc/%d/fd" % pid))
+lim = 0
+while lim in used:
+    lim += 1
+resource.prlimit(pid, resource.RLIMIT_NOFILE, (lim + free, lim + free))
+PY
+# held NAME FREE N READY UNTIL [OPTION...]: record into $TMP/NAME.db with
+# OPTIONs (run: $rc, $TMP/err) a command that leaves record FREE
+# descriptors, starts N processes that send the set each and stay until
+# told to stop (t-client-writer hold, their stderr in $TMP/NAME/err),
+# waits until READY of them are ready and record's stderr has UNTIL (if
+# not empty; 60 s at most in all), and exits 4; then stop them.
+held() {
+	h=$TMP/$1
+	mkdir "$h"
+	set -- "$@" -o "$h.db" -- sh -c "
+	    \"$PY\" \"$TMP/lim.py\" \$PPID $2 || exit 9
+	    \"$W\" hold $3 \"$h\" 2>\"$h/err\" &
+	    i=0
+	    while [ \$(ls \"$h\" | grep -c '^ready') -lt $4 ] &&
+	        [ \$i -lt 600 ]; do sleep 0.05; i=\$((i + 1)); done
+	    while [ -n '$5' ] && ! grep -q '$5' \"$TMP/err\" &&
+	        [ \$i -lt 1200 ]; do sleep 0.05; i=\$((i + 1)); done
+	    sleep 0.3
+	    exit 4"
+	shift 5
+	run "$VRAMTRACE" record "$@"
+	touch "$h/stop"
+}
+
+# Those waiting take the descriptors that closing the others frees, pass
+# after pass: 2 free, 6 processes, all stored whole, nothing turned away.
+held take 2 6 6 "" --grace-ms 0
+got=$(q "$TMP/take.db" "select complete, exit_status, (select
+    count(distinct process_id) || '/' || count(*) from allocations) from runs")
+[ "$rc" -eq 4 ] && [ "$got" = "1,4,6/60" ] &&
+    [ "$(lines 'turned away')" = 0 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "out of descriptors at the end: those still waiting take the descriptors the others free, every process stored whole, the run finished ($rc; $got)"
+
+# None free at all: each one waiting is turned away at the end, counted
+# and said, and the run that lacks them is never finished (nor CLEAN).
+held none 0 3 3 "" --grace-ms 0
+got=$(q "$TMP/none.db" "select complete, exit_status, (select count(*)
+    from allocations) from runs")
+[ "$rc" -eq 4 ] && [ "$got" = "0,4,0" ] &&
+    [ "$(lines '^vramtrace: 3 processes were turned away for want of file descriptors \(3 of them still waiting for one when record ended\): the run lacks their events and stays marked unfinished$')" = 1 ] &&
+    [ "$(lines '^vramtrace: run 1 of .*none.db \(unfinished: it lacks the processes turned away; every event received is stored\): 0 processes')" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "no descriptor at the end: the 3 processes waiting are turned away, counted and said, and the run stays unfinished ($rc; $got)"
+"$VRAMTRACE" leaks --fail-on-leak "$TMP/none.db" >"$TMP/out" 2>&1
+[ $? -eq 6 ] && grep -q '^not finished: ' "$TMP/out"
+ok $? "...leaks: not finished, exit 6 under --fail-on-leak"
+
+# A backlog found full at the end: processes blocked in connect() behind
+# it cannot be counted (the socket's name is gone when they retry), so the
+# run stays unfinished even though every one waiting was taken.  8 free,
+# 8 + backlog + 1 connected or waiting, 8 more blocked.
+b=$(cat /proc/sys/net/core/somaxconn 2>/dev/null || echo 128)
+[ "$b" -gt 128 ] && b=128
+held backlog 8 $((b + 17)) $((b + 9)) "" --grace-ms 0
+# (Counted as words: their lines can interleave.)
+unconnected() {
+	grep -o 'cannot connect to the collector' "$TMP/backlog/err" | wc -l |
+	    tr -d ' '
+}
+i=0
+while [ "$(unconnected)" -lt 8 ] && [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+got=$(q "$TMP/backlog.db" "select complete, exit_status, (select
+    count(distinct process_id) from allocations) from runs")
+[ "$rc" -eq 4 ] && [ "$got" = "0,4,$((b + 9))" ] &&
+    [ "$(lines "^vramtrace: $((b + 1)) processes waited to connect when record ended, as many as its socket holds: those that waited behind them, if any, could not connect \\(each says so\\), the run lacks their events and stays marked unfinished\$")" = 1 ] &&
+    [ "$(lines 'turned away for want')" = 0 ] &&
+    [ "$(unconnected)" = 8 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "a backlog full at the end: every process waiting taken, those blocked behind it say they could not connect, and the run stays unfinished ($rc; $got; $(unconnected) could not connect)"
 
 # 5. record's stderr is a pipe that closes (record ... 2>&1 | head): record
 # goes on without its messages, waits for the command, keeps its status
