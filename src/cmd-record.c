@@ -75,6 +75,10 @@ static const struct cmd_option cmd_record_options[] = {
 	  .kind = CMD_NUMBER, .value = "N", .min = 0, .max = 3600000,
 	  .help = "once the command ended, wait up to N ms for its processes"
 	  " still sending (default 2000)" },
+	{ .name = "fd-wait-ms", .letter = 'W', .flags = CMD_LONG_ONLY,
+	  .kind = CMD_NUMBER, .value = "N", .min = 0, .max = 3600000,
+	  .help = "out of file descriptors, let a process wait up to N ms for"
+	  " one before it is turned away (default 5000)" },
 	{ .name = "nvtx", .letter = 'n', .flags = CMD_LONG_ONLY,
 	  .kind = CMD_FLAG, .help = "capture NVTX ranges and marks (the"
 	  " default)" },
@@ -136,8 +140,7 @@ const struct cmd_entry cmd_record_entry = {
 
 struct record_options {
 	const char	*output;
-	unsigned	 flush_ms;
-	unsigned	 grace_ms;
+	struct collector_times times;
 	int		 nvtx;
 	const char	*step_marker;
 	const char	*allocator;	/* async, native, keep; NULL: default */
@@ -312,7 +315,7 @@ record_environment(struct record_options *o, const char *allocator)
 		free(lib);
 	}
 	setenv("VRAMTRACE_NVTX", o->nvtx ? "1" : "0", 1);
-	snprintf(ms, sizeof ms, "%u", o->flush_ms);
+	snprintf(ms, sizeof ms, "%u", o->times.flush_ms);
 	setenv("VRAMTRACE_FLUSH_MS", ms, 1);
 	setenv("VRAMTRACE_STEP_MARKER", o->step_marker, 1);
 	if (o->stacks != NULL)
@@ -366,8 +369,9 @@ record_options(const struct cmd_entry *self, const struct cmd_args *args,
 	const char	*env;
 
 	o->output = cmd_args_text(args, 'o', "run.db");
-	o->flush_ms = (unsigned)cmd_args_number(args, 'f', 200);
-	o->grace_ms = (unsigned)cmd_args_number(args, 'g', 2000);
+	o->times.flush_ms = (unsigned)cmd_args_number(args, 'f', 200);
+	o->times.grace_ms = (unsigned)cmd_args_number(args, 'g', 2000);
+	o->times.fd_wait_ms = (unsigned)cmd_args_number(args, 'W', 5000);
 	/* Of --nvtx and --no-nvtx, the last one given counts. */
 	o->nvtx = cmd_args_has(args, 'N') <= cmd_args_has(args, 'n');
 	o->step_marker = cmd_args_text(args, 's', "step");
@@ -593,8 +597,7 @@ cmd_record_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	if (rc != 0 || store_commit(store, &cause) != 0)
 		goto fail;
 	run = store_run_id(store);
-	if ((c = collector_create(store, o.flush_ms, o.grace_ms,
-	    &cause)) == NULL)
+	if ((c = collector_create(store, &o.times, &cause)) == NULL)
 		goto fail;
 	setenv("VRAMTRACE_SOCKET", collector_path(c), 1);
 	unsetenv("VRAMTRACE_OUTPUT");

@@ -38,11 +38,11 @@
  *	memory; it blocks only where it waits for them to be written (a
  *	flush, its exit) once its socket is full, or in connect() once the
  *	backlog is.  So the wait is bounded: connections that still find no
- *	descriptor COLLECTOR_WAIT_MS after the first failure are turned away,
- *	a reserve descriptor closed to accept each and close it at once (its
- *	client warns and turns itself off; the program runs on).  The soft
- *	limit is raised to the hard one first; the child gets the old one
- *	back.
+ *	descriptor fd_wait_ms (record --fd-wait-ms) after the first failure
+ *	are turned away, a reserve descriptor closed to accept each and
+ *	close it at once (its client warns and turns itself off; the program
+ *	runs on).  The soft limit is raised to the hard one first; the child
+ *	gets the old one back.
  *
  * The end is where nothing may be dropped unsaid.  The socket's name goes
  * first and the socket is shut for reading, so that no process can
@@ -80,7 +80,6 @@
 #include "vramtrace.h"
 
 #define COLLECTOR_RETRY_MS	100	/* accept() again after a failure */
-#define COLLECTOR_WAIT_MS	5000	/* for a descriptor, at most */
 #define COLLECTOR_BACKLOG	128	/* connections waiting, at most */
 #define COLLECTOR_READ		(256 * 1024)
 #define COLLECTOR_PIDS		8	/* named in a warning, at most */
@@ -100,6 +99,7 @@ struct collector {
 	struct store		 *store;
 	unsigned		  flush_ms;
 	unsigned		  grace_ms;	/* after the child, for others */
+	unsigned		  fd_wait_ms;	/* for a descriptor, at most */
 	char			 *dir;
 	char			 *path;
 	int			  listen_fd;
@@ -236,16 +236,18 @@ collector_backlog(void)
 /*
  * Make a private directory with a listening socket in it, and catch the
  * signals the collector handles.  Call before starting the child, so that
- * its SIGCHLD cannot be missed.  flush_ms: how often to commit (0: 200);
- * grace_ms: how long collector_run waits, after the child ended, for the
- * processes still connected (0: not at all).  Returns the collector, or
+ * its SIGCHLD cannot be missed.  t: how often to commit (flush_ms, 0:
+ * 200), how long collector_run waits, after the child ended, for the
+ * processes still connected (grace_ms, 0: not at all), and how long a
+ * process that connects may wait for a descriptor (fd_wait_ms, 0: turned
+ * away at once when none is free).  Returns the collector, or
  * NULL with *cause set (the caller frees it).  The store stays the
  * caller's.  SIGXFSZ stays caught in this process until it ends (the
  * caller's own writes to the store, after collector_run, fail rather than
  * kill it too).
  */
 struct collector *
-collector_create(struct store *store, unsigned flush_ms, unsigned grace_ms,
+collector_create(struct store *store, const struct collector_times *t,
     char **cause)
 {
 	struct collector	*c;
@@ -254,8 +256,9 @@ collector_create(struct store *store, unsigned flush_ms, unsigned grace_ms,
 
 	c = xcalloc(1, sizeof *c);
 	c->store = store;
-	c->flush_ms = flush_ms == 0 ? 200 : flush_ms;
-	c->grace_ms = grace_ms;
+	c->flush_ms = t->flush_ms == 0 ? 200 : t->flush_ms;
+	c->grace_ms = t->grace_ms;
+	c->fd_wait_ms = t->fd_wait_ms;
 	c->listen_fd = c->reserve_fd = -1;
 	collector_limits(c);
 	if ((tmp = getenv("TMPDIR")) == NULL || *tmp == '\0')
@@ -433,7 +436,7 @@ collector_turn_away(struct collector *c)
  * grace lasts.  A failure that leaves the connection waiting (no
  * descriptor, no memory) stops polling the listening socket until the
  * next try, at the next wake-up: never a busy loop.  Out of descriptors
- * since COLLECTOR_WAIT_MS, every connection waiting is turned away, the first
+ * since fd_wait_ms, every connection waiting is turned away, the first
  * time with a warning.
  */
 static void
@@ -458,7 +461,7 @@ collector_accept(struct collector *c, uint64_t now)
 		full = error == EMFILE || error == ENFILE;
 		if (full && c->waiting_since == 0)
 			c->waiting_since = now;
-		if (full && now - c->waiting_since >= COLLECTOR_WAIT_MS &&
+		if (full && now - c->waiting_since >= c->fd_wait_ms &&
 		    (turned = collector_turn_away(c)) >= 0) {
 			if (turned == 0)
 				break;		/* none left waiting */
@@ -469,11 +472,11 @@ collector_accept(struct collector *c, uint64_t now)
 				    "freed up for %.1fs, so a new process was "
 				    "turned away, and events from processes "
 				    "that connect while none frees up within "
-				    "%.1fs are lost (raise ulimit -n)",
-				    strerror(error), c->nconns,
-				    (unsigned long long)rl.rlim_cur,
-				    COLLECTOR_WAIT_MS / 1000.0,
-				    COLLECTOR_WAIT_MS / 1000.0);
+				    "%.1fs are lost (raise ulimit -n, or "
+				    "--fd-wait-ms)", strerror(error),
+				    c->nconns, (unsigned long long)rl.rlim_cur,
+				    c->fd_wait_ms / 1000.0,
+				    c->fd_wait_ms / 1000.0);
 			continue;
 		}
 		c->listen_paused = 1;

@@ -240,10 +240,15 @@ const char *store_schema_read_error(int);
 
 /* collector.c */
 struct collector;
+struct collector_times {
+	unsigned	 flush_ms;	/* commit every; 0: 200 */
+	unsigned	 grace_ms;	/* after the command, for the others */
+	unsigned	 fd_wait_ms;	/* for a descriptor, at most */
+};
 #define COLLECTOR_STOPPED	0x1	/* the database failed */
 #define COLLECTOR_LACKS		0x2	/* processes turned away */
-struct collector *collector_create(struct store *, unsigned, unsigned,
-	     char **);
+struct collector *collector_create(struct store *,
+	     const struct collector_times *, char **);
 const char *collector_path(struct collector *);
 void	 collector_child(struct collector *);
 int	 collector_run(struct collector *, pid_t, int *);

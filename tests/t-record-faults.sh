@@ -14,7 +14,7 @@
 #    check needs).
 # TAP output.
 . "${srcdir:-.}/tests/lib.sh"
-plan 43
+plan 44
 W="${top_builddir:-.}/tests/t-client-writer"
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF \
     VRAMTRACE_STACKS VRAMTRACE_TORCH_HISTORY VRAMTRACE_CHECK_OFFLOAD
@@ -256,7 +256,7 @@ cp "$TMP/fds/err" "$TMP/err"
 ok $? "out of descriptors, processes that stay: the command runs to its end, its status is record's (${2:-?})"
 "$PY" -c 'import sys; sys.exit(float(sys.argv[1]) >= 0.5)' "${1:-9}"
 ok $? "...no busy loop: record used ${1:-?} s of CPU in the 2 s the processes stayed connected or waiting"
-[ "$(lines '^vramtrace: out of file descriptors \(Too many open files; [0-9]+ processes connected, limit 16\): none freed up for 5.0s, so a new process was turned away, and events from processes that connect while none frees up within 5.0s are lost \(raise ulimit -n\)$')" = 1 ]
+[ "$(lines '^vramtrace: out of file descriptors \(Too many open files; [0-9]+ processes connected, limit 16\): none freed up for 5.0s, so a new process was turned away, and events from processes that connect while none frees up within 5.0s are lost \(raise ulimit -n, or --fd-wait-ms\)$')" = 1 ]
 st=$?; [ $st -eq 0 ] || show
 ok $st "...one line, once they waited 5 s, saying events from new processes are lost"
 got=$(q "$TMP/fds.db" "select count(distinct process_id) between 1 and 7,
@@ -347,13 +347,23 @@ ok $st "no descriptor at the end: the 3 processes waiting are turned away, count
 [ $? -eq 6 ] && grep -q '^not finished: ' "$TMP/out"
 ok $? "...leaks: not finished, exit 6 under --fail-on-leak"
 
+# --fd-wait-ms: how long one waits for a descriptor while the command runs
+# (default 5000, as above); 300 turns them away after 0.3 s.
+held wait 0 2 2 "turned away" --fd-wait-ms 300
+got=$(q "$TMP/wait.db" "select complete, exit_status from runs")
+[ "$rc" -eq 4 ] && [ "$got" = "0,4" ] &&
+    [ "$(lines '^vramtrace: out of file descriptors \(Too many open files; 0 processes connected, limit [0-9]+\): none freed up for 0.3s, so a new process was turned away, and events from processes that connect while none frees up within 0.3s are lost \(raise ulimit -n, or --fd-wait-ms\)$')" = 1 ] &&
+    [ "$(lines '^vramtrace: 2 processes were turned away for want of file descriptors( \(1 of them still waiting for one when record ended\))?: the run lacks their events')" = 1 ]
+st=$?; [ $st -eq 0 ] || show
+ok $st "--fd-wait-ms 300: turned away after 0.3 s while the command runs, counted at the end, the run unfinished ($rc; $got)"
+
 # A backlog found full at the end: processes blocked in connect() behind
 # it cannot be counted (the socket's name is gone when they retry), so the
 # run stays unfinished even though every one waiting was taken.  8 free,
 # 8 + backlog + 1 connected or waiting, 8 more blocked.
 b=$(cat /proc/sys/net/core/somaxconn 2>/dev/null || echo 128)
 [ "$b" -gt 128 ] && b=128
-held backlog 8 $((b + 17)) $((b + 9)) "" --grace-ms 0
+held backlog 8 $((b + 17)) $((b + 9)) "" --grace-ms 0 --fd-wait-ms 600000
 # (Counted as words: their lines can interleave.)
 unconnected() {
 	grep -o 'cannot connect to the collector' "$TMP/backlog/err" | wc -l |
