@@ -14,7 +14,7 @@
 #    check needs).
 # TAP output.
 . "${srcdir:-.}/tests/lib.sh"
-plan 44
+plan 43
 W="${top_builddir:-.}/tests/t-client-writer"
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF \
     VRAMTRACE_STACKS VRAMTRACE_TORCH_HISTORY VRAMTRACE_CHECK_OFFLOAD
@@ -118,16 +118,21 @@ ok $st "...one line naming the cause (SIGXFSZ caught, the write fails)"
 set -- $(sed -n 's/^vramtrace: \([0-9]*\) of the \([0-9]*\) events received are lost.*/\1 \2/p' "$TMP/err")
 [ "${1:-0}" -gt 0 ] && [ "${2:-0}" -ge 300000 ] && [ "$1" -lt "$2" ]
 ok $? "...every event sent was read, and the lost ones counted (${1:-?} of ${2:-?})"
-got=$(q "$TMP/full.db" "select complete, exit_status, (select count(*) > 10
-    from allocations) from runs")
-[ "$got" = "0,3,1" ] &&
+# How much was committed before the limit, and whether the end still fits
+# (the rolled back space usually takes it), depend on the machine's pace:
+# what is checked is that the file is whole and says what record says.
+got=$(q "$TMP/full.db" "select complete, coalesce(exit_status, 'none'),
+    (select count(*) > 0 from allocations) from runs")
+stored=$(lines 'run 1 of .*full.db \(unfinished; its exit status and end time are stored\): 1 process, [0-9]+ allocations')
+unstored=$(lines 'run 1 of .*full.db \(unfinished; its exit status and end time are not stored either: .*full.db: .*\): 1 process, [0-9]+ allocations')
+{ { [ "$got" = "0,3,1" ] && [ "$stored" = 1 ] && [ "$unstored" = 0 ]; } ||
+  { [ "$got" = "0,none,1" ] && [ "$stored" = 0 ] && [ "$unstored" = 1 ]; }; } &&
     [ "$(q "$TMP/full.db" "pragma integrity_check")" = ok ]
-ok $? "...the run holds what was committed, unfinished, with the command's exit status (the rolled back space takes it), and the database is whole ($got)"
+st=$?; [ $st -eq 0 ] || show
+ok $st "...the run holds what was committed, unfinished, with the command's exit status exactly when record's last word says it is stored, and the database is whole ($got; stored $stored, not stored $unstored)"
 "$VRAMTRACE" leaks "$TMP/full.db" >"$TMP/out" 2>&1
 grep -q '^not finished: ' "$TMP/out"
 ok $? "...leaks says the run is not finished"
-[ "$(lines 'run 1 of .*full.db \(unfinished; its exit status and end time are stored\): 1 process, [0-9]+ allocations')" = 1 ]
-ok $? "...and so does record's last word"
 
 # 2b. The database fails only when the run is being finished (its
 # summaries): every event is kept, the run stays unfinished with the
