@@ -11,7 +11,9 @@ TMP=$(mktemp -d /tmp/vramtrace-test-XXXXXX) || exit 99
 # Pickles given to reading commands are imported here, not into ~/.cache.
 XDG_CACHE_HOME=$TMP/cache
 export XDG_CACHE_HOME
-trap 'if [ "$tap_failed" -eq 0 ]; then rm -rf "$TMP"; else echo "# kept $TMP"; fi' EXIT
+trap 'sanitizer_reports; san=$?
+if [ "$tap_failed" -eq 0 ]; then rm -rf "$TMP"; else echo "# kept $TMP"; fi
+[ "$san" -eq 0 ] || exit 1' EXIT
 
 plan() { echo "1..$1"; }
 
@@ -26,9 +28,60 @@ ok() {	# ok CONDITION-STATUS DESCRIPTION
 }
 
 # sanitized FILE: 0 when FILE (a program or library) is a sanitizer
-# build's, which python3 cannot load (the ASan runtime must come first).
+# build's (configure --enable-sanitizers: ASan and UBSan).
 sanitized() {
 	nm -D "$1" 2>/dev/null | grep -q __asan_init
+}
+
+# sanitize_python LIBRARY: when LIBRARY is a sanitizer build's, make $PY
+# and $PYTHON3 a python3 that can load it, with every check on but one: a
+# wrapper ($TMP/bin/python3) that runs the real interpreter with the
+# sanitizer runtimes LIBRARY was linked with preloaded (ASan's must come
+# first in the process, and python3 is not built with it), Python's
+# objects from malloc (PYTHONMALLOC=malloc, so that ASan sees their
+# bounds), and no leak check (the interpreter does not free everything at
+# exit).  A report stops the process (halt_on_error).  ASan's goes to a
+# file under $TMP, which the test's exit finds (sanitizer_reports): it
+# fails the test even where the test expects python3 to fail.  UBSan's
+# goes to stderr (GCC's, beside ASan, ignores log_path) with exit status
+# 1.  Elsewhere it does nothing.  Status 1, with a line saying why, when
+# there is no ASan runtime to preload.
+sanitize_python() {
+	sanitized "$1" || return 0
+	san_rt=$(ldd "$1" 2>/dev/null |
+	    awk '$1 ~ /^lib(asan|ubsan)\.so/ && $3 ~ /^\// { print $3 }' | sort)
+	san_py=$("${PYTHON3:-$PY}" -c 'import sys; print(sys.executable)')
+	case $san_rt in
+	*/libasan.so*) [ -n "$san_py" ] ;;
+	*) false ;;
+	esac || {
+		echo "# $1: no ASan runtime (ldd) or no python3 to preload it into"
+		return 1
+	}
+	mkdir -p "$TMP/bin" && cat >"$TMP/bin/python3" <<EOF || return 1
+#!/bin/sh
+LD_PRELOAD="$(echo $san_rt)\${LD_PRELOAD:+ \$LD_PRELOAD}" \\
+ASAN_OPTIONS="\${ASAN_OPTIONS:+\$ASAN_OPTIONS:}detect_leaks=0:halt_on_error=1:log_path=$TMP/sanitizer" \\
+UBSAN_OPTIONS="\${UBSAN_OPTIONS:+\$UBSAN_OPTIONS:}halt_on_error=1:print_stacktrace=1" \\
+PYTHONMALLOC=malloc exec "$san_py" "\$@"
+EOF
+	chmod +x "$TMP/bin/python3" || return 1
+	PY=$TMP/bin/python3 PYTHON3=$TMP/bin/python3
+}
+
+# sanitizer_reports: at a test's exit, the reports of the processes that
+# sanitize_python ran, as comments; any fails the test (exit status 1).
+sanitizer_reports() {
+	san_n=0
+	for f in "$TMP"/sanitizer.*; do
+		[ -f "$f" ] || continue
+		echo "# sanitizer report $f:"
+		sed 's/^/# /' "$f"
+		san_n=$((san_n + 1))
+	done
+	[ "$san_n" -eq 0 ] && return 0
+	tap_failed=$((tap_failed + san_n))
+	return 1
 }
 
 skip() {	# skip COUNT REASON

@@ -15,10 +15,7 @@ fi
 PYTHONPATH="$srcdir/python" "$PYTHON3" "$srcdir/tests/check-compare.py" |
 	grep -E '^(not )?ok '
 tap_n=$COMPARE
-if sanitized "$b/libvramtrace.so"; then
-	skip 5 "a sanitizer build: python3 cannot load its libvramtrace.so"
-	exit 0
-fi
+sanitize_python "$b/libvramtrace.so" || exit 99
 
 unset VRAMTRACE_SOCKET
 run env PYTHONPATH="$srcdir/python" VRAMTRACE_LIBRARY="$b/libvramtrace.so" \
