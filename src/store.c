@@ -177,6 +177,8 @@ store_pragmas(const struct store *s)
  * database (or creates one if missing), STORE_ATOMIC adds the run whole or
  * not at all (see the top of the file).  Returns the store, or NULL with
  * *cause set ("PATH: what is wrong"); the file is left untouched on error.
+ * A signal that interrupted an atomic store's opening ends the process by
+ * that signal, as store_abort() does, instead of an error that misnames it.
  */
 struct store *
 store_open(const char *path, int flags, char **cause)
@@ -248,6 +250,7 @@ fail:
 	}
 	store_atomic_remove(s);
 	store_free(s);
+	store_atomic_reraise();	/* a signal that interrupted the opening */
 	return (NULL);
 }
 
