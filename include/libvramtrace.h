@@ -228,7 +228,9 @@ void	 vramtrace_offload_sample(struct vramtrace_offload *e,
  * it changed).  When it is over max_memory, the plans of the next steps
  * keep that much more below max_memory (in all at most an eighth of it):
  * the profile samples memory between operations, and an operation's own
- * temporaries are not seen.  Ignored without max_memory.
+ * temporaries are not seen; when the step before kept tensors that cost
+ * no predicted peak (a step that would offload everything keeps the last
+ * ones that fit), no later step keeps them.  Ignored without max_memory.
  */
 void	 vramtrace_offload_peak(struct vramtrace_offload *e, int64_t peak);
 

@@ -131,11 +131,14 @@ offload_budget_fixed(struct offload_budget *b, uint64_t bytes)
  * it.  A candidate found alive at this index in the step before, with the
  * same size, is kept; otherwise candidates before the cutoff are offloaded
  * (every one without a budget or while learning: the cutoff is SIZE_MAX;
- * the engine may set another, see offload-profile.c).  Its index is
+ * the engine may set another, see offload-profile.c).  before, when not
+ * negative, says instead whether the candidate comes before the cutoff
+ * (the engine places a cutoff learned from the profile by pack: which
+ * packs make candidates varies from step to step).  Its index is
  * b->index - 1 after the call.
  */
 int
-offload_budget_decide(struct offload_budget *b, uint64_t bytes)
+offload_budget_decide(struct offload_budget *b, uint64_t bytes, int before)
 {
 	size_t	i = b->index++;
 	int	alive = 0;
@@ -149,7 +152,7 @@ offload_budget_decide(struct offload_budget *b, uint64_t bytes)
 	}
 	if (alive)
 		return (0);
-	return (i < b->cutoff);
+	return (before >= 0 ? before != 0 : i < b->cutoff);
 }
 
 /*

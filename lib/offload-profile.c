@@ -30,7 +30,10 @@
  * anyway, whose storage outlived its copy, counts 0: it is in base).  The
  * prediction falls as k grows, so the smallest k whose peak fits a limit
  * is found by bisection: it offloads the fewest bytes, and the earliest
- * ones, whose copies overlap the most compute.  For the chosen k, the
+ * ones, whose copies overlap the most compute.  The cutoff goes to the
+ * steps that follow as the pack that made candidate k in the learned step
+ * (cpack): they keep the new candidates of that pack and the later ones,
+ * whatever numbers they give them (see below).  For the chosen k, the
  * headroom room[h] = limit - pred(h, k) is what the engine may hold at h:
  * in forward the sources whose copies still run; in backward the buffers
  * brought back ahead, each from the hook that asks for it to the hook
@@ -90,6 +93,7 @@ offload_profile_free(struct offload_profile *p)
 	free(p->back);
 	free(p->at);
 	free(p->owner);
+	free(p->cpack);
 	free(p->prefix);
 	offload_profile_init(p);
 }
@@ -299,12 +303,46 @@ offload_profile_owner(struct offload_profile *p, uint32_t j)
 		p->owner[p->npack - 1] = j;
 }
 
-/* While learning: n candidates are alive at the current forward hook. */
+/*
+ * While learning: n candidates are alive at the current forward hook, the
+ * last of them made by the current pack.  Out of memory, this step stops
+ * learning.
+ */
 void
 offload_profile_live(struct offload_profile *p, uint32_t n)
 {
-	if (p->learning && p->hook > 0)
-		p->live[p->hook - 1] = n;
+	uint32_t	*cpack;
+	size_t		 alloc;
+
+	if (!p->learning || p->hook == 0 || n == 0 || p->npack == 0)
+		return;
+	p->live[p->hook - 1] = n;
+	if (n > p->acpack) {
+		alloc = p->acpack == 0 ? 256 : p->acpack * 2;
+		while (alloc < n)
+			alloc *= 2;
+		if ((cpack = realloc(p->cpack, alloc * sizeof *cpack)) ==
+		    NULL) {
+			p->learning = 0;
+			p->sampled = 0;
+			p->valid = 0;
+			return;
+		}
+		p->cpack = cpack;
+		p->acpack = alloc;
+	}
+	p->cpack[n - 1] = (uint32_t)(p->npack - 1);
+}
+
+/*
+ * The pack that made candidate k in the learned step: a step that follows
+ * the profile keeps the new candidates of that pack and the later ones
+ * (UINT32_MAX, none, when k is past the last candidate).
+ */
+uint32_t
+offload_profile_pack_of(const struct offload_profile *p, size_t k)
+{
+	return (k < p->ncand ? p->cpack[k] : UINT32_MAX);
 }
 
 /*

@@ -55,6 +55,10 @@
  * the headroom of each hook, and backward brings a tensor back where it
  * fits the headroom of every hook until it is unpacked; without
  * max_memory the same headroom is taken under the step's own predicted
+ * peak.  A step that would offload every candidate (no max_memory, or one
+ * out of reach) keeps the last ones whose stay does not raise its
+ * predicted peak: backward unpacks them first, so their copies out and
+ * back would wait on each other between forward and backward and lower no
  * peak.  A step that measures nothing falls back on what backward freed
  * since it began.
  *
@@ -108,6 +112,10 @@ struct vramtrace_offload {
 	int64_t				 max_memory; /* 0: none */
 	int64_t				 margin;	/* below max_memory */
 	int64_t				 overshoot; /* peaks seen over it */
+	int				 tail;	/* this plan keeps a free tail */
+	int				 by_pack; /* this plan cuts by pack: */
+	uint32_t			 keep_from; /* new candidates stay */
+	int				 tail_over; /* one went over it */
 	int64_t				 limit;	/* this step's plan */
 	uint64_t			 req_bytes; /* ALLOC not restored */
 	uint64_t			 host_live;	/* this step */
@@ -577,6 +585,21 @@ vramtrace_offload_error(struct vramtrace_offload *e)
  * offloading everything does not meet is planned as no max_memory: under
  * the predicted peak, not under a limit that would leave no headroom
  * (forward waiting on every copy, backward bringing nothing back ahead).
+ *
+ * Without a budget, a step that offloads every candidate (no max_memory,
+ * or one out of reach) keeps the last ones whose stay on the GPU does not
+ * raise that predicted peak (the smallest cutoff within it): backward
+ * unpacks them first, so their copies out and back would lie on the path
+ * from forward to backward (the loss's log-probabilities of a language
+ * model, copied out as forward ends and needed back at once) and lower no
+ * peak.  Once a step that kept them went over max_memory, none are kept.
+ *
+ * The cutoff of these plans goes by pack (the learned pack of candidate
+ * k): a step numbers its candidates as they come, and which packs make
+ * candidates depends on timing (a storage saved again after its copy was
+ * seen done is a new candidate, before that a dedupe hit), so candidate k
+ * of a later step need not be the learned one.  Budget mode keeps its own
+ * cutoff, by candidate, chosen from the step before.
  */
 static void
 offload_plan(struct vramtrace_offload *e)
@@ -588,12 +611,23 @@ offload_plan(struct vramtrace_offload *e)
 	if (e->max_memory > 0) {
 		e->limit = e->max_memory - e->margin - e->overshoot;
 		k = offload_profile_cutoff(p, e->limit);
-		e->budget.cutoff = k;
 	} else {
 		k = e->budget.cutoff == SIZE_MAX ? p->ncand : e->budget.cutoff;
 		e->limit = -1;
 	}
 	peak = offload_profile_peak(p, k);
+	e->tail = 0;
+	if (k >= p->ncand && !e->tail_over &&
+	    (e->max_memory > 0 || e->budget.budget < 0)) {
+		k = offload_profile_cutoff(p, peak);
+		e->tail = k < p->ncand;
+	}
+	if (e->max_memory > 0 || k < p->ncand)
+		e->budget.cutoff = k;
+	if (e->max_memory > 0 || e->budget.budget < 0) {
+		e->by_pack = 1;
+		e->keep_from = offload_profile_pack_of(p, k);
+	}
 	if (peak > e->limit)
 		e->limit = peak + (int64_t)e->cfg.prefetch;
 	e->st.predicted_peak = (uint64_t)peak;
@@ -616,6 +650,8 @@ vramtrace_offload_enter(struct vramtrace_offload *e, int64_t allocated)
 	learn = offload_profile_begin(&e->profile, allocated,
 	    e->margin > 0 ? e->margin : 16 << 20);
 	e->st.predicted_peak = 0;
+	e->tail = 0;
+	e->by_pack = 0;
 	if (learn) {
 		e->budget.cutoff = SIZE_MAX;
 		e->st.learning_steps++;
@@ -648,6 +684,8 @@ vramtrace_offload_peak(struct vramtrace_offload *e, int64_t peak)
 
 	if (e->max_memory <= 0 || peak <= e->max_memory)
 		return;
+	if (e->tail)
+		e->tail_over = 1;
 	e->overshoot += peak - e->max_memory;
 	if (e->overshoot > cap)
 		e->overshoot = cap;
@@ -836,7 +874,8 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 		e->st.kept++;
 		return (VRAMTRACE_OFFLOAD_KEPT);
 	}
-	rc = offload_budget_decide(&e->budget, t->bytes);
+	rc = offload_budget_decide(&e->budget, t->bytes, !e->by_pack ? -1 :
+	    e->profile.npack - 1 < e->keep_from);
 	offload_profile_live(&e->profile, (uint32_t)e->budget.index);
 	if (!rc) {
 		if (offload_dedupe_insert(&e->kept, &k, 0) < 0) {

@@ -202,7 +202,7 @@ void	 offload_budget_init(struct offload_budget *, int64_t);
 void	 offload_budget_free(struct offload_budget *);
 void	 offload_budget_step(struct offload_budget *);
 void	 offload_budget_fixed(struct offload_budget *, uint64_t);
-int	 offload_budget_decide(struct offload_budget *, uint64_t);
+int	 offload_budget_decide(struct offload_budget *, uint64_t, int);
 void	 offload_budget_alive(struct offload_budget *, size_t);
 size_t	 offload_budget_select(const uint64_t *, const uint8_t *, size_t,
 	     uint64_t, uint64_t);
@@ -224,6 +224,8 @@ struct offload_profile {
 	uint8_t		*back;		/* per hook: 1 in backward */
 	uint32_t	*at;		/* per pack: hooks before its unpack */
 	uint32_t	*owner;		/* per pack, learning: its entry's pack */
+	uint32_t	*cpack;		/* per candidate: the pack that made it */
+	size_t		 acpack;
 	size_t		 nat;		/* packs learned */
 	size_t		 aat;
 	size_t		 n;		/* hooks of the profile */
@@ -251,6 +253,7 @@ void	 offload_profile_end(struct offload_profile *, const uint64_t *,
 int	 offload_profile_begin(struct offload_profile *, int64_t, int64_t);
 void	 offload_profile_hook(struct offload_profile *, int, uint64_t);
 void	 offload_profile_live(struct offload_profile *, uint32_t);
+uint32_t offload_profile_pack_of(const struct offload_profile *, size_t);
 void	 offload_profile_owner(struct offload_profile *, uint32_t);
 void	 offload_profile_gone(struct offload_profile *, size_t, uint32_t);
 uint32_t offload_profile_until(const struct offload_profile *, uint32_t,

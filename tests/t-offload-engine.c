@@ -17,6 +17,10 @@
  *    needs, hold sources within the headroom of each hook, and bring the
  *    offloaded ones back ahead within the headroom left; a step with other
  *    tensors, or memory at enter that moved, makes the next one learn;
+ *  - a step that would offload everything keeps the last tensors whose
+ *    stay does not raise the predicted peak (until a step that kept them
+ *    goes over max_memory), where the learned step made them, whatever
+ *    number a later step gives them;
  *  - a backward run after the context ended still brings tensors back
  *    ahead, and its end lets go of what it brought back and never used;
  *  - a storage saved twice is one candidate or two depending on whether
@@ -124,6 +128,17 @@ second_step_drops(int64_t budget, int *waits)
 static const int64_t	fwd_mem[NT] = { 1000, 1050, 1100, 1300 };
 static const int64_t	bwd_mem[NT] = { 1300, 1200, 1100, 1000 };
 
+/*
+ * Another program: the peak comes after backward unpacked the last
+ * tensor (a language model's loss: its backward makes the step's peak
+ * once the log-probabilities came back).
+ */
+static const int64_t	fwd_late[NT] = { 1000, 1050, 1100, 1150 };
+static const int64_t	bwd_late[NT] = { 1150, 1500, 1100, 1000 };
+
+static const int64_t	*prog_fwd = fwd_mem;	/* the program run */
+static const int64_t	*prog_bwd = bwd_mem;
+
 struct step_result {
 	int	learn;			/* what enter returned */
 	int	rc[NT];			/* what pack returned */
@@ -196,13 +211,13 @@ program_step_skip(struct vramtrace_offload *e, int64_t enter_mem,
 		}
 		serve(e);
 		if (learn)
-			vramtrace_offload_sample(e, fwd_mem[i] + engine_held(e));
+			vramtrace_offload_sample(e, prog_fwd[i] + engine_held(e));
 	}
 	vramtrace_offload_stats(e, &s);
 	r->fwd_waits = (int)(s.fwd_waits - waits);
 	for (i = ntensors - 1; i >= 0; i--) {
 		vramtrace_offload_reached(e, learn ?
-		    bwd_mem[NT - 1 - i] + engine_held(e) : -1, COMPUTE);
+		    prog_bwd[NT - 1 - i] + engine_held(e) : -1, COMPUTE);
 		allocs = serve(e);
 		if (i == ntensors - 1)
 			r->alloc_first = allocs;
@@ -372,6 +387,148 @@ test_max_memory(void)
 }
 
 /*
+ * The late-peak program, 1500 when tensor 2 is unpacked: keeping tensor 3
+ * adds 100 only up to its own unpack (1250 at most), keeping 2 as well
+ * adds it at the peak (1600).  So a step that would offload everything
+ * keeps tensor 3 (no copy out and back between forward and backward),
+ * without max_memory or with one out of reach, until a step that kept it
+ * goes over max_memory.
+ */
+static void
+test_free_tail(void)
+{
+	struct vramtrace_offload	*e;
+	struct vramtrace_offload_stats	 s;
+	struct step_result		 r;
+	int				 learn;
+
+	prog_fwd = fwd_late;
+	prog_bwd = bwd_late;
+	if ((e = engine(-1, 0, 0)) == NULL) {
+		tap_ok(0, "free tail: engine");
+		goto out;
+	}
+	program_step(e, 1000, NT, &r);
+	learn = r.learn;
+	program_step(e, 1000, NT, &r);
+	vramtrace_offload_stats(e, &s);
+	tap_ok(learn == 1 && r.learn == 0 &&
+	    r.rc[0] == VRAMTRACE_OFFLOAD_STASHED &&
+	    r.rc[2] == VRAMTRACE_OFFLOAD_STASHED &&
+	    r.rc[3] == VRAMTRACE_OFFLOAD_KEPT && s.predicted_peak == 1500,
+	    "free tail: without max_memory the last tensor, free at the peak, "
+	    "stays (rc %d %d, predicted %" PRIu64 ")", r.rc[2], r.rc[3],
+	    s.predicted_peak);
+	vramtrace_offload_free(e);
+
+	/* A step over max_memory before any kept it changes nothing. */
+	if ((e = engine(-1, 1000, 0)) == NULL)
+		goto out;
+	program_step(e, 1000, NT, &r);
+	vramtrace_offload_peak(e, 1500);
+	program_step(e, 1000, NT, &r);
+	tap_ok(r.rc[2] == VRAMTRACE_OFFLOAD_STASHED &&
+	    r.rc[3] == VRAMTRACE_OFFLOAD_KEPT,
+	    "free tail: with max_memory out of reach, the same");
+	vramtrace_offload_peak(e, 1600);
+	program_step(e, 1000, NT, &r);
+	tap_ok(r.learn == 0 && r.rc[3] == VRAMTRACE_OFFLOAD_STASHED,
+	    "free tail: after a step that kept it went over max_memory, "
+	    "everything goes (rc %d %d learn %d)", r.rc[2], r.rc[3], r.learn);
+	vramtrace_offload_free(e);
+out:
+	prog_fwd = fwd_mem;
+	prog_bwd = bwd_mem;
+}
+
+/*
+ * The backward of a step that packed n tensors (what pack returned in rc,
+ * their ids in id), last packed first: a point reached before each unpack
+ * (measured while the engine learns: mem[k] at the k-th, plus what the
+ * engine holds), buffers restored on demand; then the step's exit.
+ */
+static void
+backward_exit(struct vramtrace_offload *e, int learn, int n, const int *rc,
+    const uint64_t *id, const int64_t *mem)
+{
+	uint64_t	got;
+	int		i;
+
+	for (i = n - 1; i >= 0; i--) {
+		vramtrace_offload_reached(e, learn ?
+		    mem[n - 1 - i] + engine_held(e) : -1, COMPUTE);
+		serve(e);
+		if (rc[i] != VRAMTRACE_OFFLOAD_KEPT &&
+		    vramtrace_offload_unpack(e, id[i], COMPUTE, &got) ==
+		    VRAMTRACE_OFFLOAD_NEED_BUFFER) {
+			vramtrace_offload_restore(e, id[i], 0x9000, COMPUTE);
+			vramtrace_offload_unpack(e, id[i], COMPUTE, &got);
+		}
+		serve(e);
+	}
+	vramtrace_offload_exit(e);
+	serve(e);
+}
+
+/*
+ * One step of the late-peak program saving storages A, B, A again and C,
+ * the copies done at once while the engine learns and never otherwise:
+ * the learning step lets A go before A's second save, a new candidate
+ * then (four in all), while a later step still holds A and dedupes it
+ * (three).  rc gets what each pack returned; returns what enter returned.
+ */
+static int
+timing_step(struct vramtrace_offload *e, int *rc)
+{
+	static const int		 storage[NT] = { 0, 1, 0, 2 };
+	struct vramtrace_offload_tensor	 t;
+	uint64_t			 id[NT];
+	int				 i, learn;
+
+	learn = vramtrace_offload_enter(e, 1000);
+	serve(e);
+	fake_runtime_done = learn;
+	for (i = 0; i < NT; i++) {
+		tensor(&t, storage[i], 200 + (uint64_t)storage[i]);
+		id[i] = 0;
+		rc[i] = vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
+		serve(e);
+		if (learn)
+			vramtrace_offload_sample(e, fwd_late[i] + engine_held(e));
+	}
+	backward_exit(e, learn, NT, rc, id, bwd_late);
+	fake_runtime_done = 0;
+	return (learn);
+}
+
+/*
+ * The plan keeps the learned fourth candidate, C, which a later step
+ * numbers third: the cutoff goes by pack, so C stays (by candidate, the
+ * third would go).
+ */
+static void
+test_cut_by_pack(void)
+{
+	struct vramtrace_offload	*e;
+	int				 rc[NT], learn;
+
+	if ((e = engine(-1, 0, 0)) == NULL) {
+		tap_ok(0, "by pack: engine");
+		return;
+	}
+	learn = timing_step(e, rc);
+	timing_step(e, rc);
+	tap_ok(learn == 1 && rc[2] == VRAMTRACE_OFFLOAD_DEDUPED &&
+	    rc[3] == VRAMTRACE_OFFLOAD_KEPT,
+	    "by pack: the learned last candidate stays though a step numbers "
+	    "it otherwise (rc %d %d)", rc[2], rc[3]);
+	learn = timing_step(e, rc);
+	tap_ok(learn == 0 && rc[3] == VRAMTRACE_OFFLOAD_KEPT,
+	    "by pack: and the profile holds");
+	vramtrace_offload_free(e);
+}
+
+/*
  * One step saving storage A, B, then A again (same key), one source held:
  * B's pack lets A go (its key with it), so A's second save is a new
  * candidate when A was offloaded, none when A was kept.  Returns what
@@ -380,8 +537,9 @@ test_max_memory(void)
 static int
 twice_step(struct vramtrace_offload *e)
 {
+	static const int64_t		flat[3] = { 1000, 1000, 1000 };
 	struct vramtrace_offload_tensor	t;
-	uint64_t			id[3], n;
+	uint64_t			id[3];
 	int				i, rc[3], learn;
 
 	learn = vramtrace_offload_enter(e, 1000);
@@ -393,20 +551,7 @@ twice_step(struct vramtrace_offload *e)
 		if (learn)
 			vramtrace_offload_sample(e, 1000 + engine_held(e));
 	}
-	for (i = 2; i >= 0; i--) {
-		vramtrace_offload_reached(e, learn ? 1000 + engine_held(e) : -1,
-		    COMPUTE);
-		serve(e);
-		if (rc[i] != VRAMTRACE_OFFLOAD_KEPT &&
-		    vramtrace_offload_unpack(e, id[i], COMPUTE, &n) ==
-		    VRAMTRACE_OFFLOAD_NEED_BUFFER) {
-			vramtrace_offload_restore(e, id[i], 0x9000, COMPUTE);
-			vramtrace_offload_unpack(e, id[i], COMPUTE, &n);
-		}
-		serve(e);
-	}
-	vramtrace_offload_exit(e);
-	serve(e);
+	backward_exit(e, learn, 3, rc, id, flat);
 	return (learn);
 }
 
@@ -515,7 +660,7 @@ main(void)
 	int	waits;
 
 	fake_runtime_counted = COMPUTE;
-	tap_plan(21);
+	tap_plan(26);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so
@@ -528,6 +673,8 @@ main(void)
 	    "no budget: the last layer's sources stay for backward");
 	tap_eq(waits, 0, "no budget: no wait");
 	test_max_memory();
+	test_free_tail();
+	test_cut_by_pack();
 	test_twice();
 	test_backward_outside();
 	test_backward_keeps();

@@ -212,13 +212,13 @@ test_budget(void)
 	offload_budget_init(&b, 35);
 	offload_budget_step(&b);
 	for (i = 0; i < 4; i++)
-		got[i] = offload_budget_decide(&b, seq[i]);
+		got[i] = offload_budget_decide(&b, seq[i], -1);
 	tap_ok(got[0] && got[1] && got[2] && got[3],
 	    "budget: the learning step offloads every candidate");
 	offload_budget_fixed(&b, 5);
 	offload_budget_step(&b);
 	for (i = 0; i < 4; i++)
-		got[i] = offload_budget_decide(&b, seq[i]);
+		got[i] = offload_budget_decide(&b, seq[i], -1);
 	tap_ok(got[0] && got[1] && !got[2] && !got[3],
 	    "budget: later steps keep the last layers' tensors");
 	/*
@@ -229,22 +229,28 @@ test_budget(void)
 	offload_budget_fixed(&b, 5);
 	offload_budget_step(&b);
 	for (i = 0; i < 4; i++)
-		got[i] = offload_budget_decide(&b, seq[i]);
+		got[i] = offload_budget_decide(&b, seq[i], -1);
 	tap_ok(!got[0] && got[1] && got[2] && got[3],
 	    "budget: an alive candidate stays, the others make room");
 	offload_budget_fixed(&b, 5);
 	offload_budget_step(&b);
-	tap_eq(offload_budget_decide(&b, 41), 1,
+	tap_eq(offload_budget_decide(&b, 41, -1), 1,
 	    "budget: another size at that index forgets the flag");
 	offload_budget_free(&b);
 
 	offload_budget_init(&b, -1);
 	offload_budget_step(&b);
-	tap_eq(offload_budget_decide(&b, 1), 1, "budget: off offloads all");
+	tap_eq(offload_budget_decide(&b, 1, -1), 1, "budget: off offloads all");
 	offload_budget_alive(&b, 0);
 	offload_budget_step(&b);
-	tap_eq(offload_budget_decide(&b, 1), 0,
+	tap_eq(offload_budget_decide(&b, 1, -1), 0,
 	    "budget: off still keeps an alive candidate");
+	offload_budget_step(&b);
+	tap_ok(offload_budget_decide(&b, 1, 1) == 0 &&
+	    offload_budget_decide(&b, 1, 0) == 0 &&
+	    offload_budget_decide(&b, 1, 1) == 1,
+	    "budget: a cutoff the caller places decides, but an alive "
+	    "candidate stays");
 	offload_budget_free(&b);
 }
 
@@ -383,7 +389,7 @@ test_profile(void)
 int
 main(void)
 {
-	tap_plan(50);
+	tap_plan(51);
 	test_slab();
 	test_dedupe();
 	test_stash();

@@ -20,7 +20,10 @@ sampled (a TorchDispatchMode, for that step only).  Later steps need no
 measurement: with max_memory (bytes, or a fraction of the device), the
 engine offloads the fewest tensors, the earliest, so that the step's peak
 stays within it, and everywhere it brings tensors back ahead as far as the
-memory predicted for the rest of the step allows.  At every enter the
+memory predicted for the rest of the step allows.  A step that would
+offload everything (no max_memory, or one out of reach) keeps the last
+tensors whose stay does not raise its predicted peak (the loss's
+log-probabilities: backward needs them first).  At every enter the
 binding also passes PyTorch's peak allocated bytes when it moved: a step
 that went over max_memory (an operation's temporaries, which samples
 between operations miss) makes the next plans keep that much more below.
