@@ -172,22 +172,24 @@ import_trace_entry(struct import_state *st, int32_t device,
 		    EVENT_LAYER_SEGMENT;
 		if (import_site_of(st, e, &a.site_id, cause) != 0)
 			return (-1);
-		return (store_rows_alloc_begin(st->store, &a, cause));
+		return (import_pipe_alloc(st, IMPORT_PIPE_BEGIN, &a, 0, 0,
+		    cause));
 	}
 	if (strcmp(action, "free_requested") == 0) {
 		a.layer = EVENT_LAYER_BLOCK;
-		return (store_rows_alloc_free_requested(st->store, &a, t,
-		    cause));
+		return (import_pipe_alloc(st, IMPORT_PIPE_FREE_REQUESTED, &a,
+		    t, 0, cause));
 	}
 	if (strcmp(action, "free_completed") == 0) {
 		a.layer = EVENT_LAYER_BLOCK;
-		return (store_rows_alloc_end(st->store, &a, EVENT_NONE, t,
-		    cause));
+		return (import_pipe_alloc(st, IMPORT_PIPE_END, &a, EVENT_NONE,
+		    t, cause));
 	}
 	if (strcmp(action, "segment_free") == 0 ||
 	    strcmp(action, "segment_unmap") == 0) {
 		a.layer = EVENT_LAYER_SEGMENT;
-		return (store_rows_alloc_end(st->store, &a, t, t, cause));
+		return (import_pipe_alloc(st, IMPORT_PIPE_END, &a, t, t,
+		    cause));
 	}
 	return (0);
 }

@@ -11,6 +11,9 @@
  * leaves a database that looks complete.  The importer writes only through
  * the store (store_*): the segments and the trace in import-trace.c, the
  * annotations and steps in import-steps.c, the settings and totals here.
+ * While the pickle is read, the trace's store calls are made by a second
+ * thread (import-pipe.c), and once the steps are known the rows are
+ * inserted by another (store-queue.c): an import uses two cores.
  */
 #include "config.h"
 
@@ -41,11 +44,7 @@ on_element(void *arg, enum pickle_list_kind kind, size_t device,
 	} else
 		rc = import_trace_entry(st, (int32_t)device, value, index,
 		    cause);
-	if (rc != 0)
-		return (-1);
-	if (store_maybe_commit(st->store, cause) != 0)
-		return (-1);
-	return (1);
+	return (rc != 0 ? -1 : 1);
 }
 
 static void
@@ -215,7 +214,9 @@ import_snapshot(const char *path, const char *out,
 	    store_snapshot_begin(st.store, info.input, stat(info.input, &sb) ==
 	    0 ? (int64_t)sb.st_size : -1, cause) != 0)
 		goto fail;
-	if ((root = pickle_parse_file(path, &cb, cause)) == NULL)
+	import_pipe_begin(&st);
+	root = pickle_parse_file(path, &cb, cause);
+	if (import_pipe_end(&st, root == NULL, cause) != 0 || root == NULL)
 		goto fail;
 	if (import_check_root(&st, root, cause) != 0 ||
 	    import_trace_reconcile(&st, cause) != 0 ||

@@ -38,6 +38,7 @@ struct import_summary {
 #define IMPORT_TIME_US_MAX	(INT64_MAX / 1000)	/* fits in ns */
 
 struct import_site_span;	/* import-site.c */
+struct worker;			/* worker.c, for import-pipe.c */
 
 /* A trace action seen, with its count per device (import-trace.c). */
 struct import_action {
@@ -81,6 +82,7 @@ enum import_at {
 struct import_state {
 	const char		*file;
 	struct store		*store;
+	struct worker		*pipe;		/* import-pipe.c's; NULL */
 	struct import_summary	*summary;
 	struct import_action	 actions[IMPORT_ACTION_MAX];
 	size_t			 nactions;
@@ -144,6 +146,17 @@ int	 import_trace_reconcile(struct import_state *, char **);
 
 int	 import_trace_finish(struct import_state *, char **);
 void	 import_trace_free(struct import_state *);
+
+/* import-pipe.c: the store call an allocation event makes. */
+enum import_pipe_op {
+	IMPORT_PIPE_BEGIN,		/* store_rows_alloc_begin */
+	IMPORT_PIPE_FREE_REQUESTED,	/* store_rows_alloc_free_requested */
+	IMPORT_PIPE_END			/* store_rows_alloc_end */
+};
+void	 import_pipe_begin(struct import_state *);
+int	 import_pipe_alloc(struct import_state *, enum import_pipe_op,
+	     const struct store_allocation *, uint64_t, uint64_t, char **);
+int	 import_pipe_end(struct import_state *, int, char **);
 
 /* import-site.c */
 int	 import_site_of(struct import_state *, const struct pickle_value *,

@@ -263,6 +263,7 @@ struct store {
 	sqlite3_stmt	*stmt[STMT_MAX];
 	struct store_live live;
 	struct store_pending pending;
+	struct store_queue *queue;	/* store-queue.c's writer; NULL */
 	struct store_steps steps;
 	int		 unstepped;	/* rows written before any boundary */
 
@@ -361,11 +362,22 @@ int	 store_groups_table_each(struct store *, store_groups_fn, void *,
 	     char **);
 void	 store_groups_table_free(struct store_groups *);
 
+/* store-queue.c */
+#define STORE_QUEUE_NO_STEP	INT64_MIN	/* a step that binds NULL */
+struct store_queue;
+void	 store_queue_bind(sqlite3_stmt *, int64_t, int64_t,
+	     const struct store_allocation *, int64_t, int64_t);
+int	 store_queue_begin(struct store *, char **);
+int	 store_queue_row(struct store *, const struct store_allocation *,
+	     int64_t, int64_t, int64_t *, char **);
+int	 store_queue_end(struct store *, int, char **);
+
 /* store-pending.c */
 int	 store_pending_add(struct store *, const struct store_allocation *,
 	     char **);
 int	 store_pending_insert(struct store *, int (*)(struct store *,
 	     const struct store_allocation *, char **), char **);
+int	 store_pending_any(const struct store_pending *);
 void	 store_pending_free(struct store_pending *);
 
 /* store-regroup.c */

@@ -8,8 +8,8 @@
  * written once (no commit comes before the end), wait here in their order:
  * appended to an unlinked temporary file ($TMPDIR, else /tmp) through a
  * buffer, then inserted, with their steps, when the steps are known
- * (store_rows_assign_steps) or before anything else is (a commit, the end
- * of the run).  They get the ids they would have had.  Memory: the buffer.
+ * (store_rows_assign_steps, through store-queue.c's writer thread) or
+ * before anything else is (a commit, the end of the run).  They get the ids they would have had.  Memory: the buffer.
  */
 #include "config.h"
 
@@ -67,6 +67,13 @@ store_pending_add(struct store *s, const struct store_allocation *a,
 	if (p->nbuf == PENDING_ROWS)
 		return (pending_write(s, cause));
 	return (0);
+}
+
+/* Whether rows are kept. */
+int
+store_pending_any(const struct store_pending *p)
+{
+	return (p->nbuf > 0 || p->size > 0);
 }
 
 /*

@@ -17,7 +17,12 @@
  * before the first boundary get theirs when it comes (assign_unstepped);
  * a boundary that comes late marks the run for store_rows_assign_steps()
  * when it finishes.  A bulk load's rows wait for the steps, which come
- * last, in store-pending.c, and are inserted once, with them.
+ * last, in store-pending.c, and are inserted once, with them, by
+ * store-queue.c's writer thread.  Until then, store_rows_alloc_begin(),
+ * store_rows_alloc_free_requested() and store_rows_alloc_end() of a bulk
+ * load touch only the live table and the rows kept (no SQL, no other
+ * part of the store): import-pipe.c makes them in a second thread while
+ * the first writes sites, segments, blocks and marks.
  */
 #include "config.h"
 
@@ -33,8 +38,8 @@ static const struct store_sql_text rows_sql[] = {
 	{ STMT_ALLOC, "INSERT INTO allocations(run_id, process_id, device,"
 	    " stream, layer, address, bytes, requested_bytes, alloc_ns,"
 	    " free_requested_ns, free_ns, alloc_step, free_step, site_id,"
-	    " correlation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
-	    " ?10, ?11, ?12, ?13, ?14, ?15)" },
+	    " correlation_id, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8,"
+	    " ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)" },
 	{ STMT_FREE_UPDATE, "UPDATE allocations SET free_requested_ns = ?2,"
 	    " free_ns = ?3, free_step = ?4 WHERE id = ?1" },
 	{ STMT_MEMCPY, "INSERT INTO memcpys(run_id, process_id, device,"
@@ -437,6 +442,25 @@ step_of_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
  * Give the run's rows (those the caller's AND narrows them to) their steps
  * from the boundaries known now.
  */
+/*
+ * Insert the rows that waited for their steps: a bulk load's, through
+ * the writer thread of store-queue.c.  0, or -1 with *cause.
+ */
+static int
+insert_pending_all(struct store *s, char **cause)
+{
+	int	rc;
+
+	if (!(s->flags & STORE_BULK) || !store_pending_any(&s->pending))
+		return (store_pending_insert(s, insert_pending, cause));
+	if (store_queue_begin(s, cause) != 0)
+		return (-1);
+	rc = store_pending_insert(s, insert_pending, cause);
+	if (store_queue_end(s, rc != 0, rc == 0 ? cause : NULL) != 0)
+		rc = -1;
+	return (rc);
+}
+
 #define ASSIGN_ALLOC_SQL \
 	"UPDATE allocations SET alloc_step = vt_step_of(coalesce(process_id," \
 	" 0), alloc_ns), free_step = CASE WHEN free_ns IS NULL THEN NULL" \
@@ -492,7 +516,7 @@ store_rows_assign_steps(struct store *s, char **cause)
 	/* Rows only waiting (a bulk load): their groups come with them. */
 	if (!written)
 		store_groups_reset(&s->groups);
-	if (store_pending_insert(s, insert_pending, cause) != 0)
+	if (insert_pending_all(s, cause) != 0)
 		return (-1);
 	s->steps.dirty = 0;
 	s->unstepped = 0;
@@ -555,39 +579,35 @@ store_rows_step(struct store *s, int64_t process_id, int64_t step,
 	return (0);
 }
 
-/* Insert row a now, with the steps known now; its id in *rowid. */
+/*
+ * Insert row a now, with the steps known now, or queue it for the writer
+ * thread while store_queue_begin() has one running; its id in *rowid.
+ */
 static int
 insert_row(struct store *s, const struct store_allocation *a,
     int64_t *rowid, char **cause)
 {
 	sqlite3_stmt	*st = s->stmt[STMT_ALLOC];
-	int64_t		 id;
+	int64_t		 id, step[2] = { STORE_QUEUE_NO_STEP,
+			     STORE_QUEUE_NO_STEP };
 
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, a->process_id);
-	sqlite3_bind_int(st, 3, a->device);
-	store_sql_bind_opt(st, 4, a->stream);
-	sqlite3_bind_int(st, 5, a->layer);
-	sqlite3_bind_int64(st, 6, (int64_t)a->address);
-	sqlite3_bind_int64(st, 7, (int64_t)a->bytes);
-	store_sql_bind_opt(st, 8, a->requested);
-	store_sql_bind_opt(st, 9, a->alloc_ns);
-	store_sql_bind_opt(st, 10, a->free_requested_ns);
-	store_sql_bind_opt(st, 11, a->free_ns);
 	if (store_steps_known(&s->steps, a->process_id)) {
-		sqlite3_bind_int64(st, 12, store_steps_of(&s->steps,
-		    a->process_id, a->alloc_ns));
+		step[0] = store_steps_of(&s->steps, a->process_id,
+		    a->alloc_ns);
 		if (a->free_ns != EVENT_NONE)
-			sqlite3_bind_int64(st, 13, store_steps_of(&s->steps,
-			    a->process_id, a->free_ns));
+			step[1] = store_steps_of(&s->steps, a->process_id,
+			    a->free_ns);
 	} else
 		s->unstepped = 1;
-	if (a->site_id != 0)
-		sqlite3_bind_int64(st, 14, a->site_id);
-	store_sql_bind_opt(st, 15, a->correlation);
-	if (store_sql_step(s, st, "allocations", cause) != 0)
-		return (-1);
-	id = sqlite3_last_insert_rowid(s->db);
+	if (s->queue != NULL) {
+		if (store_queue_row(s, a, step[0], step[1], &id, cause) != 0)
+			return (-1);
+	} else {
+		store_queue_bind(st, s->run_id, 0, a, step[0], step[1]);
+		if (store_sql_step(s, st, "allocations", cause) != 0)
+			return (-1);
+		id = sqlite3_last_insert_rowid(s->db);
+	}
 	if (s->run_first_alloc == 0)
 		s->run_first_alloc = id;	/* store-regroup.c reads from it */
 	store_top_note(&s->top, id, a);

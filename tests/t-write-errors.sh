@@ -5,17 +5,18 @@
 # written, not a bad input), and leaves the database as it was.  A trigger makes the database refuse, as a full disk or a damaged
 # file would.
 . "${srcdir:-.}/tests/lib.sh"
-plan 12
+plan 18
 FAKE="${top_builddir:-.}/tests/libfake-nvml.so"
 
-# refuse DB TABLE: from now on DB refuses new rows of TABLE.
+# refuse DB TABLE [CONDITION]: from now on DB refuses new rows of TABLE
+# (those that meet CONDITION, on NEW.column).
 refuse() {
 	"$PY" -c 'import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-c.execute("CREATE TRIGGER refuse_%s BEFORE INSERT ON %s BEGIN"
+c.execute("CREATE TRIGGER refuse_%s BEFORE INSERT ON %s WHEN %s BEGIN"
     " SELECT RAISE(ABORT, %s); END" % (sys.argv[2], sys.argv[2],
-    repr("no new " + sys.argv[2])))
-c.commit()' "$1" "$2"
+    sys.argv[3], repr("no new " + sys.argv[2])))
+c.commit()' "$1" "$2" "${3:-1}"
 }
 runs() {	# runs DB: how many runs DB holds
 	"$VRAMTRACE" sql "$1" "select count(*) from runs" --format csv |
@@ -80,3 +81,43 @@ midway steps "import: the same for a step" import "$snapshot" \
     --step-every 1
 midway segments "import: the same for a snapshot's segment" import \
     "$snapshot"
+
+# An import's allocation rows are written by a second thread while the
+# first works out the next ones (src/store-queue.c): a row refused far
+# into them (fixture_large has 44,412) stops both, and the database is
+# left byte for byte as it was.
+large=${SHARED_DATA:-$srcdir/../shared/data}/snapshots/fixture_large.pickle
+if [ -r "$large" ]; then
+	cp "$TMP/base.db" "$TMP/late.db"
+	refuse "$TMP/late.db" allocations "NEW.id > 20000"
+	cp "$TMP/late.db" "$TMP/late-before.db"
+	run "$VRAMTRACE" import --append -o "$TMP/late.db" "$large"
+	said "$TMP/late.db: cannot write to allocations: no new allocations\$" \
+	    "import: a row refused midway through the written rows is named"
+	[ "$(runs "$TMP/late.db")" = 1 ]
+	ok $? "...and the database keeps its one run"
+	cmp -s "$TMP/late.db" "$TMP/late-before.db"
+	ok $? "...byte for byte"
+	# While the pickle is read, a second thread makes the store calls
+	# of the trace (src/import-pipe.c): rows that wait for their steps
+	# go to a temporary file, here in a directory that does not exist.
+	# Its error stops the import, which leaves no file behind.
+	mkdir "$TMP/notmp"
+	run env TMPDIR="$TMP/missing" "$VRAMTRACE" import \
+	    -o "$TMP/notmp/x.db" "$large"
+	[ "$rc" -ne 0 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+	    grep -q "$TMP/notmp/x.db: cannot keep rows in a temporary file" \
+	    "$TMP/err"
+	st=$?
+	[ $st -eq 0 ] || echo "# status $rc, stderr: $(head -c 300 "$TMP/err")"
+	ok $st "import: the trace's rows that cannot be kept are named"
+	[ -z "$(ls -A "$TMP/notmp")" ]
+	ok $? "...and nothing is left"
+	cp "$TMP/base.db" "$TMP/notmp-append.db"
+	run env TMPDIR="$TMP/missing" "$VRAMTRACE" import --append \
+	    -o "$TMP/notmp-append.db" "$large"
+	[ "$rc" -ne 0 ] && cmp -s "$TMP/base.db" "$TMP/notmp-append.db"
+	ok $? "...and an appended-to database is byte for byte as it was"
+else
+	skip 6 "no $large"
+fi

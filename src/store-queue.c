@@ -1,0 +1,161 @@
+/*
+ * store-queue.c: a bulk load's allocation rows written by a second
+ * thread, and how any allocation row is bound to its INSERT.
+ *
+ * When an import's steps are known, its rows (hundreds of thousands)
+ * leave store-pending.c at once.  Working out each row (its steps, its
+ * group, the first-rows heaps) and SQLite inserting it take about as long
+ * as each other, so the two overlap: the caller's thread fills batches of
+ * rows with their ids and steps decided, and a writer thread inserts
+ * them (worker.c: a ring of 4 batches of STORE_QUEUE_ROWS rows, about
+ * 2 MB; the caller waits when all are full, so memory does not grow with
+ * the load).
+ *
+ * The writer owns the SQLite connection from store_queue_begin() to
+ * store_queue_end(): the caller touches no SQL in between.  Rows get the
+ * ids SQLite would have given them (the table's largest id plus one,
+ * counted up), bound explicitly, so the caller knows each one at once.
+ * Signals reach the caller's thread as before (store-atomic.c); one that
+ * interrupts an append stops the writer's statement through
+ * sqlite3_interrupt(), and the writer's error stops the caller at its
+ * next batch.  An error on either side stops both: the writer drops the
+ * batches left, the caller writes no more.
+ */
+#include "config.h"
+
+#include "store-int.h"
+
+#include <stdlib.h>
+
+#include "worker.h"
+
+/* Rows in a batch of the writer's (worker.c keeps 4 batches). */
+#define STORE_QUEUE_ROWS	4096
+
+/* A row to insert: its values, id and steps (STORE_QUEUE_NO_STEP: NULL). */
+struct queue_row {
+	struct store_allocation	 a;
+	int64_t			 id;
+	int64_t			 alloc_step;
+	int64_t			 free_step;
+};
+
+/* The writer of a store (s->queue). */
+struct store_queue {
+	struct worker		*worker;
+	int64_t			 next_id;	/* the next row's id */
+};
+
+/*
+ * Bind allocation row a of run run_id to st (the store's STMT_ALLOC), with
+ * id as its id (0: SQLite's choice) and its steps (STORE_QUEUE_NO_STEP:
+ * NULL); the caller steps it.
+ */
+void
+store_queue_bind(sqlite3_stmt *st, int64_t run_id, int64_t id,
+    const struct store_allocation *a, int64_t alloc_step, int64_t free_step)
+{
+	sqlite3_bind_int64(st, 1, run_id);
+	store_sql_bind_id(st, 2, a->process_id);
+	sqlite3_bind_int(st, 3, a->device);
+	store_sql_bind_opt(st, 4, a->stream);
+	sqlite3_bind_int(st, 5, a->layer);
+	sqlite3_bind_int64(st, 6, (int64_t)a->address);
+	sqlite3_bind_int64(st, 7, (int64_t)a->bytes);
+	store_sql_bind_opt(st, 8, a->requested);
+	store_sql_bind_opt(st, 9, a->alloc_ns);
+	store_sql_bind_opt(st, 10, a->free_requested_ns);
+	store_sql_bind_opt(st, 11, a->free_ns);
+	if (alloc_step != STORE_QUEUE_NO_STEP)
+		sqlite3_bind_int64(st, 12, alloc_step);
+	if (free_step != STORE_QUEUE_NO_STEP)
+		sqlite3_bind_int64(st, 13, free_step);
+	if (a->site_id != 0)
+		sqlite3_bind_int64(st, 14, a->site_id);
+	store_sql_bind_opt(st, 15, a->correlation);
+	store_sql_bind_id(st, 16, id);
+}
+
+/* The writer: insert one batch of rows of store arg.  0, or -1 with *cause. */
+static int
+queue_write(void *arg, void *items, size_t n, char **cause)
+{
+	struct store		*s = arg;
+	const struct queue_row	*rows = items;
+	sqlite3_stmt		*st = s->stmt[STMT_ALLOC];
+	size_t			 i;
+
+	for (i = 0; i < n; i++) {
+		store_queue_bind(st, s->run_id, rows[i].id, &rows[i].a,
+		    rows[i].alloc_step, rows[i].free_step);
+		if (store_sql_step(s, st, "allocations", cause) != 0)
+			return (-1);
+	}
+	return (0);
+}
+
+/*
+ * Start writing s's allocation rows in a second thread: from now until
+ * store_queue_end() the caller makes no SQLite call on s.  The rows are
+ * numbered from the table's largest id plus one.  0, or -1 with *cause
+ * (nothing started).
+ */
+int
+store_queue_begin(struct store *s, char **cause)
+{
+	sqlite3_stmt	*st;
+	int64_t		 max;
+	int		 rc;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT coalesce(max(id), 0) FROM"
+	    " allocations", -1, &st, NULL) != SQLITE_OK)
+		return (store_sql_error(s, cause, "cannot read allocations:"));
+	rc = sqlite3_step(st);
+	max = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW)
+		return (store_sql_error(s, cause, "cannot read allocations:"));
+	s->queue = xcalloc(1, sizeof *s->queue);
+	s->queue->next_id = max + 1;
+	s->queue->worker = worker_start(sizeof (struct queue_row),
+	    STORE_QUEUE_ROWS, queue_write, s);
+	return (0);
+}
+
+/*
+ * Queue row a of s (whose writer store_queue_begin() started) with its
+ * steps (STORE_QUEUE_NO_STEP: NULL); its id in *id.  Waits while every
+ * batch is full.  0, or -1 with *cause when the writer failed (its
+ * message, given once).
+ */
+int
+store_queue_row(struct store *s, const struct store_allocation *a,
+    int64_t alloc_step, int64_t free_step, int64_t *id, char **cause)
+{
+	struct queue_row	*r = worker_slot(s->queue->worker);
+
+	r->a = *a;
+	r->id = *id = s->queue->next_id++;
+	r->alloc_step = alloc_step;
+	r->free_step = free_step;
+	return (worker_push(s->queue->worker, cause));
+}
+
+/*
+ * Stop s's writer and give the connection back to the caller: with
+ * `drop` 0, once every row queued is written; with `drop` 1 (the caller
+ * failed), at once, dropping what is left.  0, or -1 when the writer
+ * failed, with *cause its message unless store_queue_row() gave it.
+ */
+int
+store_queue_end(struct store *s, int drop, char **cause)
+{
+	int	rc;
+
+	if (s->queue == NULL)
+		return (0);
+	rc = worker_end(s->queue->worker, drop, cause);
+	free(s->queue);
+	s->queue = NULL;
+	return (rc);
+}
