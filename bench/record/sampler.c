@@ -9,8 +9,12 @@
  * ".PID" (every process of the command has its own file) one line per
  * address seen: "COUNT<TAB>OBJECT<TAB>OFFSET" (hex, from the object's
  * load address),
- * which bench/record/profile symbolizes with nm.  Used by
- * bench/record/profile; not installed.
+ * which bench/record/profile symbolizes with nm.  With
+ * VRAMTRACE_SAMPLER_PROCESS set it samples every thread of the process on
+ * the process's CPU clock instead (autograd's backward runs on threads of
+ * its own).  vramtrace_sampler_reset(), called from the program (ctypes),
+ * forgets the samples taken so far: a benchmark calls it when its timed
+ * steps begin.  Used by bench/record/profile; not installed.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -28,7 +32,7 @@
 #define SAMPLER_MAX	(1u << 21)
 
 static uintptr_t	sampler_pc[SAMPLER_MAX];
-static volatile sig_atomic_t sampler_n;
+static size_t		sampler_n;	/* samples taken (atomic: any thread) */
 static timer_t		sampler_timer;
 static char		*sampler_out;
 
@@ -37,6 +41,7 @@ sampler_tick(int sig, siginfo_t *si, void *uc_arg)
 {
 	const ucontext_t	*uc = uc_arg;
 	uintptr_t		 pc;
+	size_t			 i;
 
 	(void)sig;
 	(void)si;
@@ -47,8 +52,9 @@ sampler_tick(int sig, siginfo_t *si, void *uc_arg)
 #else
 	pc = 0;
 #endif
-	if (sampler_n < (sig_atomic_t)SAMPLER_MAX)
-		sampler_pc[sampler_n++] = pc;
+	i = __atomic_fetch_add(&sampler_n, 1, __ATOMIC_RELAXED);
+	if (i < SAMPLER_MAX)
+		sampler_pc[i] = pc;
 }
 
 static int
@@ -57,6 +63,15 @@ sampler_cmp(const void *a, const void *b)
 	uintptr_t	x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
 
 	return ((x > y) - (x < y));
+}
+
+void	vramtrace_sampler_reset(void);
+
+/* Forget the samples taken so far. */
+void
+vramtrace_sampler_reset(void)
+{
+	__atomic_store_n(&sampler_n, 0, __ATOMIC_RELAXED);
 }
 
 /* Stop sampling and write the histogram of the addresses. */
@@ -68,7 +83,9 @@ sampler_write(void)
 	size_t		 n, i, j;
 
 	timer_delete(sampler_timer);
-	n = (size_t)sampler_n;
+	n = __atomic_load_n(&sampler_n, __ATOMIC_RELAXED);
+	if (n > SAMPLER_MAX)
+		n = SAMPLER_MAX;
 	qsort(sampler_pc, n, sizeof sampler_pc[0], sampler_cmp);
 	if ((f = fopen(sampler_out, "w")) == NULL)
 		return;
@@ -106,11 +123,17 @@ sampler_start(void)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigaction(SIGPROF, &sa, NULL);
 	memset(&sev, 0, sizeof sev);
-	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = SIGPROF;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (pthread_getcpuclockid(pthread_self(), &clock) != 0 ||
-	    timer_create(clock, &sev, &sampler_timer) != 0)
+	if (getenv("VRAMTRACE_SAMPLER_PROCESS") != NULL) {
+		sev.sigev_notify = SIGEV_SIGNAL;
+		clock = CLOCK_PROCESS_CPUTIME_ID;
+	} else {
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+		if (pthread_getcpuclockid(pthread_self(), &clock) != 0)
+			return;
+	}
+	if (timer_create(clock, &sev, &sampler_timer) != 0)
 		return;
 	its.it_interval.tv_sec = period / 1000000;
 	its.it_interval.tv_nsec = period % 1000000 * 1000;

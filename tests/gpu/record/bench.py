@@ -9,6 +9,7 @@ seconds, the median CPU time of the stepping thread in a step (seconds: what the
 thread spends, without the time another process took its core) and the
 timed window (ns since the Unix epoch, the clock of recorded events).
 """
+import ctypes
 import json
 import statistics
 import sys
@@ -45,11 +46,17 @@ else:
         opt.step()
         opt.zero_grad(set_to_none=True)
 
+try:    # bench/record/sampler.c, when preloaded: sample the timed steps only
+    sampler_reset = ctypes.CDLL(None).vramtrace_sampler_reset
+except AttributeError:
+    def sampler_reset():
+        pass
 times, cpu = [], []
 for i in range(5 + steps):
     torch.cuda.synchronize()
     if i == 5:
         window = [time.time_ns()]
+        sampler_reset()
     t0, c0 = time.perf_counter(), time.thread_time()
     step()
     torch.cuda.synchronize()
