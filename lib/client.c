@@ -98,28 +98,39 @@ static size_t		 client_ndefined, client_defined_alloc;
 static void		(*client_sweep)(int);
 
 /*
- * Print "vramtrace (SOURCE, pid N): ", fmt with ap, then tail.  A stderr
- * that is a pipe whose reader went away (vramtrace record ... 2>&1 |
- * head) must not end the program with SIGPIPE for a line of ours: the
- * signal is blocked in this thread while we write, and one our write
- * raised is taken back before it is unblocked.
+ * Print "vramtrace (SOURCE, pid N): ", fmt with ap, then tail, in one
+ * write (the traced program's threads and processes write to the same
+ * stderr: a line written in pieces could be cut by theirs); a message
+ * longer than CLIENT_SAY_MAX is cut, its tail kept.  A stderr that is a
+ * pipe whose reader went away (vramtrace record ... 2>&1 | head) must not
+ * end the program with SIGPIPE for a line of ours: the signal is blocked
+ * in this thread while we write, and one our write raised is taken back
+ * before it is unblocked.
  */
+#define CLIENT_SAY_MAX	2048
+
 static void
 client_say(const char *tail, const char *fmt, va_list ap)
 {
 	static const struct timespec	 now = { 0, 0 };
 	sigset_t			 sigpipe, old, pending;
-	int				 saved = errno, was_pending;
+	char				 line[CLIENT_SAY_MAX];
+	size_t				 len, room;
+	int				 saved = errno, was_pending, n;
 
+	room = sizeof line - strlen(tail);
+	n = snprintf(line, room, "vramtrace (%s, pid %ld): ", client_source,
+	    (long)getpid());
+	len = n < 0 ? 0 : (size_t)n < room ? (size_t)n : room - 1;
+	n = vsnprintf(line + len, room - len, fmt, ap);
+	len += n < 0 ? 0 : (size_t)n < room - len ? (size_t)n : room - len - 1;
+	memcpy(line + len, tail, strlen(tail) + 1);
 	sigemptyset(&sigpipe);
 	sigaddset(&sigpipe, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &sigpipe, &old);
 	was_pending = sigpending(&pending) == 0 &&
 	    sigismember(&pending, SIGPIPE);
-	fprintf(stderr, "vramtrace (%s, pid %ld): ", client_source,
-	    (long)getpid());
-	vfprintf(stderr, fmt, ap);
-	fputs(tail, stderr);
+	fputs(line, stderr);
 	fflush(stderr);
 	if (!was_pending && sigpending(&pending) == 0 &&
 	    sigismember(&pending, SIGPIPE))

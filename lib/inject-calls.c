@@ -36,9 +36,9 @@
 #include "client.h"
 #include "inject.h"
 #include "inject-api.h"
+#include "got.h"
 
 #define CALLS_CACHE	64			/* entries per thread */
-#define CALLS_NO_STREAM	UINT64_MAX		/* a call without stream */
 
 struct calls_entry {
 	uint64_t	context;
@@ -99,8 +99,8 @@ inject_calls_forget(void)
 }
 
 /*
- * The CUPTI stream id of handle (CALLS_NO_STREAM: none) in ctx, and ctx's
- * device, from this thread's cache or CUPTI.
+ * The CUPTI stream id of handle (INJECT_CALLS_NO_STREAM: none) in ctx, and
+ * ctx's device, from this thread's cache or CUPTI.
  */
 static const struct calls_entry *
 calls_lookup(CUcontext ctx, uint64_t handle, int per_thread)
@@ -128,15 +128,32 @@ calls_lookup(CUcontext ctx, uint64_t handle, int per_thread)
 		return (c);
 	if (inject_api.cuptiGetDeviceId(ctx, &dev) == CUPTI_SUCCESS)
 		c->device = (int32_t)dev;
-	if (handle != CALLS_NO_STREAM &&
+	if (handle != INJECT_CALLS_NO_STREAM &&
 	    inject_api.cuptiGetStreamIdEx(ctx, (CUstream)(uintptr_t)handle,
 	    (uint8_t)per_thread, &id) == CUPTI_SUCCESS)
 		c->stream = id;
 	return (c);
 }
 
+/*
+ * The CUPTI stream id (EVENT_NONE: unknown) of stream handle (or
+ * INJECT_CALLS_NO_STREAM) in context ctx (a CUcontext), per_thread when it
+ * names the calling thread's default stream, and ctx's device in *device
+ * (-1: unknown).  For the driver API callbacks, on their thread.
+ */
+uint64_t
+inject_calls_where(void *ctx, uint64_t handle, int per_thread,
+    int32_t *device)
+{
+	const struct calls_entry *c = calls_lookup(ctx, handle, per_thread);
+
+	*device = c->device;
+	return (c->stream);
+}
+
+/* The event of an allocation or free made in ctx. */
 static void
-calls_emit(const CUpti_CallbackData *cb, uint8_t type, uint8_t layer,
+calls_event(CUcontext ctx, uint64_t correlation, uint8_t type, uint8_t layer,
     uint64_t address, uint64_t bytes, uint64_t handle, int per_thread)
 {
 	const struct calls_entry *c;
@@ -144,7 +161,7 @@ calls_emit(const CUpti_CallbackData *cb, uint8_t type, uint8_t layer,
 
 	if (address == 0)	/* cudaFree(0), a zero-byte allocation */
 		return;
-	c = calls_lookup(cb->context, handle, per_thread);
+	c = calls_lookup(ctx, handle, per_thread);
 	memset(&ev, 0, sizeof ev);
 	ev.type = type;
 	ev.time_ns = inject_now();
@@ -152,12 +169,21 @@ calls_emit(const CUpti_CallbackData *cb, uint8_t type, uint8_t layer,
 	ev.u.alloc.bytes = bytes;
 	ev.u.alloc.requested = EVENT_NONE;
 	ev.u.alloc.stream = c->stream;
-	ev.u.alloc.correlation = cb->correlationId;
+	ev.u.alloc.correlation = correlation;
 	ev.u.alloc.device = layer == EVENT_LAYER_HOST ? -1 : c->device;
 	ev.u.alloc.layer = layer;
 	if (type == EVENT_ALLOC && stack_alloc(&ev))
 		return;		/* it waits for its Python stack */
 	client_emit(&ev);
+}
+
+/* The event of a driver call's allocation or free (cb: its callback). */
+static void
+calls_emit(const CUpti_CallbackData *cb, uint8_t type, uint8_t layer,
+    uint64_t address, uint64_t bytes, uint64_t handle, int per_thread)
+{
+	calls_event(cb->context, cb->correlationId, type, layer, address,
+	    bytes, handle, per_thread);
 }
 
 /* A stream-ordered call: hStream, or the thread's own default stream. */
@@ -169,6 +195,101 @@ calls_async(const CUpti_CallbackData *cb, uint8_t type, uint64_t address,
 
 	calls_emit(cb, type, EVENT_LAYER_POOL, address, bytes, handle,
 	    ptsz || stream == CU_STREAM_PER_THREAD);
+}
+
+/*
+ * The runtime's stream-ordered allocation calls redirected to wrappers in
+ * the objects that import them (VRAMTRACE_RECORDS interpose, got.c):
+ * PyTorch's cudaMallocAsync backend makes its allocations and frees
+ * through them, and a wrapper makes the event itself, without CUPTI's
+ * callback on the driver call beneath.  While a thread is inside a wrapper
+ * the callback of that driver call leaves the call to it (calls_inside).
+ */
+typedef int	(*calls_malloc_fn)(void **, size_t, void *);
+typedef int	(*calls_free_fn)(void *, void *);
+
+static int	calls_malloc_async(void **, size_t, void *);
+static int	calls_free_async(void *, void *);
+
+static struct got_target calls_hooks[] = {
+	{ "cudaMallocAsync", (void *)calls_malloc_async, NULL, 0, 0 },
+	{ "cudaFreeAsync", (void *)calls_free_async, NULL, 0, 0 }
+};
+static __thread int	calls_inside;
+
+/* The event of a redirected call on stream (a cudaStream_t). */
+static void
+calls_redirected(uint8_t type, uint64_t address, uint64_t bytes,
+    void *stream)
+{
+	CUcontext	ctx = NULL;
+
+	if (inject_api.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
+		ctx = NULL;
+	calls_event(ctx, EVENT_NONE, type, EVENT_LAYER_POOL, address, bytes,
+	    (uint64_t)(uintptr_t)stream, stream == CU_STREAM_PER_THREAD);
+}
+
+static int
+calls_malloc_async(void **ptr, size_t size, void *stream)
+{
+	calls_malloc_fn	real;
+	int		rc;
+
+	*(void **)&real = calls_hooks[0].real;
+	calls_inside = 1;
+	rc = real(ptr, size, stream);
+	calls_inside = 0;
+	if (rc == 0 && ptr != NULL)
+		calls_redirected(EVENT_ALLOC, (uint64_t)(uintptr_t)*ptr, size,
+		    stream);
+	return (rc);
+}
+
+static int
+calls_free_async(void *ptr, void *stream)
+{
+	calls_free_fn	real;
+	int		rc;
+
+	*(void **)&real = calls_hooks[1].real;
+	calls_inside = 1;
+	rc = real(ptr, stream);
+	calls_inside = 0;
+	if (rc == 0)
+		calls_redirected(EVENT_FREE, (uint64_t)(uintptr_t)ptr, 0,
+		    stream);
+	return (rc);
+}
+
+/*
+ * Redirect the runtime's cudaMallocAsync and cudaFreeAsync in the objects
+ * loaded now that import them, and when every importer was redirected to
+ * one runtime, turn CUPTI's callbacks on cuMemAllocAsync and cuMemFreeAsync
+ * off for subscriber: their calls then cost no CUPTI callback.  Otherwise
+ * (an importer bound to another runtime, or none at all: a program with
+ * the runtime linked in statically) those callbacks stay and see every
+ * call the wrappers do not.  Returns how many call sites were redirected.
+ */
+unsigned
+inject_calls_interpose(void *subscriber)
+{
+	size_t	i, n = sizeof calls_hooks / sizeof calls_hooks[0];
+	int	all = 1;
+
+	got_redirect(calls_hooks, n);
+	for (i = 0; i < n; i++)
+		all &= calls_hooks[i].patched > 0 &&
+		    calls_hooks[i].elsewhere == 0;
+	if (all) {
+		inject_api.cuptiEnableCallback(0, subscriber,
+		    CUPTI_CB_DOMAIN_DRIVER_API,
+		    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync);
+		inject_api.cuptiEnableCallback(0, subscriber,
+		    CUPTI_CB_DOMAIN_DRIVER_API,
+		    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync);
+	}
+	return (calls_hooks[0].patched + calls_hooks[1].patched);
 }
 
 /*
@@ -190,7 +311,7 @@ inject_calls_callback(uint32_t cbid, const void *data)
 	const cuMemHostAlloc_params	*ha = p;
 	const cuMemMap_params		*map = p;
 
-	if (cb->callbackSite != CUPTI_API_EXIT ||
+	if (cb->callbackSite != CUPTI_API_EXIT || calls_inside ||
 	    cb->functionReturnValue == NULL ||
 	    *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
 		return;
@@ -214,45 +335,45 @@ inject_calls_callback(uint32_t cbid, const void *data)
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
 		calls_emit(cb, EVENT_ALLOC, EVENT_LAYER_SEGMENT, *a->dptr,
-		    a->bytesize, CALLS_NO_STREAM, 0);
+		    a->bytesize, INJECT_CALLS_NO_STREAM, 0);
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2:
 		calls_emit(cb, EVENT_ALLOC, EVENT_LAYER_SEGMENT, *pitch->dptr,
-		    (uint64_t)*pitch->pPitch * pitch->Height, CALLS_NO_STREAM,
-		    0);
+		    (uint64_t)*pitch->pPitch * pitch->Height,
+		    INJECT_CALLS_NO_STREAM, 0);
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
 		calls_emit(cb, EVENT_ALLOC, EVENT_LAYER_SEGMENT, *m->dptr,
-		    m->bytesize, CALLS_NO_STREAM, 0);
+		    m->bytesize, INJECT_CALLS_NO_STREAM, 0);
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemMap:
 		calls_emit(cb, EVENT_ALLOC, EVENT_LAYER_SEGMENT, map->ptr,
-		    map->size, CALLS_NO_STREAM, 0);
+		    map->size, INJECT_CALLS_NO_STREAM, 0);
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
 		calls_emit(cb, EVENT_FREE, EVENT_LAYER_SEGMENT,
 		    ((const cuMemFree_v2_params *)p)->dptr, 0,
-		    CALLS_NO_STREAM, 0);
+		    INJECT_CALLS_NO_STREAM, 0);
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
 		calls_emit(cb, EVENT_FREE, EVENT_LAYER_SEGMENT,
-		    ((const cuMemUnmap_params *)p)->ptr, 0, CALLS_NO_STREAM,
-		    0);
+		    ((const cuMemUnmap_params *)p)->ptr, 0,
+		    INJECT_CALLS_NO_STREAM, 0);
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
 		calls_emit(cb, EVENT_ALLOC, EVENT_LAYER_HOST,
 		    (uint64_t)(uintptr_t)*ah->pp, ah->bytesize,
-		    CALLS_NO_STREAM, 0);
+		    INJECT_CALLS_NO_STREAM, 0);
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc:
 		calls_emit(cb, EVENT_ALLOC, EVENT_LAYER_HOST,
 		    (uint64_t)(uintptr_t)*ha->pp, ha->bytesize,
-		    CALLS_NO_STREAM, 0);
+		    INJECT_CALLS_NO_STREAM, 0);
 		break;
 	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
 		calls_emit(cb, EVENT_FREE, EVENT_LAYER_HOST,
 		    (uint64_t)(uintptr_t)((const cuMemFreeHost_params *)p)->p,
-		    0, CALLS_NO_STREAM, 0);
+		    0, INJECT_CALLS_NO_STREAM, 0);
 		break;
 	default:
 		break;

@@ -458,6 +458,7 @@ inject_cupti_callback(void *userdata, CUpti_CallbackDomain domain,
 	(void)userdata;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		inject_calls_callback(cbid, data);
+		inject_copies_callback(cbid, data);
 		return;
 	}
 	if (domain == CUPTI_CB_DOMAIN_STATE) {
@@ -583,10 +584,17 @@ inject_cupti_start(const struct inject_config *config, char **cause)
 	else if ((config->records & INJECT_RECORD_CALLS) &&
 	    (rc = inject_calls_start(inject_subscriber)) != CUPTI_SUCCESS)
 		goto fail_callback;
+	else if ((config->records & (INJECT_RECORD_CALLS |
+	    INJECT_RECORD_INTERPOSE)) == (INJECT_RECORD_CALLS |
+	    INJECT_RECORD_INTERPOSE))
+		inject_calls_interpose(inject_subscriber);
 	if (config->records & INJECT_RECORD_POOL)
 		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
 	if (config->records & INJECT_RECORD_MEMCPY)
 		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MEMCPY;
+	else if ((config->records & INJECT_RECORD_COPIES) &&
+	    (rc = inject_copies_start(inject_subscriber)) != CUPTI_SUCCESS)
+		goto fail_callback;
 	if (config->nvtx)
 		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MARKER;
 	for (i = 0; i < nkinds; i++) {

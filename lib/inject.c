@@ -44,8 +44,8 @@ void	 vramtrace_inject_block(int, uint64_t, int32_t, uint64_t, uint64_t,
 	     uint64_t, const char *) INJECT_API;
 
 /*
- * "calls,pool,memcpy" (any subset of calls, memory, pool and memcpy, any
- * order) into INJECT_RECORD_*.
+ * "calls,pool,copies" (any subset of calls, memory, pool, copies and
+ * memcpy, any order) into INJECT_RECORD_*.
  */
 static unsigned
 inject_parse_records(const char *list)
@@ -57,6 +57,8 @@ inject_parse_records(const char *list)
 		{ "calls", INJECT_RECORD_CALLS },
 		{ "memory", INJECT_RECORD_MEMORY },
 		{ "pool", INJECT_RECORD_POOL },
+		{ "copies", INJECT_RECORD_COPIES },
+		{ "interpose", INJECT_RECORD_INTERPOSE },
 		{ "memcpy", INJECT_RECORD_MEMCPY },
 	};
 	unsigned	records = 0;
@@ -71,8 +73,9 @@ inject_parse_records(const char *list)
 		}
 		if (i == sizeof names / sizeof names[0])
 			client_note("VRAMTRACE_RECORDS: unknown record kind %.*s"
-			    " (known: calls, memory, pool, memcpy); recording"
-			    " goes on without it", (int)len, list);
+			    " (known: calls, memory, pool, copies, memcpy,"
+			    " interpose); recording goes on without it",
+			    (int)len, list);
 		else
 			records |= names[i].bit;
 		list += len;

@@ -4,7 +4,8 @@
  * the life cycle and the configuration read from the environment;
  * inject-cupti.c turns CUPTI records and callbacks into events for the
  * client (client.c), inject-calls.c the driver's allocation calls (and
- * asks stack.c for their stacks); with inject-api.c, which finds libcupti
+ * asks stack.c for their stacks), inject-copies.c its copy calls; with
+ * inject-api.c, which finds libcupti
  * and the driver at run time and fills the table they call through
  * (inject-api.h), they are the files that include CUPTI headers.
  */
@@ -27,14 +28,18 @@ struct inject_config {
 /*
  * What to collect (VRAMTRACE_RECORDS).  Allocations and frees come from
  * the driver calls (calls) or from MEMORY2 activity records (memory), which
- * cost more and, when asked for, replace the calls.
+ * cost more and, when asked for, replace the calls; copies likewise from
+ * the copy calls (copies) or from MEMCPY activity records (memcpy), which
+ * add each copy's end on the GPU but cost the program at every launch.
  */
 #define INJECT_RECORD_MEMORY	0x1	/* allocations and frees (MEMORY2) */
 #define INJECT_RECORD_POOL	0x2	/* pool create, trim (MEMORY_POOL) */
 #define INJECT_RECORD_MEMCPY	0x4	/* copies (MEMCPY) */
 #define INJECT_RECORD_CALLS	0x8	/* allocations and frees (callbacks) */
+#define INJECT_RECORD_COPIES	0x10	/* copies (callbacks) */
+#define INJECT_RECORD_INTERPOSE	0x20	/* the runtime's async allocations */
 #define INJECT_RECORD_DEFAULT	(INJECT_RECORD_CALLS | INJECT_RECORD_POOL | \
-				 INJECT_RECORD_MEMCPY)
+				 INJECT_RECORD_COPIES)
 
 /* inject-clock.c */
 uint64_t inject_now(void);
@@ -43,6 +48,13 @@ uint64_t inject_now(void);
 int	 inject_calls_start(void *);
 void	 inject_calls_forget(void);
 void	 inject_calls_callback(uint32_t, const void *);
+#define INJECT_CALLS_NO_STREAM	UINT64_MAX	/* a call without stream */
+uint64_t inject_calls_where(void *, uint64_t, int, int32_t *);
+unsigned inject_calls_interpose(void *);
+
+/* inject-copies.c */
+int	 inject_copies_start(void *);
+void	 inject_copies_callback(uint32_t, const void *);
 
 /* inject-cupti.c */
 int	 inject_cupti_start(const struct inject_config *, char **);

@@ -9,7 +9,7 @@
 # program goes on.
 . "${srcdir:-.}/tests/lib.sh"
 b=${top_builddir:-.}
-plan 24
+plan 25
 F=$b/tests/cudalib
 HOST=$b/tests/cuda-find-host
 unset CUDA_HOME CUDA_PATH VRAMTRACE_CUDA_SEARCH LD_LIBRARY_PATH
@@ -116,10 +116,25 @@ run env VRAMTRACE_OUTPUT="$TMP/off.vtr" VRAMTRACE_CUDA_SEARCH=process \
 	VRAMTRACE_STACK_DEPTH=abc \
 	"$b/tests/inject-host" "$b/libvramtrace-inject.so"
 [ "$rc" -eq 0 ] && [ "$(wc -l <"$TMP/err")" -eq 4 ] &&
-	grep -q 'VRAMTRACE_RECORDS: unknown record kind bogus (known: calls, memory, pool, memcpy); recording goes on without it\.$' "$TMP/err" &&
+	grep -q 'VRAMTRACE_RECORDS: unknown record kind bogus (known: calls, memory, pool, copies, memcpy, interpose); recording goes on without it\.$' "$TMP/err" &&
 	grep -q 'VRAMTRACE_STACKS: unknown mode weird (known: python, native, all, none); recording goes on with python stacks\.$' "$TMP/err" &&
 	grep -q 'VRAMTRACE_STACK_DEPTH: not a number of frames from 1 to 1024: abc; recording goes on with 64\.$' "$TMP/err"
 ok $? "bad settings: a line each naming the value and what is used instead"
+
+# A warning is written in one piece: the traced program writes to the same
+# stderr, and a line written in parts could be cut by its lines.
+if command -v strace >/dev/null 2>&1 &&
+    strace -o /dev/null true >/dev/null 2>&1; then
+	env VRAMTRACE_OUTPUT="$TMP/off.vtr" VRAMTRACE_CUDA_SEARCH=process \
+	    VRAMTRACE_STACKS=weird strace -f -s 1024 -e trace=write \
+	    -o "$TMP/strace" "$b/tests/inject-host" \
+	    "$b/libvramtrace-inject.so" >/dev/null 2>&1
+	grep -Eq '^([0-9]+ +)?write\(2, "vramtrace \(cupti, pid [0-9]+\): VRAMTRACE_STACKS: unknown mode weird .*python stacks\.\\n", [0-9]+\) = [0-9]+$' \
+	    "$TMP/strace"
+	ok $? "a warning is one write (strace -e write: $TMP/strace)"
+else
+	skip 1 "strace cannot run here"
+fi
 
 # A libcupti that lacks a function the table needs (a stand-in).
 run env VRAMTRACE_OUTPUT="$TMP/off.vtr" CUDA_HOME="$TMP/cuda" \

@@ -44,10 +44,14 @@ def pattern(db, stdout):
                and pool.get(5) == ids["s2"][0], "pattern alloc streams",
                "MiB->stream %s, s1=%s s2=%s" % (pool, ids["s1"][0],
                                                  ids["s2"][0]))
-        cp = dict(c.execute("select kind, stream from memcpys "
-                            "where bytes >= %d" % MiB).fetchall())
-        report(cp.get(1) == ids["s1"][0] and cp.get(2) == ids["s2"][0],
-               "pattern copy streams", "kind->stream %s" % cp)
+        name = {ids["s1"][0]: "s1", ids["s2"][0]: "s2"}
+        cp = sorted((k, b // MiB, name.get(s, "other")) for k, b, s in
+                    c.execute("select kind, bytes, stream from memcpys "
+                              "where bytes >= ?", (MiB,)))
+        want = sorted([(1, 1, "s1"), (2, 2, "s2"), (1, 3, "s2"),
+                       (8, 3, "other"), (2, 4, "other")])
+        report(cp == want, "pattern copies", "(kind, MiB, stream) %s, "
+               "want %s" % (cp, want))
         live = c.execute("select a.alloc_ns < s.destroyed_ns from "
                          "allocations a, streams s where a.bytes = ? and "
                          "s.stream = a.stream and s.destroyed_ns is not "
@@ -56,6 +60,13 @@ def pattern(db, stdout):
                "5 MiB block live when s2 was destroyed: %s" % live)
     steps = c.execute("select count(*) from steps").fetchone()[0]
     report(steps == 3, "pattern steps", "%d steps" % steps)
+    window = c.execute("select start_ns, end_ns from steps where step = "
+                       "(select min(step) + 1 from steps)").fetchone()
+    out = c.execute("select count(*) from memcpys where bytes >= ? and "
+                    "(start_ns is null or start_ns < ? or start_ns > ?)",
+                    (MiB,) + tuple(window or (0, 0))).fetchone()[0]
+    report(window is not None and out == 0, "pattern copy times",
+           "%d copies of step 2 start outside its range %s" % (out, window))
 
 
 def growth(db, js):

@@ -4,8 +4,11 @@
  * Three NVTX "step" ranges.  Step 1: cudaMalloc 1 MiB and 3 MiB, free the
  * 1 MiB.  Step 2: two created streams s1, s2; cudaMallocAsync 2 MiB on s1
  * and 4 MiB + 5 MiB on s2; free the 2 MiB and the 4 MiB; 6 MiB of pinned
- * host memory; a 1 MiB copy host to device on s1 and a 2 MiB copy device
- * to host on s2.  Step 3: destroy s2 while its 5 MiB block is live.  Then
+ * host memory; a 1 MiB copy host to device on s1, a 2 MiB copy device
+ * to host on s2, a 3 MiB one from the pinned memory to the 5 MiB block
+ * on s2 with cudaMemcpyDefault (the direction from the pointers), a 3 MiB
+ * device to device cudaMemcpy and a 4 MiB cudaMemcpyDefault from the
+ * device into pageable memory.  Step 3: destroy s2 while its 5 MiB block is live.  Then
  * free the pinned memory and the 3 MiB.  Prints the stream handles.
  */
 #include <cuda_runtime.h>
@@ -24,6 +27,7 @@ main(void)
 {
 	cudaStream_t	 s1, s2;
 	void		*a, *b, *p1, *p2, *p3, *h;
+	static char	 pageable[4 * MiB];
 
 	CHECK(cudaFree(0));
 	nvtxRangePushA("step");
@@ -43,6 +47,9 @@ main(void)
 	CHECK(cudaMallocHost(&h, 6 * MiB));
 	CHECK(cudaMemcpyAsync(b, h, 1 * MiB, cudaMemcpyHostToDevice, s1));
 	CHECK(cudaMemcpyAsync(h, b, 2 * MiB, cudaMemcpyDeviceToHost, s2));
+	CHECK(cudaMemcpyAsync(p3, h, 3 * MiB, cudaMemcpyDefault, s2));
+	CHECK(cudaMemcpy(p3, b, 3 * MiB, cudaMemcpyDeviceToDevice));
+	CHECK(cudaMemcpy(pageable, p3, 4 * MiB, cudaMemcpyDefault));
 	CHECK(cudaDeviceSynchronize());
 	nvtxRangePop();
 

@@ -1,0 +1,22 @@
+/*
+ * got.h: a function's calls redirected in the objects that import it
+ * (got.c).
+ */
+#ifndef GOT_H
+#define GOT_H
+
+#include <stddef.h>
+
+struct got_target {
+	const char	*name;		/* the symbol */
+	void		*wrapper;	/* what its importers call now */
+	void		*real;		/* what they called: the wrapper's
+					   (preset: only objects bound to it) */
+	unsigned	 patched;	/* slots redirected */
+	unsigned	 elsewhere;	/* slots left alone */
+};
+
+void			got_redirect(struct got_target *, size_t);
+unsigned long long	got_loaded(void);
+
+#endif

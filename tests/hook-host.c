@@ -1,0 +1,73 @@
+/*
+ * hook-host.c: lib/got.c without CUDA.  The host imports
+ * hook_probe() from tests/hook/libhook-def.so (x + 1) and loads
+ * tests/hook/libhook-use.so (argv[1]) with RTLD_DEEPBIND, so that its
+ * hook_probe() is libhook-other.so's (x + 100).  Prints TAP.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "got.h"
+
+int	hook_probe(int);
+
+static int	(*probe_real)(int);
+
+static int
+probe_wrapper(int x)
+{
+	return (probe_real(x) * 10);
+}
+
+static int	n, failed;
+
+static void
+ok(int cond, const char *what)
+{
+	printf("%s %d - %s\n", cond ? "ok" : "not ok", ++n, what);
+	failed |= !cond;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct got_target	 t[2];
+	void			*use, *def;
+	int			(*use_fn)(int), (*by_address)(int);
+
+	/* Its own definitions first: libhook-other.so's hook_probe(). */
+	if (argc != 2 || (use = dlopen(argv[1], RTLD_NOW | RTLD_DEEPBIND)) ==
+	    NULL || (def = dlopen("libhook-def.so", RTLD_NOW | RTLD_NOLOAD)) ==
+	    NULL) {
+		fprintf(stderr, "usage: hook-host LIBHOOK-USE: %s\n",
+		    dlerror());
+		return (2);
+	}
+	*(void **)&use_fn = dlsym(use, "hook_use");
+	memset(t, 0, sizeof t);
+	t[0].name = "hook_probe";
+	t[0].wrapper = (void *)probe_wrapper;
+	t[1].name = "hook_nobody_imports";
+	t[1].wrapper = (void *)probe_wrapper;
+	/* Before the first call: the host's slot is still lazy. */
+	got_redirect(t, 2);
+	*(void **)&probe_real = t[0].real;
+	ok(t[0].real == dlsym(def, "hook_probe"),
+	    "the real function is the definition the host binds to");
+	ok(t[0].patched >= 1, "the host's slots are redirected");
+	ok(hook_probe(1) == 20, "a call reaches the wrapper, which calls the"
+	    " real one");
+	by_address = hook_probe;
+	ok(by_address(2) == 30, "the function's address is the wrapper's");
+	ok(t[0].elsewhere >= 1 && use_fn(1) == 101,
+	    "an object bound to another definition is left alone");
+	ok(t[1].real == NULL && t[1].patched == 0 && t[1].elsewhere == 0,
+	    "a symbol nobody imports: nothing redirected");
+	t[0].patched = t[0].elsewhere = 0;
+	got_redirect(t, 1);
+	ok(t[0].patched == 0 && hook_probe(1) == 20,
+	    "a second pass redirects nothing again");
+	printf("1..%d\n", n);
+	return (failed);
+}

@@ -1,0 +1,12 @@
+/*
+ * probe.c: hook_probe() for tests/hook-host.c, built twice: libhook-def.so
+ * (x + 1), the definition the host imports, and libhook-other.so
+ * (x + HOOK_PROBE_ADD), a second definition that libhook-use.so binds to.
+ */
+int	hook_probe(int);
+
+int
+hook_probe(int x)
+{
+	return (x + HOOK_PROBE_ADD);
+}
