@@ -68,22 +68,30 @@ got_in_object(const struct dl_phdr_info *info, uintptr_t a)
 	return (0);
 }
 
-/* Write value into slot, lifting RELRO's protection for the write. */
+/*
+ * Write value into slot, lifting RELRO's protection for the write.  The
+ * loader made read-only only the whole pages of the object's RELRO segment
+ * (its start rounded down to a page, its end rounded down too): a slot on
+ * the page where that segment ends is still writable when the segment
+ * does not end on a page boundary (pages larger than the linker's), and
+ * that page must stay writable: the rest of it may be slots that lazy
+ * binding writes later.
+ */
 static int
 got_write(const struct dl_phdr_info *info, void **slot, void *value)
 {
-	long		page = sysconf(_SC_PAGESIZE);
-	uintptr_t	start, relro_lo = 0, relro_hi = 0;
+	uintptr_t	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t	start = (uintptr_t)slot & ~(page - 1), lo = 0, hi = 0;
 	int		i, relro;
 
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		if (info->dlpi_phdr[i].p_type != PT_GNU_RELRO)
 			continue;
-		relro_lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-		relro_hi = relro_lo + info->dlpi_phdr[i].p_memsz;
+		lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+		hi = (lo + info->dlpi_phdr[i].p_memsz) & ~(page - 1);
+		lo &= ~(page - 1);
 	}
-	relro = (uintptr_t)slot >= relro_lo && (uintptr_t)slot < relro_hi;
-	start = (uintptr_t)slot & ~((uintptr_t)page - 1);
+	relro = start >= lo && start < hi;
 	if (relro && mprotect((void *)start, (size_t)page,
 	    PROT_READ | PROT_WRITE) != 0)
 		return (-1);

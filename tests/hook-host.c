@@ -36,6 +36,8 @@ main(int argc, char **argv)
 	void			*use, *def;
 	int			(*use_fn)(int), (*by_address)(int);
 
+	/* Each line as it is made: a crash shows how far it got. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* Its own definitions first: libhook-other.so's hook_probe(). */
 	if (argc != 2 || (use = dlopen(argv[1], RTLD_NOW | RTLD_DEEPBIND)) ==
 	    NULL || (def = dlopen("libhook-def.so", RTLD_NOW | RTLD_NOLOAD)) ==
@@ -51,6 +53,7 @@ main(int argc, char **argv)
 	t[1].name = "hook_nobody_imports";
 	t[1].wrapper = (void *)probe_wrapper;
 	/* Before the first call: the host's slot is still lazy. */
+	printf("# redirecting hook_probe and hook_nobody_imports\n");
 	got_redirect(t, 2);
 	*(void **)&probe_real = t[0].real;
 	ok(t[0].real == dlsym(def, "hook_probe"),
