@@ -18,11 +18,6 @@ plan 43
 W="${top_builddir:-.}/tests/t-client-writer"
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF \
     VRAMTRACE_STACKS VRAMTRACE_TORCH_HISTORY VRAMTRACE_CHECK_OFFLOAD
-# A build without CUDA has no injection library; the stand-ins load none.
-if [ ! -f "${top_builddir:-.}/libvramtrace-inject.so" ]; then
-	VRAMTRACE_INJECT_LIBRARY=$W
-	export VRAMTRACE_INJECT_LIBRARY
-fi
 
 q() {	# q DB SQL: the rows, comma-separated, on one line
 	"$VRAMTRACE" sql "$1" "$2" --format csv | sed 1d | tr '\n' ' ' |

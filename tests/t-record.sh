@@ -42,7 +42,7 @@ if [ -f "$top_builddir/libvramtrace-inject.so" ]; then
 else
 	"$VRAMTRACE" record -o "$T/nocuda.db" -- true 2>"$T/err"
 	ok "$? $(grep -c 'built without CUDA' "$T/err") $(ls "$T" |
-	    grep -c nocuda)" "1 1 0" "built without CUDA: said so, no database"
+	    grep -c nocuda)" "7 1 0" "built without CUDA: said so (exit 7), no database"
 	VRAMTRACE_INJECT_LIBRARY=$WRITER
 	export VRAMTRACE_INJECT_LIBRARY
 fi
