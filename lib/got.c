@@ -5,20 +5,23 @@
  * stack-hook.c redirects the GIL's functions so, and inject-calls.c the
  * CUDA runtime's stream-ordered allocations.
  *
- * got_redirect() walks the objects loaded now (dl_iterate_phdr)
- * and, in each one that imports a target's symbol, writes the target's
- * wrapper into every slot bound to it.  The function the wrapper must
- * call is the one the slots were bound to: a resolved slot says it; a
- * slot still lazy (it points into its own object's PLT) is bound by the
- * object's own lookup (dlsym on its handle).  An object whose slots are
- * bound elsewhere than the target's real function (given, or found in the first
- * importer: two copies of the library that defines the symbol) is left
- * alone and counted: its calls do not reach the wrapper.  Objects loaded
- * later are redirected by calling it again (got_loaded() says when the
- * loader has loaded more).  Slots in the
- * object's read-only-after-relocation segment (RELRO) are made writable
- * for the write, then read-only again; the write is one atomic store, so
- * a thread calling through the slot meanwhile calls either function.
+ * got_redirect() walks the objects loaded now (dl_iterate_phdr) and, in
+ * each one that imports a target's symbol, writes the target's wrapper into
+ * every slot bound to it.  The function the wrapper must call is the one the
+ * slots were bound to: a resolved slot says it; a slot still lazy (it
+ * points into its own object's PLT) is bound by the object's own lookup
+ * (dlsym on its handle).  An object whose slots are bound elsewhere than the
+ * target's real function (given, or found in the first importer: two copies
+ * of the library that defines the symbol) is left alone and counted: its
+ * calls do not reach the wrapper.  Objects loaded later are redirected by
+ * calling it again (got_loaded() says when the loader has loaded more), or
+ * as they load: got_watch() redirects dlopen itself, so that a function of
+ * the caller's runs after every dlopen that loaded an object, before dlopen
+ * returns (but for a dlopen made while another thread runs that function:
+ * its objects wait for the next).  Slots in the object's
+ * read-only-after-relocation segment (RELRO) are made writable for the
+ * write, then read-only again; the write is one atomic store, so a thread
+ * calling through the slot meanwhile calls either function.
  *
  * It knows only ELF: tests/t-hook.sh tests it without CUDA or Python.
  */
@@ -26,7 +29,9 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -264,4 +269,82 @@ got_loaded(void)
 
 	dl_iterate_phdr(got_count, &adds);
 	return (adds);
+}
+
+/*
+ * The watch of loads (got_watch): dlopen redirected in its importers to
+ * got_dlopen, which calls the real one and then, when it loaded an object,
+ * redirects dlopen in what it loaded and calls the caller's function, one
+ * thread at a time (another thread's dlopen meanwhile does not wait: see
+ * got_dlopen).  The dl calls made meanwhile (got_bound's, the
+ * function's own, through a slot of ours that may be redirected too) go
+ * straight to the real dlopen (watch_inside), and leave no error for the
+ * caller's dlerror(): a dlopen that succeeded has none.
+ */
+static void	*got_dlopen(const char *, int);
+
+static struct got_target	watch_target = {
+	"dlopen", (void *)got_dlopen, NULL, 0, 0
+};
+static void			(*watch_fn)(void);
+static unsigned long long	 watch_adds;
+static pthread_mutex_t		 watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int		 watch_inside;
+
+static void *
+got_dlopen(const char *file, int mode)
+{
+	void			*(*real)(const char *, int);
+	void			*handle;
+	unsigned long long	 adds;
+	int			 saved;
+
+	*(void **)&real = watch_target.real;
+	handle = real(file, mode);
+	if (handle == NULL || watch_inside)
+		return (handle);
+	saved = errno;
+	/*
+	 * Never wait: the thread scanning may wait for the loader's lock,
+	 * which a thread loading (in a constructor that calls dlopen) holds.
+	 * The scanning thread looks again until nothing more was loaded.
+	 */
+	if (pthread_mutex_trylock(&watch_lock) != 0) {
+		errno = saved;
+		return (handle);
+	}
+	watch_inside = 1;
+	while ((adds = got_loaded()) != watch_adds) {
+		watch_adds = adds;
+		got_redirect(&watch_target, 1);
+		watch_fn();
+	}
+	(void)dlerror();
+	watch_inside = 0;
+	pthread_mutex_unlock(&watch_lock);
+	errno = saved;
+	return (handle);
+}
+
+/*
+ * Call fn after every dlopen that loads an object, in the thread that
+ * called dlopen and before it returns, one call at a time (fn then
+ * typically calls got_redirect() for what was loaded); a dlopen made by
+ * another thread while fn runs returns without waiting, and what it
+ * loaded is seen by the next dlopen (or got_loaded()'s count).  Seen are the
+ * dlopen calls made through a relocation slot: every object's but the
+ * C library's own (its internal loads, such as NSS modules, are not).
+ * Call it once, before threads call dlopen; fn may call dl functions.
+ * Returns how many slots now call the watch.
+ */
+unsigned
+got_watch(void (*fn)(void))
+{
+	watch_fn = fn;
+	watch_adds = got_loaded();
+	watch_target.real = dlsym(RTLD_DEFAULT, "dlopen");
+	if (watch_target.real == NULL)
+		return (0);
+	got_redirect(&watch_target, 1);
+	return (watch_target.patched);
 }

@@ -18,5 +18,6 @@ struct got_target {
 
 void			got_redirect(struct got_target *, size_t);
 unsigned long long	got_loaded(void);
+unsigned		got_watch(void (*)(void));
 
 #endif

@@ -262,17 +262,18 @@ calls_free_async(void *ptr, void *stream)
 	return (rc);
 }
 
+static void	*calls_subscriber;
+static int	 calls_cupti_off;	/* the two callbacks turned off */
+
 /*
- * Redirect the runtime's cudaMallocAsync and cudaFreeAsync in the objects
- * loaded now that import them, and when every importer was redirected to
- * one runtime, turn CUPTI's callbacks on cuMemAllocAsync and cuMemFreeAsync
- * off for subscriber: their calls then cost no CUPTI callback.  Otherwise
- * (an importer bound to another runtime, or none at all: a program with
- * the runtime linked in statically) those callbacks stay and see every
- * call the wrappers do not.  Returns how many call sites were redirected.
+ * Redirect cudaMallocAsync and cudaFreeAsync in the objects loaded since
+ * the last pass, and set CUPTI's callbacks on cuMemAllocAsync and
+ * cuMemFreeAsync: off while every importer calls a wrapper, on again for
+ * good once one does not (bound to another runtime), or when there is no
+ * importer at all (the runtime linked in statically).
  */
-unsigned
-inject_calls_interpose(void *subscriber)
+static void
+calls_redirect(void)
 {
 	size_t	i, n = sizeof calls_hooks / sizeof calls_hooks[0];
 	int	all = 1;
@@ -281,14 +282,34 @@ inject_calls_interpose(void *subscriber)
 	for (i = 0; i < n; i++)
 		all &= calls_hooks[i].patched > 0 &&
 		    calls_hooks[i].elsewhere == 0;
-	if (all) {
-		inject_api.cuptiEnableCallback(0, subscriber,
-		    CUPTI_CB_DOMAIN_DRIVER_API,
-		    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync);
-		inject_api.cuptiEnableCallback(0, subscriber,
-		    CUPTI_CB_DOMAIN_DRIVER_API,
-		    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync);
-	}
+	if (all == calls_cupti_off)
+		return;
+	calls_cupti_off = all;
+	inject_api.cuptiEnableCallback(!all, calls_subscriber,
+	    CUPTI_CB_DOMAIN_DRIVER_API,
+	    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync);
+	inject_api.cuptiEnableCallback(!all, calls_subscriber,
+	    CUPTI_CB_DOMAIN_DRIVER_API,
+	    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync);
+}
+
+/*
+ * Redirect the runtime's cudaMallocAsync and cudaFreeAsync in the objects
+ * that import them, those loaded now and those loaded later (got_watch:
+ * redirected as their dlopen returns), and while every importer was
+ * redirected to one runtime, turn CUPTI's callbacks on cuMemAllocAsync and
+ * cuMemFreeAsync off for subscriber: their calls then cost no CUPTI
+ * callback.  Otherwise (an importer bound to another runtime, or none at
+ * all: a program with the runtime linked in statically) those callbacks
+ * stay, or come back, and see every call the wrappers do not.  Call it
+ * once.  Returns how many call sites were redirected.
+ */
+unsigned
+inject_calls_interpose(void *subscriber)
+{
+	calls_subscriber = subscriber;
+	calls_redirect();
+	got_watch(calls_redirect);
 	return (calls_hooks[0].patched + calls_hooks[1].patched);
 }
 

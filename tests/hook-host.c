@@ -3,7 +3,9 @@
  * hook_probe() from tests/hook/libhook-def.so (x + 1) and loads
  * tests/hook/libhook-use.so (argv[1]), whose hook_probe() is
  * libhook-other.so's (x + 100): the version it asks for is that one's
- * (tests/hook/other.map).  Prints TAP.
+ * (tests/hook/other.map).  Then got_watch(): tests/hook/libhook-late.so
+ * (argv[2]), which imports libhook-def.so's, is redirected as it loads.
+ * Prints TAP.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -22,6 +24,16 @@ probe_wrapper(int x)
 }
 
 static int	n, failed;
+static struct got_target t[2];
+static int	watched;
+
+/* What got_watch() calls after a dlopen: redirect what it loaded. */
+static void
+rescan(void)
+{
+	watched++;
+	got_redirect(t, 1);
+}
 
 static void
 ok(int cond, const char *what)
@@ -33,16 +45,15 @@ ok(int cond, const char *what)
 int
 main(int argc, char **argv)
 {
-	struct got_target	 t[2];
-	void			*use, *def;
-	int			(*use_fn)(int), (*by_address)(int);
+	void			*use, *def, *late;
+	int			(*use_fn)(int), (*by_address)(int), (*late_fn)(int);
 
 	/* Each line as it is made: a crash shows how far it got. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc != 2 || (use = dlopen(argv[1], RTLD_NOW)) ==
+	if (argc != 3 || (use = dlopen(argv[1], RTLD_NOW)) ==
 	    NULL || (def = dlopen("libhook-def.so", RTLD_NOW | RTLD_NOLOAD)) ==
 	    NULL) {
-		fprintf(stderr, "usage: hook-host LIBHOOK-USE: %s\n",
+		fprintf(stderr, "usage: hook-host LIBHOOK-USE LIBHOOK-LATE: %s\n",
 		    dlerror());
 		return (2);
 	}
@@ -71,6 +82,18 @@ main(int argc, char **argv)
 	got_redirect(t, 1);
 	ok(t[0].patched == 0 && hook_probe(1) == 20,
 	    "a second pass redirects nothing again");
+
+	ok(got_watch(rescan) >= 1, "dlopen is watched in the host");
+	late = dlopen(argv[2], RTLD_LAZY);
+	*(void **)&late_fn = late != NULL ? dlsym(late, "hook_use") : NULL;
+	ok(watched == 1 && t[0].patched >= 1 && late_fn != NULL &&
+	    late_fn(1) == 20, "an object loaded later is redirected before"
+	    " its dlopen returns");
+	ok(dlopen(argv[2], RTLD_LAZY) == late && watched == 1 &&
+	    dlerror() == NULL, "a dlopen that loads nothing: no pass, no"
+	    " error left for dlerror()");
+	ok(dlopen("libhook-nosuch.so", RTLD_NOW) == NULL && dlerror() != NULL &&
+	    watched == 1, "a dlopen that fails keeps its error for dlerror()");
 	printf("1..%d\n", n);
 	return (failed);
 }
