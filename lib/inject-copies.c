@@ -127,6 +127,17 @@ struct copies_what {
 	CUstream	 stream;
 };
 
+/* The sides of a 2D or 3D copy, from its descriptor's memory types. */
+static void
+copies_sides(struct copies_what *w, CUmemorytype src_type,
+    CUdeviceptr src, CUmemorytype dst_type, CUdeviceptr dst)
+{
+	w->src_gpu = copies_side(src_type, src);
+	w->dst_gpu = copies_side(dst_type, dst);
+	w->array = src_type == CU_MEMORYTYPE_ARRAY ||
+	    dst_type == CU_MEMORYTYPE_ARRAY;
+}
+
 /* Read a call's parameters p of form into *w. */
 static void
 copies_read(const struct copies_call *c, const void *p,
@@ -174,23 +185,15 @@ copies_read(const struct copies_call *c, const void *p,
 		w->stream = async ? pe->hStream : NULL;
 		break;
 	case COPIES_2D:
-		w->src_gpu = copies_side(m2->pCopy->srcMemoryType,
-		    m2->pCopy->srcDevice);
-		w->dst_gpu = copies_side(m2->pCopy->dstMemoryType,
-		    m2->pCopy->dstDevice);
-		w->array = m2->pCopy->srcMemoryType == CU_MEMORYTYPE_ARRAY ||
-		    m2->pCopy->dstMemoryType == CU_MEMORYTYPE_ARRAY;
+		copies_sides(w, m2->pCopy->srcMemoryType, m2->pCopy->srcDevice,
+		    m2->pCopy->dstMemoryType, m2->pCopy->dstDevice);
 		w->bytes = (uint64_t)m2->pCopy->WidthInBytes *
 		    m2->pCopy->Height;
 		w->stream = async ? m2->hStream : NULL;
 		break;
 	case COPIES_3D:
-		w->src_gpu = copies_side(m3->pCopy->srcMemoryType,
-		    m3->pCopy->srcDevice);
-		w->dst_gpu = copies_side(m3->pCopy->dstMemoryType,
-		    m3->pCopy->dstDevice);
-		w->array = m3->pCopy->srcMemoryType == CU_MEMORYTYPE_ARRAY ||
-		    m3->pCopy->dstMemoryType == CU_MEMORYTYPE_ARRAY;
+		copies_sides(w, m3->pCopy->srcMemoryType, m3->pCopy->srcDevice,
+		    m3->pCopy->dstMemoryType, m3->pCopy->dstDevice);
 		w->bytes = (uint64_t)m3->pCopy->WidthInBytes *
 		    m3->pCopy->Height * m3->pCopy->Depth;
 		w->stream = async ? m3->hStream : NULL;
