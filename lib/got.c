@@ -6,19 +6,20 @@
  * CUDA runtime's stream-ordered allocations.
  *
  * got_redirect() walks the objects loaded now (dl_iterate_phdr) and, in
- * each one that imports a target's symbol, writes the target's wrapper into
- * every slot bound to it.  The function the wrapper must call is the one the
- * slots were bound to: a resolved slot says it; a slot still lazy (it
- * points into its own object's PLT) is bound by the object's own lookup
- * (dlsym on its handle).  An object whose slots are bound elsewhere than the
- * target's real function (given, or found in the first importer: two copies
- * of the library that defines the symbol) is left alone and counted: its
- * calls do not reach the wrapper.  Objects loaded later are redirected by
- * calling it again (got_loaded() says when the loader has loaded more), or
- * as they load: got_watch() redirects dlopen itself, so that a function of
- * the caller's runs after every dlopen that loaded an object, before dlopen
+ * each one that imports a target's symbol, writes the target's wrapper
+ * into every slot bound to it.  The function the wrapper must call is the
+ * one the slots were bound to: a resolved slot says it; a slot still lazy
+ * (it points into its own object's PLT) is bound by the object's own
+ * lookup (dlsym on its handle; all of it after the walk: struct got_slot).
+ * An object whose slots are bound elsewhere than the target's real
+ * function (given, or found in the first importer: two copies of the
+ * library that defines the symbol) is left alone and counted: its calls do
+ * not reach the wrapper.  Objects loaded later are redirected by calling it
+ * again (got_loaded() says when the loader has loaded more), or as they
+ * load: got_watch() redirects dlopen itself, so that a function of the
+ * caller's runs after every dlopen that loaded an object, before dlopen
  * returns (but for a dlopen made while another thread runs that function:
- * its objects wait for the next).  Slots in the object's
+ * that thread calls it again for them, soon after).  Slots in the object's
  * read-only-after-relocation segment (RELRO) are made writable for the
  * write, then read-only again; the write is one atomic store, so a thread
  * calling through the slot meanwhile calls either function.
@@ -34,6 +35,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -51,52 +53,91 @@
 #define GOT_GLOB_DAT	UINT32_MAX
 #endif
 
+/*
+ * A slot found while walking the objects (dl_iterate_phdr), redirected
+ * after the walk: binding a lazy one takes dlopen and dlsym on its
+ * object, which wait for the loader's lock, and a thread loading holds
+ * that lock while it waits for the walk's to add its object, so calling
+ * them from inside the walk could deadlock with any dlopen of the program.
+ * After the walk each slot's object is held open (dlopen, RTLD_NOLOAD) and
+ * checked to be the one walked before its slot is read and written: an
+ * object the walk saw while another thread was loading it (it is listed
+ * before it is relocated) is complete by then, as dlopen waits for that
+ * load to end.
+ */
+struct got_slot {
+	void		**slot;
+	uintptr_t	  lo;		/* its object's mapped addresses: a */
+	uintptr_t	  hi;		/* slot pointing there is lazy */
+	struct got_target *target;
+	uintptr_t	  base;		/* its object's load address */
+	char		 *object;	/* its name; NULL: the program */
+	uintptr_t	  relro_lo;	/* the pages the loader made */
+	uintptr_t	  relro_hi;	/* read-only */
+};
+
 struct got_walk {
 	struct got_target	*targets;
 	size_t			 n;
+	struct got_slot		*slots;		/* found, in walk order */
+	size_t			 nslots;
+	size_t			 slots_size;
+	uintptr_t		 relro_lo;	/* the object's, now */
+	uintptr_t		 relro_hi;
 };
 
-/* Whether address a lies in one of the object's loaded segments. */
-static int
-got_in_object(const struct dl_phdr_info *info, uintptr_t a)
+/* The lowest and highest addresses of the object's loaded segments. */
+static void
+got_span(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
 {
-	uintptr_t	lo;
+	uintptr_t	a;
 	int		i;
 
+	*lo = UINTPTR_MAX;
+	*hi = 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		if (info->dlpi_phdr[i].p_type != PT_LOAD)
 			continue;
-		lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-		if (a >= lo && a < lo + info->dlpi_phdr[i].p_memsz)
-			return (1);
+		a = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+		if (a < *lo)
+			*lo = a;
+		if (a + info->dlpi_phdr[i].p_memsz > *hi)
+			*hi = a + info->dlpi_phdr[i].p_memsz;
 	}
-	return (0);
 }
 
 /*
- * Write value into slot, lifting RELRO's protection for the write.  The
- * loader made read-only only the whole pages of the object's RELRO segment
- * (its start rounded down to a page, its end rounded down too): a slot on
- * the page where that segment ends is still writable when the segment
- * does not end on a page boundary (pages larger than the linker's), and
- * that page must stay writable: the rest of it may be slots that lazy
- * binding writes later.
+ * The pages of the object's RELRO segment that the loader made read-only:
+ * the whole pages only (its start rounded down to a page, its end rounded
+ * down too).  A slot on the page where that segment ends is still
+ * writable when the segment does not end on a page boundary (pages larger
+ * than the linker's), and that page must stay writable: the rest of it may
+ * be slots that lazy binding writes later.
  */
-static int
-got_write(const struct dl_phdr_info *info, void **slot, void *value)
+static void
+got_relro(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
 {
 	uintptr_t	page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t	start = (uintptr_t)slot & ~(page - 1), lo = 0, hi = 0;
-	int		i, relro;
+	int		i;
 
+	*lo = *hi = 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		if (info->dlpi_phdr[i].p_type != PT_GNU_RELRO)
 			continue;
-		lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-		hi = (lo + info->dlpi_phdr[i].p_memsz) & ~(page - 1);
-		lo &= ~(page - 1);
+		*lo = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+		*hi = (*lo + info->dlpi_phdr[i].p_memsz) & ~(page - 1);
+		*lo &= ~(page - 1);
 	}
-	relro = start >= lo && start < hi;
+}
+
+/* Write value into slot, lifting the protection of RELRO's pages [lo, hi). */
+static int
+got_write(void **slot, void *value, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t	page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t	start = (uintptr_t)slot & ~(page - 1);
+	int		relro = start >= lo && start < hi;
+
 	if (relro && mprotect((void *)start, (size_t)page,
 	    PROT_READ | PROT_WRITE) != 0)
 		return (-1);
@@ -106,25 +147,87 @@ got_write(const struct dl_phdr_info *info, void **slot, void *value)
 	return (0);
 }
 
-/* The function a slot of object info holding now is bound to. */
-static void *
-got_bound(const struct dl_phdr_info *info, void *now, const char *name)
+/*
+ * Redirect slot, bound to bound (NULL: unknown), to t's wrapper, or count
+ * it as left alone when it is bound elsewhere than t's real function.
+ */
+static void
+got_take(struct got_target *t, void **slot, void *bound, uintptr_t lo,
+    uintptr_t hi)
 {
-	void	*handle, *f;
-
-	if (!got_in_object(info, (uintptr_t)now))
-		return (now);
-	/* Lazy: its own lookup decides. */
-	handle = dlopen(info->dlpi_name[0] != '\0' ? info->dlpi_name : NULL,
-	    RTLD_LAZY | RTLD_NOLOAD);
-	if (handle == NULL)
-		return (NULL);
-	f = dlsym(handle, name);
-	dlclose(handle);
-	return (f);
+	if (bound == NULL || (t->real != NULL && bound != t->real)) {
+		t->elsewhere++;
+		return;
+	}
+	t->real = bound;
+	if (got_write(slot, t->wrapper, lo, hi) != 0)
+		t->elsewhere++;
+	else
+		t->patched++;
 }
 
-/* Redirect the slots of one relocation table of an object. */
+/* Keep a slot of object info for after the walk; 0, or -1. */
+static int
+got_keep(struct got_walk *w, const struct dl_phdr_info *info, void **slot,
+    struct got_target *t)
+{
+	struct got_slot	*k;
+	size_t		 size;
+
+	if (w->nslots == w->slots_size) {
+		size = w->slots_size != 0 ? 2 * w->slots_size : 16;
+		if ((k = realloc(w->slots, size * sizeof *k)) == NULL)
+			return (-1);
+		w->slots = k;
+		w->slots_size = size;
+	}
+	k = &w->slots[w->nslots];
+	k->object = NULL;
+	if (info->dlpi_name[0] != '\0' &&
+	    (k->object = strdup(info->dlpi_name)) == NULL)
+		return (-1);
+	k->slot = slot;
+	got_span(info, &k->lo, &k->hi);
+	k->target = t;
+	k->base = info->dlpi_addr;
+	k->relro_lo = w->relro_lo;
+	k->relro_hi = w->relro_hi;
+	w->nslots++;
+	return (0);
+}
+
+/*
+ * Redirect a kept slot, if its object is still the one walked (one gone
+ * since is left as it is): to what it is bound to, which a lazy slot (it
+ * points into its own object's PLT) learns from its object's own lookup.
+ */
+static void
+got_redirect_slot(const struct got_slot *k)
+{
+	struct link_map	*map;
+	void		*handle, *now, *bound;
+	uintptr_t	 a;
+
+	if ((handle = dlopen(k->object, RTLD_LAZY | RTLD_NOLOAD)) == NULL)
+		return;
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 &&
+	    map->l_addr == k->base &&
+	    (now = __atomic_load_n(k->slot, __ATOMIC_ACQUIRE)) !=
+	    k->target->wrapper) {
+		a = (uintptr_t)now;
+		bound = a >= k->lo && a < k->hi ?
+		    dlsym(handle, k->target->name) : now;
+		got_take(k->target, k->slot, bound, k->relro_lo,
+		    k->relro_hi);
+	}
+	dlclose(handle);
+}
+
+/*
+ * Keep the slots of one relocation table of an object that import a
+ * target and do not call its wrapper yet (one that cannot be kept is
+ * counted as left alone).
+ */
 static void
 got_table(struct dl_phdr_info *info, struct got_walk *w,
     const ElfW(Rela) *rel, size_t size, const ElfW(Sym) *symtab,
@@ -132,7 +235,7 @@ got_table(struct dl_phdr_info *info, struct got_walk *w,
 {
 	struct got_target	*t = NULL;
 	const ElfW(Sym)		*sym;
-	void			**slot, *bound;
+	void			**slot;
 	size_t			 i, k;
 	uint32_t		 type;
 
@@ -151,19 +254,9 @@ got_table(struct dl_phdr_info *info, struct got_walk *w,
 		if (k == w->n)
 			continue;
 		slot = (void **)(info->dlpi_addr + rel[i].r_offset);
-		bound = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-		if (bound == t->wrapper)
-			continue;
-		bound = got_bound(info, bound, t->name);
-		if (bound == NULL || (t->real != NULL && bound != t->real)) {
+		if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != t->wrapper &&
+		    got_keep(w, info, slot, t) != 0)
 			t->elsewhere++;
-			continue;
-		}
-		t->real = bound;
-		if (got_write(info, slot, t->wrapper) != 0)
-			t->elsewhere++;
-		else
-			t->patched++;
 	}
 }
 
@@ -177,6 +270,7 @@ got_addr(const struct dl_phdr_info *info, ElfW(Addr) v)
 static int
 got_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
+	struct got_walk	*w = arg;
 	const ElfW(Dyn)	*d = NULL;
 	const ElfW(Sym)	*symtab = NULL;
 	const char	*strtab = NULL;
@@ -224,9 +318,10 @@ got_object(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (symtab == NULL || strtab == NULL)
 		return (0);
+	got_relro(info, &w->relro_lo, &w->relro_hi);
 	if (pltrel == DT_RELA)
-		got_table(info, arg, jmprel, jmpsz, symtab, strtab, strsz);
-	got_table(info, arg, rela, relasz, symtab, strtab, strsz);
+		got_table(info, w, jmprel, jmpsz, symtab, strtab, strsz);
+	got_table(info, w, rela, relasz, symtab, strtab, strsz);
 	return (0);
 }
 
@@ -244,9 +339,18 @@ got_object(struct dl_phdr_info *info, size_t size, void *arg)
 void
 got_redirect(struct got_target *targets, size_t n)
 {
-	struct got_walk	w = { targets, n };
+	struct got_walk	w;
+	size_t		i;
 
+	memset(&w, 0, sizeof w);
+	w.targets = targets;
+	w.n = n;
 	dl_iterate_phdr(got_object, &w);
+	for (i = 0; i < w.nslots; i++) {
+		got_redirect_slot(&w.slots[i]);
+		free(w.slots[i].object);
+	}
+	free(w.slots);
 }
 
 static int
@@ -276,7 +380,7 @@ got_loaded(void)
  * got_dlopen, which calls the real one and then, when it loaded an object,
  * redirects dlopen in what it loaded and calls the caller's function, one
  * thread at a time (another thread's dlopen meanwhile does not wait: see
- * got_dlopen).  The dl calls made meanwhile (got_bound's, the
+ * watch_pass).  The dl calls made meanwhile (got_bound's, the
  * function's own, through a slot of ours that may be redirected too) go
  * straight to the real dlopen (watch_inside), and leave no error for the
  * caller's dlerror(): a dlopen that succeeded has none.
@@ -291,12 +395,41 @@ static unsigned long long	 watch_adds;
 static pthread_mutex_t		 watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread int		 watch_inside;
 
+/*
+ * Redirect dlopen and call the watch's function for what was loaded since
+ * the last pass.  Never waits: the thread holding the watch may itself
+ * wait for the loader's lock, which a thread loading holds (in a
+ * constructor that calls dlopen).  Instead each thread that lets the watch
+ * go looks again: a load that finished while it was held (its thread found
+ * the watch busy and went on) is then seen by the thread that held it.
+ * Until then, the loading thread's new object calls the real functions.
+ */
+static void
+watch_pass(void)
+{
+	unsigned long long	adds;
+
+	while (pthread_mutex_trylock(&watch_lock) == 0) {
+		watch_inside = 1;
+		while ((adds = got_loaded()) != watch_adds) {
+			__atomic_store_n(&watch_adds, adds, __ATOMIC_RELEASE);
+			got_redirect(&watch_target, 1);
+			watch_fn();
+		}
+		(void)dlerror();
+		watch_inside = 0;
+		pthread_mutex_unlock(&watch_lock);
+		if (got_loaded() == __atomic_load_n(&watch_adds,
+		    __ATOMIC_ACQUIRE))
+			break;
+	}
+}
+
 static void *
 got_dlopen(const char *file, int mode)
 {
 	void			*(*real)(const char *, int);
 	void			*handle;
-	unsigned long long	 adds;
 	int			 saved;
 
 	*(void **)&real = watch_target.real;
@@ -304,24 +437,7 @@ got_dlopen(const char *file, int mode)
 	if (handle == NULL || watch_inside)
 		return (handle);
 	saved = errno;
-	/*
-	 * Never wait: the thread scanning may wait for the loader's lock,
-	 * which a thread loading (in a constructor that calls dlopen) holds.
-	 * The scanning thread looks again until nothing more was loaded.
-	 */
-	if (pthread_mutex_trylock(&watch_lock) != 0) {
-		errno = saved;
-		return (handle);
-	}
-	watch_inside = 1;
-	while ((adds = got_loaded()) != watch_adds) {
-		watch_adds = adds;
-		got_redirect(&watch_target, 1);
-		watch_fn();
-	}
-	(void)dlerror();
-	watch_inside = 0;
-	pthread_mutex_unlock(&watch_lock);
+	watch_pass();
 	errno = saved;
 	return (handle);
 }
@@ -330,8 +446,8 @@ got_dlopen(const char *file, int mode)
  * Call fn after every dlopen that loads an object, in the thread that
  * called dlopen and before it returns, one call at a time (fn then
  * typically calls got_redirect() for what was loaded); a dlopen made by
- * another thread while fn runs returns without waiting, and what it
- * loaded is seen by the next dlopen (or got_loaded()'s count).  Seen are the
+ * another thread while fn runs returns without waiting, and the thread
+ * running fn calls it again for what that one loaded.  Seen are the
  * dlopen calls made through a relocation slot: every object's but the
  * C library's own (its internal loads, such as NSS modules, are not).
  * Call it once, before threads call dlopen; fn may call dl functions.

@@ -4,10 +4,12 @@
  * tests/hook/libhook-use.so (argv[1]), whose hook_probe() is
  * libhook-other.so's (x + 100): the version it asks for is that one's
  * (tests/hook/other.map).  Then got_watch(): tests/hook/libhook-late.so
- * (argv[2]), which imports libhook-def.so's, is redirected as it loads.
- * Prints TAP.
+ * (argv[2]), which imports libhook-def.so's, is redirected as it loads;
+ * copies of it (argv[3...]) loaded by as many threads at once are all
+ * redirected once the threads are done.  Prints TAP.
  */
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,6 +29,13 @@ static int	n, failed;
 static struct got_target t[2];
 static int	watched;
 
+/* A thread's dlopen of its copy of libhook-late.so (arg); its handle. */
+static void *
+load(void *arg)
+{
+	return (dlopen(arg, RTLD_LAZY));
+}
+
 /* What got_watch() calls after a dlopen: redirect what it loaded. */
 static void
 rescan(void)
@@ -45,15 +54,17 @@ ok(int cond, const char *what)
 int
 main(int argc, char **argv)
 {
-	void			*use, *def, *late;
+	pthread_t		 threads[16];
+	void			*use, *def, *late, *handles[16];
+	int			 i, copies = 0, redirected = 0;
 	int			(*use_fn)(int), (*by_address)(int), (*late_fn)(int);
 
 	/* Each line as it is made: a crash shows how far it got. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc != 3 || (use = dlopen(argv[1], RTLD_NOW)) ==
+	if (argc < 3 || argc - 3 > 16 || (use = dlopen(argv[1], RTLD_NOW)) ==
 	    NULL || (def = dlopen("libhook-def.so", RTLD_NOW | RTLD_NOLOAD)) ==
 	    NULL) {
-		fprintf(stderr, "usage: hook-host LIBHOOK-USE LIBHOOK-LATE: %s\n",
+		fprintf(stderr, "usage: hook-host LIBHOOK-USE LIBHOOK-LATE [COPY...]: %s\n",
 		    dlerror());
 		return (2);
 	}
@@ -94,6 +105,23 @@ main(int argc, char **argv)
 	    " error left for dlerror()");
 	ok(dlopen("libhook-nosuch.so", RTLD_NOW) == NULL && dlerror() != NULL &&
 	    watched == 1, "a dlopen that fails keeps its error for dlerror()");
+
+	for (i = 3; i < argc; i++)
+		copies += pthread_create(&threads[i - 3], NULL, load,
+		    argv[i]) == 0;
+	/* All joined first: a thread may return before its object is
+	   redirected by the one that held the watch. */
+	for (i = 0; i < copies; i++)
+		pthread_join(threads[i], &handles[i]);
+	for (i = 0; i < copies; i++) {
+		*(void **)&late_fn = handles[i] != NULL ?
+		    dlsym(handles[i], "hook_use") : NULL;
+		redirected += late_fn != NULL && late_fn(1) == 20;
+	}
+	printf("# %d of %d copies loaded at once redirected, %d passes\n",
+	    redirected, argc - 3, watched);
+	ok(argc > 3 && redirected == argc - 3, "copies loaded by threads at"
+	    " once: every one redirected once the threads are done");
 	printf("1..%d\n", n);
 	return (failed);
 }

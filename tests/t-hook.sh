@@ -5,7 +5,14 @@
 # hook_probe() lazily and by address and loads tests/hook/libhook-use.so,
 # bound to a second definition, which must be left alone; then
 # tests/hook/libhook-late.so, loaded after got_watch(), must be redirected
-# as it loads.
+# as it loads, and 8 copies of it, loaded by 8 threads at once, by the
+# time the threads are done.
+. "${srcdir:-.}/tests/lib.sh"
 b=${top_builddir:-.}
-exec "$b/tests/hook-host" "$b/tests/hook/libhook-use.so" \
-    "$b/tests/hook/libhook-late.so"
+copies=
+for i in 1 2 3 4 5 6 7 8; do
+	cp "$b/tests/hook/libhook-late.so" "$TMP/libhook-late$i.so"
+	copies="$copies $TMP/libhook-late$i.so"
+done
+"$b/tests/hook-host" "$b/tests/hook/libhook-use.so" \
+    "$b/tests/hook/libhook-late.so" $copies
