@@ -3,6 +3,7 @@
     bench.py table [ROUNDS|BIG,SMALL] [big|small|both]
     bench.py exact [big|small|both]
     bench.py cost
+    bench.py parts
 
 table: the engines side by side on LlamaForCausalLM, bf16 autocast, AdamW,
 15 steps each (the median step of steps 5-15, their peak
@@ -32,6 +33,11 @@ one unpack: no hooks, identity hooks, TRL's, vramtrace's in Python over
 ctypes and through the extension, and the extension with every tensor
 kept (what describing a tensor and asking the engine cost, without the
 copies and their events) (a chain of exp() on 16 KiB tensors).
+
+parts: where the pack and unpack hooks' time goes: each Python access
+the extension makes on a saved tensor (a Linear's output under autocast,
+as a transformer saves), timed alone in a loop, in microseconds, beside
+one whole pack and unpack of a kept tensor.
 """
 
 import contextlib
@@ -484,12 +490,78 @@ def cost():
             (b - base[1]) / n * 1e6))
 
 
+def parts():
+    """Per-call cost of what the hooks read of a tensor (see the module's
+    docstring)."""
+    import timeit
+    from torch.multiprocessing.reductions import StorageWeakRef
+    lin = torch.nn.Linear(1024, 1024, device="cuda")
+    x = torch.randn(8, 1024, device="cuda", requires_grad=True)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        t = lin(x)
+    st = t.untyped_storage()
+    fn = t.grad_fn
+    index = torch.cuda.current_device()
+    raw = torch._C._cuda_getCurrentRawStream
+    stats = torch._C._cuda_memoryStats
+    ctx = vt.OffloadActivations(min_offload_size=1 << 40)
+    for _ in range(3):      # past the learning steps
+        with ctx:
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                y = lin(x)
+            y.float().sum().backward()
+    print("learning steps: %s" % ctx.stats().get("learning_steps"))
+    weak = []
+
+    def pack_unpack():
+        ctx._hooks.unpack(ctx._hooks.pack(t))
+
+    calls = [
+        ("t.is_cuda", lambda: t.is_cuda),
+        ("t.layout", lambda: t.layout),
+        ("t.nbytes", lambda: t.nbytes),
+        ("t.untyped_storage()", lambda: t.untyped_storage()),
+        ("storage.data_ptr()", lambda: st.data_ptr()),
+        ("storage.nbytes()", lambda: st.nbytes()),
+        ("storage._cdata", lambda: st._cdata),
+        ("t.element_size()", lambda: t.element_size()),
+        ("t.storage_offset()", lambda: t.storage_offset()),
+        ("t.shape", lambda: t.shape),
+        ("t.stride()", lambda: t.stride()),
+        ("t.dtype", lambda: t.dtype),
+        ("t.is_leaf", lambda: t.is_leaf),
+        ("t.requires_grad", lambda: t.requires_grad),
+        ("t.grad_fn", lambda: t.grad_fn),
+        ("grad_fn.next_functions", lambda: fn.next_functions),
+        ("t.data_ptr()", lambda: t.data_ptr()),
+        ("raw stream", lambda: raw(index)),
+        ("memory stats", lambda: stats(index)),
+        ("StorageWeakRef(storage) and its end",
+         lambda: StorageWeakRef(st)),
+        ("storage._weak_ref() and its end",
+         lambda: weak.append(st._weak_ref()) or
+         torch.UntypedStorage._free_weak_ref(weak.pop())),
+        ("pack + unpack of a kept tensor", pack_unpack),
+    ]
+    print("what the hooks read of a tensor: us per call, best of 5 loops "
+          "of 20000")
+    print("| %-36s | %8s |" % ("call", "us"))
+    print("| --- | --- |")
+    for name, f in calls:
+        with ctx if f is pack_unpack else contextlib.nullcontext():
+            best = min(timeit.repeat(f, number=20000, repeat=5)) / 20000
+        print("| %-36s | %8.3f |" % (name, best * 1e6))
+
+
 def main():
     print("device: %s, torch %s" % (torch.cuda.get_device_name(),
                                      torch.__version__))
     mode = sys.argv[1] if len(sys.argv) > 1 else "table"
     if mode == "cost":
         cost()
+        return
+    if mode == "parts":
+        parts()
         return
     if mode == "exact":
         # cuBLAS reads it when it makes its first handle, after this.
