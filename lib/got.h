@@ -1,6 +1,7 @@
 /*
  * got.h: a function's calls redirected in the objects that import it
- * (got.c).
+ * (got.c), and pointers replaced where the objects keep them
+ * (got-replace.c).
  */
 #ifndef GOT_H
 #define GOT_H
@@ -19,5 +20,9 @@ struct got_target {
 void			got_redirect(struct got_target *, size_t);
 unsigned long long	got_loaded(void);
 unsigned		got_watch(void (*)(void));
+
+/* got-replace.c */
+long			got_replace(void *const *, void *const *, size_t,
+			    const void *const *, size_t);
 
 #endif

@@ -3,7 +3,7 @@
  * through a table that inject-api.c fills at run time (the library links
  * with neither libcupti nor libcuda; see cuda-find.h).  Included by the
  * CUPTI files alone (inject-api.c, inject-cupti.c, inject-calls.c,
- * inject-copies.c, inject-clock.c).
+ * inject-entry.c, inject-interpose.c, inject-copies.c, inject-clock.c).
  *
  * Each member has the type of the function of the same name in the
  * headers (__typeof__), so a call through the table is checked as a direct
@@ -38,6 +38,7 @@
 	X(cuDeviceGet)							\
 	X(cuDeviceGetName)						\
 	X(cuDeviceTotalMem)						\
+	X(cuGetProcAddress)						\
 	X(cuPointerGetAttribute)					\
 	X(cuStreamGetFlags)						\
 	X(cuStreamGetPriority)

@@ -36,7 +36,6 @@
 #include "client.h"
 #include "inject.h"
 #include "inject-api.h"
-#include "got.h"
 
 #define CALLS_CACHE	64			/* entries per thread */
 
@@ -197,120 +196,28 @@ calls_async(const CUpti_CallbackData *cb, uint8_t type, uint64_t address,
 	    ptsz || stream == CU_STREAM_PER_THREAD);
 }
 
+/* Set while a thread is in a wrapper's call (inject-interpose.c,
+ * inject-entry.c): the callback of the driver call beneath leaves it to
+ * the wrapper. */
+__thread int	inject_calls_inside;
+
 /*
- * The runtime's stream-ordered allocation calls redirected to wrappers in
- * the objects that import them (VRAMTRACE_RECORDS interpose, got.c):
- * PyTorch's cudaMallocAsync backend makes its allocations and frees
- * through them, and a wrapper makes the event itself, without CUPTI's
- * callback on the driver call beneath.  While a thread is inside a wrapper
- * the callback of that driver call leaves the call to it (calls_inside).
+ * The event of a wrapper's allocation or free (type) on stream (a
+ * cudaStream_t or CUstream), per_thread when the call was the per-thread
+ * default stream form: a stream-ordered allocation in the calling
+ * thread's current context.  For the wrappers, on their thread.
  */
-typedef int	(*calls_malloc_fn)(void **, size_t, void *);
-typedef int	(*calls_free_fn)(void *, void *);
-
-static int	calls_malloc_async(void **, size_t, void *);
-static int	calls_free_async(void *, void *);
-
-static struct got_target calls_hooks[] = {
-	{ "cudaMallocAsync", (void *)calls_malloc_async, NULL, 0, 0 },
-	{ "cudaFreeAsync", (void *)calls_free_async, NULL, 0, 0 }
-};
-static __thread int	calls_inside;
-
-/* The event of a redirected call on stream (a cudaStream_t). */
-static void
-calls_redirected(uint8_t type, uint64_t address, uint64_t bytes,
-    void *stream)
+void
+inject_calls_wrapped(uint8_t type, uint64_t address, uint64_t bytes,
+    void *stream, int per_thread)
 {
 	CUcontext	ctx = NULL;
 
 	if (inject_api.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
 		ctx = NULL;
 	calls_event(ctx, EVENT_NONE, type, EVENT_LAYER_POOL, address, bytes,
-	    (uint64_t)(uintptr_t)stream, stream == CU_STREAM_PER_THREAD);
-}
-
-static int
-calls_malloc_async(void **ptr, size_t size, void *stream)
-{
-	calls_malloc_fn	real;
-	int		rc;
-
-	*(void **)&real = calls_hooks[0].real;
-	calls_inside = 1;
-	rc = real(ptr, size, stream);
-	calls_inside = 0;
-	if (rc == 0 && ptr != NULL)
-		calls_redirected(EVENT_ALLOC, (uint64_t)(uintptr_t)*ptr, size,
-		    stream);
-	return (rc);
-}
-
-static int
-calls_free_async(void *ptr, void *stream)
-{
-	calls_free_fn	real;
-	int		rc;
-
-	*(void **)&real = calls_hooks[1].real;
-	calls_inside = 1;
-	rc = real(ptr, stream);
-	calls_inside = 0;
-	if (rc == 0)
-		calls_redirected(EVENT_FREE, (uint64_t)(uintptr_t)ptr, 0,
-		    stream);
-	return (rc);
-}
-
-static void	*calls_subscriber;
-static int	 calls_cupti_off;	/* the two callbacks turned off */
-
-/*
- * Redirect cudaMallocAsync and cudaFreeAsync in the objects loaded since
- * the last pass, and set CUPTI's callbacks on cuMemAllocAsync and
- * cuMemFreeAsync: off while every importer calls a wrapper, on again for
- * good once one does not (bound to another runtime), or when there is no
- * importer at all (the runtime linked in statically).
- */
-static void
-calls_redirect(void)
-{
-	size_t	i, n = sizeof calls_hooks / sizeof calls_hooks[0];
-	int	all = 1;
-
-	got_redirect(calls_hooks, n);
-	for (i = 0; i < n; i++)
-		all &= calls_hooks[i].patched > 0 &&
-		    calls_hooks[i].elsewhere == 0;
-	if (all == calls_cupti_off)
-		return;
-	calls_cupti_off = all;
-	inject_api.cuptiEnableCallback(!all, calls_subscriber,
-	    CUPTI_CB_DOMAIN_DRIVER_API,
-	    CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync);
-	inject_api.cuptiEnableCallback(!all, calls_subscriber,
-	    CUPTI_CB_DOMAIN_DRIVER_API,
-	    CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync);
-}
-
-/*
- * Redirect the runtime's cudaMallocAsync and cudaFreeAsync in the objects
- * that import them, those loaded now and those loaded later (got_watch:
- * redirected as their dlopen returns), and while every importer was
- * redirected to one runtime, turn CUPTI's callbacks on cuMemAllocAsync and
- * cuMemFreeAsync off for subscriber: their calls then cost no CUPTI
- * callback.  Otherwise (an importer bound to another runtime, or none at
- * all: a program with the runtime linked in statically) those callbacks
- * stay, or come back, and see every call the wrappers do not.  Call it
- * once.  Returns how many call sites were redirected.
- */
-unsigned
-inject_calls_interpose(void *subscriber)
-{
-	calls_subscriber = subscriber;
-	calls_redirect();
-	got_watch(calls_redirect);
-	return (calls_hooks[0].patched + calls_hooks[1].patched);
+	    (uint64_t)(uintptr_t)stream,
+	    per_thread || stream == CU_STREAM_PER_THREAD);
 }
 
 /*
@@ -332,7 +239,7 @@ inject_calls_callback(uint32_t cbid, const void *data)
 	const cuMemHostAlloc_params	*ha = p;
 	const cuMemMap_params		*map = p;
 
-	if (cb->callbackSite != CUPTI_API_EXIT || calls_inside ||
+	if (cb->callbackSite != CUPTI_API_EXIT || inject_calls_inside ||
 	    cb->functionReturnValue == NULL ||
 	    *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
 		return;

@@ -458,6 +458,7 @@ inject_cupti_callback(void *userdata, CUpti_CallbackDomain domain,
 	(void)userdata;
 	if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
 		inject_calls_callback(cbid, data);
+		inject_entry_callback(cbid, data);
 		inject_copies_callback(cbid, data);
 		return;
 	}
@@ -587,7 +588,7 @@ inject_cupti_start(const struct inject_config *config, char **cause)
 	else if ((config->records & (INJECT_RECORD_CALLS |
 	    INJECT_RECORD_INTERPOSE)) == (INJECT_RECORD_CALLS |
 	    INJECT_RECORD_INTERPOSE))
-		inject_calls_interpose(inject_subscriber);
+		inject_interpose_start(inject_subscriber);
 	if (config->records & INJECT_RECORD_POOL)
 		kinds[nkinds++] = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
 	if (config->records & INJECT_RECORD_MEMCPY)

@@ -44,8 +44,8 @@ void	 vramtrace_inject_block(int, uint64_t, int32_t, uint64_t, uint64_t,
 	     uint64_t, const char *) INJECT_API;
 
 /*
- * "calls,pool,copies" (any subset of calls, memory, pool, copies and
- * memcpy, any order) into INJECT_RECORD_*.
+ * "calls,pool,copies,interpose" (any subset of calls, memory, pool,
+ * copies, memcpy and interpose, any order) into INJECT_RECORD_*.
  */
 static unsigned
 inject_parse_records(const char *list)

@@ -4,7 +4,9 @@
  * the life cycle and the configuration read from the environment;
  * inject-cupti.c turns CUPTI records and callbacks into events for the
  * client (client.c), inject-calls.c the driver's allocation calls (and
- * asks stack.c for their stacks), inject-copies.c its copy calls; with
+ * asks stack.c for their stacks), inject-interpose.c and inject-entry.c
+ * the wrappers that see the stream-ordered ones instead with interpose,
+ * inject-copies.c its copy calls; with
  * inject-api.c, which finds libcupti
  * and the driver at run time and fills the table they call through
  * (inject-api.h), they are the files that include CUPTI headers.
@@ -37,9 +39,9 @@ struct inject_config {
 #define INJECT_RECORD_MEMCPY	0x4	/* copies (MEMCPY) */
 #define INJECT_RECORD_CALLS	0x8	/* allocations and frees (callbacks) */
 #define INJECT_RECORD_COPIES	0x10	/* copies (callbacks) */
-#define INJECT_RECORD_INTERPOSE	0x20	/* the runtime's async allocations */
+#define INJECT_RECORD_INTERPOSE	0x20	/* async allocations: wrappers */
 #define INJECT_RECORD_DEFAULT	(INJECT_RECORD_CALLS | INJECT_RECORD_POOL | \
-				 INJECT_RECORD_COPIES)
+				 INJECT_RECORD_COPIES | INJECT_RECORD_INTERPOSE)
 
 /* inject-clock.c */
 uint64_t inject_now(void);
@@ -50,7 +52,18 @@ void	 inject_calls_forget(void);
 void	 inject_calls_callback(uint32_t, const void *);
 #define INJECT_CALLS_NO_STREAM	UINT64_MAX	/* a call without stream */
 uint64_t inject_calls_where(void *, uint64_t, int, int32_t *);
-unsigned inject_calls_interpose(void *);
+void	 inject_calls_wrapped(uint8_t, uint64_t, uint64_t, void *, int);
+extern __thread int inject_calls_inside;	/* in a wrapper's call */
+
+/* inject-entry.c */
+int	 inject_entry_start(void *);
+int	 inject_entry_scan(void *[4]);
+void	 inject_entry_callback(uint32_t, const void *);
+void	 inject_entry_cupti(int);
+void	 inject_entry_cupti_back(const char *);
+
+/* inject-interpose.c */
+unsigned inject_interpose_start(void *);
 
 /* inject-copies.c */
 int	 inject_copies_start(void *);

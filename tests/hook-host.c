@@ -6,11 +6,15 @@
  * (tests/hook/other.map).  Then got_watch(): tests/hook/libhook-late.so
  * (argv[2]), which imports libhook-def.so's, is redirected as it loads;
  * copies of it (argv[3...]) loaded by as many threads at once are all
- * redirected once the threads are done.  Prints TAP.
+ * redirected once the threads are done.  got_replace(): the real
+ * hook_probe kept in the host's writable data is replaced, not where the
+ * loader made it read-only, not on the heap, not in an object left out
+ * (libhook-def.so's hook_table).  Prints TAP.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "got.h"
@@ -24,6 +28,10 @@ probe_wrapper(int x)
 {
 	return (probe_real(x) * 10);
 }
+
+/* Written at run time, and read-only after relocation. */
+static int	(*table[2])(int);
+static int	(*const fixed)(int) = hook_probe;
 
 static int	n, failed;
 static struct got_target t[2];
@@ -49,6 +57,49 @@ ok(int cond, const char *what)
 {
 	printf("%s %d - %s\n", cond ? "ok" : "not ok", ++n, what);
 	failed |= !cond;
+}
+
+/* The real hook_probe, kept on the heap, which got_replace() leaves. */
+static int	(**replace_real)(int);
+
+static int
+replace_wrapper(int x)
+{
+	return ((*replace_real)(x) * 10);
+}
+
+/* got_replace() of the real hook_probe by replace_wrapper. */
+static void
+replaced(void)
+{
+	void		*from = (void *)probe_real, *to = (void *)replace_wrapper;
+	void		**heap, *def, **kept;
+	const void	*skip;
+	long		 r;
+
+	def = dlopen("libhook-def.so", RTLD_NOW | RTLD_NOLOAD);
+	kept = def != NULL ? dlsym(def, "hook_table") : NULL;
+	if ((heap = malloc(sizeof *heap)) == NULL || kept == NULL ||
+	    *kept != from || (replace_real = malloc(sizeof *replace_real)) ==
+	    NULL) {
+		ok(0, "got_replace: set up");
+		return;
+	}
+	*heap = from;
+	*replace_real = probe_real;
+	table[0] = probe_real;
+	skip = kept;
+	r = got_replace(&from, &to, 1, &skip, 1);
+	printf("# got_replace: %ld words\n", r);
+	ok(r >= 1 && table[0] == replace_wrapper && table[0](1) == 20 &&
+	    table[1] == NULL, "got_replace: a pointer the program keeps in"
+	    " writable data is replaced");
+	ok(*(int (*volatile const *)(int))&fixed == from,
+	    "got_replace: one the loader made read-only is left alone");
+	ok(*heap == from, "got_replace: the heap is not looked at");
+	ok(*kept == from, "got_replace: an object left out keeps its own");
+	free(heap);
+	dlclose(def);
 }
 
 int
@@ -122,6 +173,7 @@ main(int argc, char **argv)
 	    redirected, argc - 3, watched);
 	ok(argc > 3 && redirected == argc - 3, "copies loaded by threads at"
 	    " once: every one redirected once the threads are done");
+	replaced();
 	printf("1..%d\n", n);
 	return (failed);
 }

@@ -6,7 +6,9 @@
 # bound to a second definition, which must be left alone; then
 # tests/hook/libhook-late.so, loaded after got_watch(), must be redirected
 # as it loads, and 8 copies of it, loaded by 8 threads at once, by the
-# time the threads are done.
+# time the threads are done; got_replace (lib/got-replace.c) replaces the
+# real function where the host keeps it in writable data, and nowhere
+# else.
 . "${srcdir:-.}/tests/lib.sh"
 b=${top_builddir:-.}
 copies=

@@ -1,12 +1,14 @@
 /*
- * late.cu: for the record test's late part, built three ways.  As a
+ * late.cu: for the record test's late part, built four ways.  As a
  * library (-DLATE_LIBRARY), once with the shared CUDA runtime and once
  * with the static one: late_alloc(bytes) makes one cudaMallocAsync of
- * that size on a stream of its own and frees it.  As the host: it starts
- * CUDA and makes a 1 MiB cudaMallocAsync of its own (with interpose, it
- * is then an importer redirected when CUDA starts), then loads each
- * library named on its command line and calls late_alloc with 7 MiB, 9
- * MiB, ... in turn, and prints "late ok".
+ * that size on a stream of its own and frees it.  As the host, with
+ * either runtime: it starts CUDA and makes a 1 MiB cudaMallocAsync of its
+ * own (with interpose, the shared runtime's host is then an importer
+ * redirected when CUDA starts; the static one's runtime made its table of
+ * the driver's functions before), then loads each library named on its
+ * command line and calls late_alloc with 7 MiB, 9 MiB, ... in turn, and
+ * prints "late ok".
  */
 #include <cuda_runtime.h>
 
