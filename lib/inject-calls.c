@@ -1,6 +1,8 @@
 /*
  * inject-calls.c: allocations and frees from the driver API calls that make
- * them (CUPTI callbacks), the default way of seeing them.
+ * them (CUPTI callbacks), and the events of the wrappers that see the
+ * stream-ordered ones instead with interpose (inject-interpose.c,
+ * inject-entry.c: on by default).
  *
  * CUPTI's MEMORY2 activity records cost the application thread about a
  * microsecond for each allocation and free: +18% to +28% step time on a
@@ -196,9 +198,11 @@ calls_async(const CUpti_CallbackData *cb, uint8_t type, uint64_t address,
 	    ptsz || stream == CU_STREAM_PER_THREAD);
 }
 
-/* Set while a thread is in a wrapper's call (inject-interpose.c,
+/*
+ * Set while a thread is in a wrapper's call (inject-interpose.c,
  * inject-entry.c): the callback of the driver call beneath leaves it to
- * the wrapper. */
+ * the wrapper.
+ */
 __thread int	inject_calls_inside;
 
 /*
