@@ -7,7 +7,11 @@
  * cuMemAllocAsync and cuMemFreeAsync, are redirected to wrappers in the
  * objects that import them (got.c), those loaded now and those loaded
  * later; inject-entry.c wraps the tables of the driver's functions that
- * runtimes keep.  The wrappers make the events (inject-calls.c).
+ * runtimes keep.  The wrappers make the events (inject-calls.c).  Each
+ * way covers what the other may miss: a runtime whose table is not found
+ * (kept outside the loaded objects) is still seen through its importers,
+ * and a runtime nothing imports (linked in statically) through its table;
+ * a call that passes two wrappers makes one event (inject_calls_inside).
  */
 #include "config.h"
 
