@@ -9,14 +9,15 @@
  * cuMemFreeAsync calls through that table.  With interpose,
  * inject-interpose.c redirects the runtime's cudaMallocAsync and
  * cudaFreeAsync in the objects that import them and turns CUPTI's
- * callbacks on those two driver calls off; a runtime linked into a library loaded later imports nothing, so
- * its calls would go unseen.  But its table is made after CUDA loaded
- * vramtrace (only the runtime that started CUDA made its table before), so
- * CUPTI's callback on cuGetProcAddress sees it being made: the entries of
- * the two calls are replaced there by wrappers that call the driver's
- * function and make the event.  A wrapper reached from inside
- * inject-interpose.c's (a runtime whose importers were redirected and whose
- * table was made later: a second libcudart) makes no second event.
+ * callbacks on those two driver calls off; a runtime linked into a
+ * library loaded later imports nothing, so its calls would go unseen.
+ * But its table is made after CUDA loaded vramtrace (only the runtime
+ * that started CUDA made its table before), so CUPTI's callback on
+ * cuGetProcAddress sees it being made: the entries of the two calls are
+ * replaced there by wrappers that call the driver's function and make the
+ * event.  A wrapper reached from inside inject-interpose.c's (a runtime
+ * whose importers were redirected and whose table was made later: a
+ * second libcudart) makes no second event.
  *
  * The runtime that started CUDA made its table before: when interpose
  * starts, the words of the loaded objects' writable memory that hold the
@@ -164,8 +165,9 @@ static void *const entry_frees[ENTRY_SLOTS] = {
 
 /*
  * The wrapper to hand out instead of real, the driver's function for the
- * call (frees: cuMemFreeAsync, else cuMemAllocAsync) in its per_thread form or not: real itself when it
- * is a wrapper already, or when every slot is taken.
+ * call (frees: cuMemFreeAsync, else cuMemAllocAsync) in its per_thread
+ * form or not: real itself when it is a wrapper already, or when every
+ * slot is taken.
  */
 static void *
 entry_wrap(void *real, int frees, int per_thread)
@@ -177,7 +179,8 @@ entry_wrap(void *real, int frees, int per_thread)
 	for (i = 0; i < entry_used; i++) {
 		if (entry_slots[i].wrapper == real)
 			break;
-		if (entry_slots[i].real == real && entry_slots[i].frees == frees &&
+		if (entry_slots[i].real == real &&
+		    entry_slots[i].frees == frees &&
 		    entry_slots[i].per_thread == per_thread) {
 			out = entry_slots[i].wrapper;
 			break;

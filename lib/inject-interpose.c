@@ -51,7 +51,7 @@ static struct got_target interpose_hooks[] = {
 };
 #define INTERPOSE_RUNTIME_HOOKS	2	/* the first two: the runtime's */
 static size_t	interpose_nhooks = INTERPOSE_RUNTIME_HOOKS;
-static int	interpose_tables;	/* runtimes' tables wrapped at the start */
+static int	interpose_tables;	/* tables wrapped at the start */
 
 static int
 interpose_malloc_async(void **ptr, size_t size, void *stream)
@@ -127,14 +127,13 @@ interpose_redirect(void)
  * their calls cost no CUPTI callback.  Otherwise (an importer bound to
  * another definition; no importer and no table found) those callbacks
  * stay, or come back, and see every call the wrappers do not.  Call it
- * once.  Returns how many call sites and table entries were redirected.
+ * once.
  */
-unsigned
+void
 inject_interpose_start(void *subscriber)
 {
-	void		*wrapper[4];
-	size_t		 i;
-	unsigned	 n;
+	void	*wrapper[4];
+	size_t	 i;
 
 	if (inject_entry_start(subscriber) != 0)
 		inject_entry_cupti_back("CUPTI's callbacks on cuGetProcAddress"
@@ -143,13 +142,9 @@ inject_interpose_start(void *subscriber)
 		for (i = 0; i < 4; i++)
 			interpose_hooks[INTERPOSE_RUNTIME_HOOKS + i].wrapper =
 			    wrapper[i];
-		interpose_nhooks = sizeof interpose_hooks / sizeof interpose_hooks[0];
+		interpose_nhooks = sizeof interpose_hooks /
+		    sizeof interpose_hooks[0];
 	}
 	interpose_redirect();
 	got_watch(interpose_redirect);
-	n = interpose_tables > 0 ? (unsigned)interpose_tables : 0;
-	for (i = 0; i < interpose_nhooks; i++)
-		n += interpose_hooks[i].patched;
-	return (n);
 }
-

@@ -63,7 +63,7 @@ void	 inject_entry_cupti(int);
 void	 inject_entry_cupti_back(const char *);
 
 /* inject-interpose.c */
-unsigned inject_interpose_start(void *);
+void	 inject_interpose_start(void *);
 
 /* inject-copies.c */
 int	 inject_copies_start(void *);

@@ -72,7 +72,8 @@ replace_wrapper(int x)
 static void
 replaced(void)
 {
-	void		*from = (void *)probe_real, *to = (void *)replace_wrapper;
+	void		*from = (void *)probe_real;
+	void		*to = (void *)replace_wrapper;
 	void		**heap, *def, **kept;
 	const void	*skip;
 	long		 r;
