@@ -15,11 +15,10 @@
  * function (given, or found in the first importer: two copies of the
  * library that defines the symbol) is left alone and counted: its calls do
  * not reach the wrapper.  Objects loaded later are redirected by calling it
- * again (got_loaded() says when the loader has loaded more), or as they
- * load: got_watch() redirects dlopen itself, so that a function of the
- * caller's runs after every dlopen that loaded an object, before dlopen
- * returns (but for a dlopen made while another thread runs that function:
- * that thread calls it again for them, soon after).  Slots in the object's
+ * again (got_loaded_since() says when the loader has loaded more).  dlopen
+ * itself is never redirected: it finds a library by its caller's search
+ * path (RUNPATH, $ORIGIN), so a wrapper of dlopen would change which
+ * library a program gets, or make its load fail.  Slots in the object's
  * read-only-after-relocation segment (RELRO) are made writable for the
  * write, then read-only again; the write is one atomic store, so a thread
  * calling through the slot meanwhile calls either function.
@@ -31,8 +30,8 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -363,104 +362,20 @@ got_count(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /*
- * How many objects the loader has loaded so far (0 where it cannot say):
- * a change means got_redirect() has new objects to look at.
+ * Whether the loader has loaded objects since *seen was set (then *seen is
+ * set to now): got_redirect() has new objects to look at.  Start with *seen
+ * 0.  Where the loader cannot say, always 1 the first time, never later.
  */
-unsigned long long
-got_loaded(void)
+int
+got_loaded_since(unsigned long long *seen)
 {
 	unsigned long long	adds = 0;
 
 	dl_iterate_phdr(got_count, &adds);
-	return (adds);
-}
-
-/*
- * The watch of loads (got_watch): dlopen redirected in its importers to
- * got_dlopen, which calls the real one and then, when it loaded an object,
- * redirects dlopen in what it loaded and calls the caller's function, one
- * thread at a time (another thread's dlopen meanwhile does not wait: see
- * watch_pass).  The dl calls made meanwhile (got_bound's, the
- * function's own, through a slot of ours that may be redirected too) go
- * straight to the real dlopen (watch_inside), and leave no error for the
- * caller's dlerror(): a dlopen that succeeded has none.
- */
-static void	*got_dlopen(const char *, int);
-
-static struct got_target	watch_target = {
-	"dlopen", (void *)got_dlopen, NULL, 0, 0
-};
-static void			(*watch_fn)(void);
-static unsigned long long	 watch_adds;
-static pthread_mutex_t		 watch_lock = PTHREAD_MUTEX_INITIALIZER;
-static __thread int		 watch_inside;
-
-/*
- * Redirect dlopen and call the watch's function for what was loaded since
- * the last pass.  Never waits: the thread holding the watch may itself
- * wait for the loader's lock, which a thread loading holds (in a
- * constructor that calls dlopen).  Instead each thread that lets the watch
- * go looks again: a load that finished while it was held (its thread found
- * the watch busy and went on) is then seen by the thread that held it.
- * Until then, the loading thread's new object calls the real functions.
- */
-static void
-watch_pass(void)
-{
-	unsigned long long	adds;
-
-	while (pthread_mutex_trylock(&watch_lock) == 0) {
-		watch_inside = 1;
-		while ((adds = got_loaded()) != watch_adds) {
-			__atomic_store_n(&watch_adds, adds, __ATOMIC_RELEASE);
-			got_redirect(&watch_target, 1);
-			watch_fn();
-		}
-		(void)dlerror();
-		watch_inside = 0;
-		pthread_mutex_unlock(&watch_lock);
-		if (got_loaded() == __atomic_load_n(&watch_adds,
-		    __ATOMIC_ACQUIRE))
-			break;
-	}
-}
-
-static void *
-got_dlopen(const char *file, int mode)
-{
-	void			*(*real)(const char *, int);
-	void			*handle;
-	int			 saved;
-
-	*(void **)&real = watch_target.real;
-	handle = real(file, mode);
-	if (handle == NULL || watch_inside)
-		return (handle);
-	saved = errno;
-	watch_pass();
-	errno = saved;
-	return (handle);
-}
-
-/*
- * Call fn after every dlopen that loads an object, in the thread that
- * called dlopen and before it returns, one call at a time (fn then
- * typically calls got_redirect() for what was loaded); a dlopen made by
- * another thread while fn runs returns without waiting, and the thread
- * running fn calls it again for what that one loaded.  Seen are the
- * dlopen calls made through a relocation slot: every object's but the
- * C library's own (its internal loads, such as NSS modules, are not).
- * Call it once, before threads call dlopen; fn may call dl functions.
- * Returns how many slots now call the watch.
- */
-unsigned
-got_watch(void (*fn)(void))
-{
-	watch_fn = fn;
-	watch_adds = got_loaded();
-	watch_target.real = dlsym(RTLD_DEFAULT, "dlopen");
-	if (watch_target.real == NULL)
+	if (adds == *seen && adds != 0)
 		return (0);
-	got_redirect(&watch_target, 1);
-	return (watch_target.patched);
+	if (adds == 0 && *seen == ULLONG_MAX)
+		return (0);
+	*seen = adds != 0 ? adds : ULLONG_MAX;
+	return (1);
 }

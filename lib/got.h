@@ -18,8 +18,7 @@ struct got_target {
 };
 
 void			got_redirect(struct got_target *, size_t);
-unsigned long long	got_loaded(void);
-unsigned		got_watch(void (*)(void));
+int			got_loaded_since(unsigned long long *);
 
 /* got-replace.c */
 long			got_replace(void *const *, void *const *, size_t,

@@ -5,10 +5,11 @@
  *
  * The runtime's cudaMallocAsync and cudaFreeAsync, and the driver's
  * cuMemAllocAsync and cuMemFreeAsync, are redirected to wrappers in the
- * objects that import them (got.c), those loaded now and those loaded
- * later; inject-entry.c wraps the tables of the driver's functions that
- * runtimes keep.  The wrappers make the events (inject-calls.c).  Each
- * way covers what the other may miss: a runtime whose table is not found
+ * objects that import them (got.c), those loaded now and, at the client
+ * thread's next batch (VRAMTRACE_FLUSH_MS, 0.2 s by default), those
+ * loaded later; inject-entry.c wraps the tables of the driver's functions
+ * that runtimes keep.  The wrappers make the events (inject-calls.c).
+ * Each way covers what the other may miss: a runtime whose table is not found
  * (kept outside the loaded objects) is still seen through its importers,
  * and a runtime nothing imports (linked in statically) through its table;
  * a call that passes two wrappers makes one event (inject_calls_inside).
@@ -86,6 +87,8 @@ interpose_free_async(void *ptr, void *stream)
 }
 
 static int	interpose_cupti_off;	/* the two callbacks turned off */
+static int	interpose_on;
+static unsigned long long interpose_adds;	/* objects loaded at a pass */
 
 /*
  * Redirect cudaMallocAsync and cudaFreeAsync, and the driver's
@@ -119,10 +122,10 @@ interpose_redirect(void)
  * than CUPTI's callbacks on cuMemAllocAsync and cuMemFreeAsync, where the
  * calls can be found: the runtime's cudaMallocAsync and cudaFreeAsync in
  * the objects that import them, and the driver's two calls in those that
- * import them, those loaded now and those loaded later (got_watch:
- * redirected as their dlopen returns); the tables of the driver's
- * functions that runtimes made before vramtrace started, and those made
- * later (inject-entry.c).  While every call goes through a wrapper,
+ * import them, those loaded now and those loaded later
+ * (inject_interpose_sweep()); the tables of the driver's functions that
+ * runtimes made before vramtrace started, and those made later
+ * (inject-entry.c).  While every call goes through a wrapper,
  * CUPTI's callbacks on the two driver calls are off for subscriber:
  * their calls cost no CUPTI callback.  Otherwise (an importer bound to
  * another definition; no importer and no table found) those callbacks
@@ -145,6 +148,21 @@ inject_interpose_start(void *subscriber)
 		interpose_nhooks = sizeof interpose_hooks /
 		    sizeof interpose_hooks[0];
 	}
+	(void)got_loaded_since(&interpose_adds);
 	interpose_redirect();
-	got_watch(interpose_redirect);
+	interpose_on = 1;
+}
+
+/*
+ * Redirect the calls in the objects loaded since the last pass, if any
+ * (after inject_interpose_start(); the client's thread, between batches).
+ * Until then a new object's calls are seen only where they pass a wrapped
+ * table or wrapper anyway: those of an object that imports the driver's
+ * two calls itself are not.  dlopen is not watched instead: see got.c.
+ */
+void
+inject_interpose_sweep(void)
+{
+	if (interpose_on && got_loaded_since(&interpose_adds))
+		interpose_redirect();
 }

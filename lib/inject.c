@@ -147,6 +147,19 @@ inject_fork_child(void)
 }
 
 /*
+ * What the client's thread does between batches: the stacks' sweep, and
+ * interpose's redirection of the objects loaded since.  Redirections run
+ * on that thread only, once every start is done, never two at once (a
+ * slot the loader made read-only is made writable for its write).
+ */
+static void
+inject_sweep(int final)
+{
+	stack_sweep(final);
+	inject_interpose_sweep();
+}
+
+/*
  * The entry point the CUDA driver calls.  Idempotent and thread-safe;
  * always returns 1 so that CUDA goes on, whatever happened here.
  */
@@ -171,6 +184,7 @@ InitializeInjection(void)
 	}
 	inject_on = 1;
 	stack_start(&inject_config.stacks);
+	client_set_sweep(inject_sweep);
 	pthread_atfork(NULL, NULL, inject_fork_child);
 	atexit(inject_atexit);
 	if (pthread_create(&timer, NULL, inject_timer, NULL) == 0)

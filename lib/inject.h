@@ -64,6 +64,7 @@ void	 inject_entry_cupti_back(const char *);
 
 /* inject-interpose.c */
 void	 inject_interpose_start(void *);
+void	 inject_interpose_sweep(void);
 
 /* inject-copies.c */
 int	 inject_copies_start(void *);

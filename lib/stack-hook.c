@@ -155,7 +155,7 @@ stack_hook_start(void (*releasing)(void), void (*acquired)(void))
 		hook_targets[k].wrapper = hooks[k].wrapper;
 		hook_targets[k].real = *hooks[k].real;
 	}
-	hook_adds = got_loaded();
+	(void)got_loaded_since(&hook_adds);
 	got_redirect(hook_targets, NHOOKS);
 	hook_on = 1;
 	return (0);
@@ -165,12 +165,8 @@ stack_hook_start(void (*releasing)(void), void (*acquired)(void))
 void
 stack_hook_rescan(void)
 {
-	unsigned long long	adds;
-
-	if (!hook_on || (adds = got_loaded()) == hook_adds)
-		return;
-	hook_adds = adds;
-	got_redirect(hook_targets, NHOOKS);
+	if (hook_on && got_loaded_since(&hook_adds))
+		got_redirect(hook_targets, NHOOKS);
 }
 #else
 int

@@ -172,8 +172,9 @@ stack_gil_acquired(void)
 /*
  * Give allocation events the stacks config asks for, from now on: find
  * Python, patch the GIL calls, warm the native unwinder.  Called once, by
- * InitializeInjection, after the client started.  Returns 0; the kinds
- * that cannot be had in this process are left out without a word.
+ * InitializeInjection, after the client started; the caller has the
+ * client's thread call stack_sweep().  Returns 0; the kinds that cannot be
+ * had in this process are left out without a word.
  */
 int
 stack_start(const struct stack_config *config)
@@ -194,7 +195,6 @@ stack_start(const struct stack_config *config)
 	if (stack_config.kinds & LIB_STACK_NATIVE)
 		stack_native_start();
 	pthread_atfork(NULL, NULL, stack_fork_child);
-	client_set_sweep(stack_sweep);
 	stack_on = 1;
 	return (0);
 }

@@ -34,7 +34,8 @@ void	vramtrace_inject_block(int, uint64_t, int32_t, uint64_t, uint64_t,
 
 /*
  * Start the client (VRAMTRACE_SOCKET or VRAMTRACE_OUTPUT) and the stack
- * capture with mode ("python", "native", "all", "none") and depth.
+ * capture with mode ("python", "native", "all", "none") and depth, its
+ * sweep on the client's thread as the injection library has it.
  * Returns 0, or -1 when the client is off or mode is unknown.
  */
 int
@@ -45,7 +46,10 @@ probe_start(const char *mode, unsigned depth)
 	if (lib_parse_stacks(mode, &c.kinds) != 0 || !client_start("probe"))
 		return (-1);
 	c.depth = depth;
-	return (stack_start(&c));
+	if (stack_start(&c) != 0)
+		return (-1);
+	client_set_sweep(stack_sweep);
+	return (0);
 }
 
 static void

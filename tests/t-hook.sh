@@ -4,11 +4,11 @@
 # runtime's allocation calls), without CUDA: tests/hook-host imports
 # hook_probe() lazily and by address and loads tests/hook/libhook-use.so,
 # bound to a second definition, which must be left alone; then
-# tests/hook/libhook-late.so, loaded after got_watch(), must be redirected
-# as it loads, and 8 copies of it, loaded by 8 threads at once, by the
-# time the threads are done; got_replace (lib/got-replace.c) replaces the
-# real function where the host keeps it in writable data, and nowhere
-# else.
+# tests/hook/libhook-late.so, loaded later, must be seen loaded and
+# redirected by the next pass, and 8 copies of it, loaded by 8 threads at
+# once while passes run, by the pass after; got_replace
+# (lib/got-replace.c) replaces the real function where the host keeps it
+# in writable data, and nowhere else.
 . "${srcdir:-.}/tests/lib.sh"
 b=${top_builddir:-.}
 copies=

@@ -1,7 +1,8 @@
 """Checks of recorded databases for tests/gpu/record/run.
 
 usage: check.py pattern DB STDOUT | growth DB JSON | kill DB STEPSFILE KILL_NS |
-       events DB SECONDS | leakline VRAMTRACE DB JSON LABEL
+       events DB SECONDS | leakline VRAMTRACE DB JSON LABEL | job WORK MASTER |
+       libs BARE.txt RECORDED.txt
 Prints "PASS|FAIL name: details" lines; exits 1 if any check failed.
 """
 import json
@@ -201,7 +202,17 @@ def job(work, master):
            (runs, rows, said.strip()))
 
 
+def libs(bare, recorded):
+    """Every library the bare run had mapped, the recorded run has too."""
+    want = set(open(bare).read().split())
+    got = set(open(recorded).read().split())
+    missing = sorted(want - got)
+    report(len(want) > 0 and not missing, "libs",
+           "%d libraries mapped bare, %d recorded; missing when recorded: %s"
+           % (len(want), len(got), ", ".join(missing) or "none"))
+
+
 {"pattern": pattern, "growth": growth, "kill": kill,
  "events": events, "leakline": leakline,
- "job": job}[sys.argv[1]](*sys.argv[2:])
+ "job": job, "libs": libs}[sys.argv[1]](*sys.argv[2:])
 sys.exit(1 if failed else 0)
