@@ -15,13 +15,14 @@
  * function (given, or found in the first importer: two copies of the
  * library that defines the symbol) is left alone and counted: its calls do
  * not reach the wrapper.  Objects loaded later are redirected by calling it
- * again (got_loaded_since() says when the loader has loaded more).  dlopen
- * itself is never redirected: it finds a library by its caller's search
- * path (RUNPATH, $ORIGIN), so a wrapper of dlopen would change which
- * library a program gets, or make its load fail.  Slots in the object's
- * read-only-after-relocation segment (RELRO) are made writable for the
- * write, then read-only again; the write is one atomic store, so a thread
- * calling through the slot meanwhile calls either function.
+ * again (got_loaded_since() says when the loader has loaded more).  The
+ * loader's dlopen, dlmopen, dlsym and dlvsym are never redirected: they
+ * act for their caller, found by their return address (dlopen searches
+ * its caller's RUNPATH, $ORIGIN), so a wrapper of them would change which
+ * library or symbol a program gets, or make its load fail.  Slots in the
+ * object's read-only-after-relocation segment (RELRO) are made writable
+ * for the write, then read-only again; the write is one atomic store, so
+ * a thread calling through the slot meanwhile calls either function.
  *
  * It knows only ELF: tests/t-hook.sh tests it without CUDA or Python.
  */
@@ -223,6 +224,25 @@ got_redirect_slot(const struct got_slot *k)
 }
 
 /*
+ * Whether name is a function whose behaviour depends on who calls it (the
+ * loader's functions take their caller's search path and namespace from
+ * their return address): a wrapper's call would change what the program
+ * gets, so its slots are never redirected.
+ */
+static int
+got_caller_sensitive(const char *name)
+{
+	static const char *const names[] = { "dlopen", "dlmopen", "dlsym",
+	    "dlvsym" };
+	size_t	i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(name, names[i]) == 0)
+			return (1);
+	return (0);
+}
+
+/*
  * Keep the slots of one relocation table of an object that import a
  * target and do not call its wrapper yet (one that cannot be kept is
  * counted as left alone).
@@ -250,7 +270,7 @@ got_table(struct dl_phdr_info *info, struct got_walk *w,
 			if (strcmp(strtab + sym->st_name, t->name) == 0)
 				break;
 		}
-		if (k == w->n)
+		if (k == w->n || got_caller_sensitive(t->name))
 			continue;
 		slot = (void **)(info->dlpi_addr + rel[i].r_offset);
 		if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) != t->wrapper &&
@@ -328,10 +348,11 @@ got_object(struct dl_phdr_info *info, size_t size, void *arg)
  * Redirect the calls of targets[0..n-1] (each a symbol name and its
  * wrapper) in every object loaded now that imports them (see the top of
  * the file).  On return each target's real is the function its calls
- * reached before (NULL when no object imports it), patched counts the
- * slots now calling the wrapper and elsewhere the slots left alone
- * (bound to another definition, or not writable); a target whose real
- * is set on entry redirects only the slots bound to it.  Call it before
+ * reached before (NULL when no object imports it, or for the loader's
+ * functions, which are never redirected), patched counts the slots now
+ * calling the wrapper and elsewhere the slots left alone (bound to another
+ * definition, or not writable); a target whose real is set on entry
+ * redirects only the slots bound to it.  Call it before
  * any thread calls a wrapper; calling it again redirects what was loaded
  * since (a slot already redirected is left as it is).
  */

@@ -3,7 +3,8 @@
  * hook_probe() from tests/hook/libhook-def.so (x + 1) and loads
  * tests/hook/libhook-use.so (argv[1]), whose hook_probe() is
  * libhook-other.so's (x + 100): the version it asks for is that one's
- * (tests/hook/other.map).  Then got_loaded_since():
+ * (tests/hook/other.map).  dlopen is never redirected.  Then
+ * got_loaded_since():
  * tests/hook/libhook-late.so (argv[2]), which imports libhook-def.so's, is
  * seen loaded and is redirected by the next pass; copies of it (argv[3...]) loaded by as many
  * threads at once while this one makes passes (as the injection library's
@@ -38,7 +39,7 @@ static int	(*table[2])(int);
 static int	(*const fixed)(int) = hook_probe;
 
 static int	n, failed;
-static struct got_target t[2];
+static struct got_target t[2], loader;
 
 /* A thread's dlopen of its copy of libhook-late.so (arg); its handle. */
 static void *
@@ -141,6 +142,12 @@ main(int argc, char **argv)
 	got_redirect(t, 1);
 	ok(t[0].patched == 0 && hook_probe(1) == 20,
 	    "a second pass redirects nothing again");
+	loader.name = "dlopen";
+	loader.wrapper = (void *)probe_wrapper;
+	got_redirect(&loader, 1);
+	ok(loader.real == NULL && loader.patched == 0 && dlopen(NULL,
+	    RTLD_NOW) != NULL, "dlopen, which acts for its caller, is never"
+	    " redirected");
 
 	ok(got_loaded_since(&adds) && !got_loaded_since(&adds),
 	    "the loader's count is read, and stays while nothing loads");

@@ -3,7 +3,8 @@
 # (lib/got.c, which the injection library uses for the CUDA
 # runtime's allocation calls), without CUDA: tests/hook-host imports
 # hook_probe() lazily and by address and loads tests/hook/libhook-use.so,
-# bound to a second definition, which must be left alone; then
+# bound to a second definition, which must be left alone, and dlopen,
+# which acts for its caller, must never be redirected; then
 # tests/hook/libhook-late.so, loaded later, must be seen loaded and
 # redirected by the next pass, and 8 copies of it, loaded by 8 threads at
 # once while passes run, by the pass after; got_replace
