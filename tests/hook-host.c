@@ -4,15 +4,14 @@
  * tests/hook/libhook-use.so (argv[1]), whose hook_probe() is
  * libhook-other.so's (x + 100): the version it asks for is that one's
  * (tests/hook/other.map).  dlopen is never redirected.  Then
- * got_loaded_since():
- * tests/hook/libhook-late.so (argv[2]), which imports libhook-def.so's, is
- * seen loaded and is redirected by the next pass; copies of it (argv[3...]) loaded by as many
- * threads at once while this one makes passes (as the injection library's
- * client thread does) are all redirected by the pass after they are
- * loaded, with no deadlock.  got_replace(): the real
- * hook_probe kept in the host's writable data is replaced, not where the
- * loader made it read-only, not on the heap, not in an object left out
- * (libhook-def.so's hook_table).  Prints TAP.
+ * got_loaded_since(): tests/hook/libhook-late.so (argv[2]), which imports
+ * libhook-def.so's, is seen loaded and is redirected by the next pass;
+ * copies of it (argv[3...]) loaded by as many threads at once while this
+ * one makes passes (as the injection library's client thread does) are all
+ * redirected by the pass after they are loaded, with no deadlock.
+ * got_replace(): the real hook_probe kept in the host's writable data is
+ * replaced, not where the loader made it read-only, not on the heap, not
+ * in an object left out (libhook-def.so's hook_table).  Prints TAP.
  */
 #include "config.h"
 
