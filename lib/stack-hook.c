@@ -10,16 +10,17 @@
  * Extension modules call PyEval_SaveThread() and friends through their
  * global offset table, and so do the pybind11 helpers compiled into
  * libtorch_python.so; we point those table entries at wrappers that call
- * the real function and tell stack.c (through the two functions it gave).  Python's own calls (inside
- * libpython or a statically linked interpreter) are direct and stay
- * unseen: a thread that released the GIL there has no parked allocation.
+ * the real function and tell stack.c (through the two functions it gave).
+ * Python's own calls (inside libpython or a statically linked interpreter)
+ * are direct and stay unseen: a thread that released the GIL there has no
+ * parked allocation.
  *
  * The patch (got.c): in every loaded object, the relocation slots that
  * import one of the functions below get the wrapper's address.  An object
  * that defines the functions (libpython, a python binary) has nothing
- * imported to patch.  Objects loaded later are
- * patched by stack_hook_rescan(), which the client's thread calls between
- * batches when the loader's count of loaded objects changed.  The patches
+ * imported to patch.  Objects loaded later are patched by
+ * stack_hook_rescan(), which the client's thread calls between batches
+ * when the loader's count of loaded objects changed.  The patches
  * are never undone: this library is never unloaded, and with recording
  * off a wrapper only forwards.  A slot that the lazy binder resolves at
  * the very moment we write it may keep the real function: that object
