@@ -32,12 +32,24 @@ start() {
 }
 screen() { tm capture-pane -p -t ui; }
 # wait_for PATTERN: until the screen matches (at most about 60 s: a loaded
-# machine, a sanitizer build).
+# machine, a sanitizer build), and then until two captures 0.1 s apart are
+# the same (at most 2 s more), so that the checks that read $TMP/screen
+# after it never see a screen the TUI is still drawing.
 wait_for() {
 	i=0
 	while [ $i -lt 600 ]; do
 		screen >"$TMP/screen" 2>/dev/null
-		grep -Eq -- "$1" "$TMP/screen" && return 0
+		if grep -Eq -- "$1" "$TMP/screen"; then
+			j=0
+			while [ $j -lt 20 ]; do
+				sleep 0.1
+				screen >"$TMP/screen.next" 2>/dev/null
+				cmp -s "$TMP/screen" "$TMP/screen.next" && break
+				mv "$TMP/screen.next" "$TMP/screen"
+				j=$((j + 1))
+			done
+			grep -Eq -- "$1" "$TMP/screen" && return 0
+		fi
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -159,8 +171,10 @@ ok $? "overview: the offload check's line"
 keys 5
 wait_for '^ +step 2 #1 8x64x2048 bfloat16 train\.py:12: contents: 12 of 576 checksums differ'
 ok $? "offload: the first differences under the check's line"
-grep -q '^ 1 engine, 8 packs (8.0 MiB), 8 unpacks, 8.0 MiB came back in other memory' \
-    "$TMP/screen" && grep -Eq '^ +1 +1 +20\.0 MiB' "$TMP/screen"
+# tmux may show the screen half drawn (a slow build: the sanitizers): these
+# lines are waited for too, not read once from the last capture.
+wait_for '^ 1 engine, 8 packs \(8\.0 MiB\), 8 unpacks, 8\.0 MiB came back in other memory' &&
+    wait_for '^ +1 +1 +20\.0 MiB'
 ok $? "offload: what the engines did, and the engine's own steps below"
 
 start --live "$TMP/leak.db"
