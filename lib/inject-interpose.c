@@ -9,10 +9,11 @@
  * thread's next batch (VRAMTRACE_FLUSH_MS, 0.2 s by default), those
  * loaded later; inject-entry.c wraps the tables of the driver's functions
  * that runtimes keep.  The wrappers make the events (inject-calls.c).
- * Each way covers what the other may miss: a runtime whose table is not found
- * (kept outside the loaded objects) is still seen through its importers,
- * and a runtime nothing imports (linked in statically) through its table;
- * a call that passes two wrappers makes one event (inject_calls_inside).
+ * Each way covers what the other may miss: a runtime whose table is not
+ * found (kept outside the loaded objects) is still seen through its
+ * importers, and a runtime nothing imports (linked in statically) through
+ * its table; a call that passes two wrappers makes one event
+ * (inject_calls_inside).
  */
 #include "config.h"
 
