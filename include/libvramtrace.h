@@ -160,6 +160,7 @@ struct vramtrace_offload_stats {
 	uint64_t	hooks;		/* packs and unpacks of this step */
 	uint64_t	recomputed;	/* packs answered RECOMPUTE */
 	uint64_t	recomputed_bytes;
+	uint64_t	idle_steps;	/* run without the hooks */
 };
 
 /*
@@ -214,6 +215,22 @@ const char *vramtrace_offload_error(struct vramtrace_offload *e);
  */
 int	 vramtrace_offload_enter(struct vramtrace_offload *e,
 	     int64_t allocated);
+
+/*
+ * Whether the step that _enter() began may run without the saved-tensor
+ * hooks: 1 when it follows a profile under max_memory, offloads nothing,
+ * and keeping every saved tensor (the casts of parameters that
+ * VRAMTRACE_OFFLOAD_TENSOR_RECOMPUTE would have made again included, as
+ * many as the last step that packed had) is predicted to stay within
+ * max_memory; 0 otherwise (a learning step, budget mode, no max_memory).
+ * A caller that then leaves the hooks out calls only _exit() for the step
+ * (autograd keeps what it saves, as without offload): the engine leaves
+ * what it learned as it was and counts the step in idle_steps.  When such
+ * a step went over max_memory (_peak()), the next one learns again: the
+ * steps may have changed unseen.  A caller that calls the hooks all the
+ * same gets a step that keeps every tensor.
+ */
+int	 vramtrace_offload_idle(const struct vramtrace_offload *e);
 
 /*
  * While a step learns, the device had allocated bytes after an operation.

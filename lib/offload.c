@@ -116,6 +116,9 @@ struct vramtrace_offload {
 	int				 by_pack; /* this plan cuts by pack: */
 	uint32_t			 keep_from; /* new candidates stay */
 	int				 tail_over; /* one went over it */
+	int				 idle;	/* this step may skip the hooks */
+	uint64_t			 casts;	/* RECOMPUTE bytes this step */
+	uint64_t			 last_casts; /* of the last step packing */
 	int64_t				 limit;	/* this step's plan */
 	uint64_t			 req_bytes; /* ALLOC not restored */
 	uint64_t			 host_live;	/* this step */
@@ -578,6 +581,25 @@ vramtrace_offload_error(struct vramtrace_offload *e)
 }
 
 /*
+ * Whether a step planned with cutoff k under max_memory may run without the
+ * hooks: k offloads nothing, and the step's predicted peak with every saved
+ * tensor kept, the casts the hooks would have made again in backward
+ * (RECOMPUTE) kept too, is within the limit.  The casts' bytes are those of
+ * the last step that packed; counting them all at the peak errs on the safe
+ * side.
+ */
+static int
+offload_idle_fits(struct vramtrace_offload *e, size_t k)
+{
+	struct offload_profile	*p = &e->profile;
+
+	if (e->max_memory <= 0 || k != 0)
+		return (0);
+	return (offload_profile_peak(p, 0) + (int64_t)e->last_casts <=
+	    e->max_memory - e->margin - e->overshoot);
+}
+
+/*
  * A step that follows the profile: with max_memory, the fewest candidates
  * to offload so that the predicted peak fits; otherwise the selection the
  * mode made, under its own predicted peak plus cfg.prefetch.  Then the
@@ -632,6 +654,14 @@ offload_plan(struct vramtrace_offload *e)
 		e->limit = peak + (int64_t)e->cfg.prefetch;
 	e->st.predicted_peak = (uint64_t)peak;
 	offload_profile_plan(p, k, e->limit);
+	e->idle = offload_idle_fits(e, k);
+}
+
+/* Whether the step that ends now ran idle: without any hook. */
+static int
+offload_skipped(const struct vramtrace_offload *e)
+{
+	return (e->idle && e->profile.hook == 0);
 }
 
 /* Contract in include/libvramtrace.h (as for every vramtrace_offload_*). */
@@ -644,9 +674,18 @@ vramtrace_offload_enter(struct vramtrace_offload *e, int64_t allocated)
 		return (-1);
 	if (offload_slab_size(e) != 0)
 		return (-1);
-	offload_profile_end(&e->profile, e->budget.seen, e->budget.alive,
-	    e->budget.nseen);
-	offload_budget_step(&e->budget);
+	/*
+	 * A step run without the hooks leaves what the last step that
+	 * packed taught (its candidates, their flags, its casts) as it was.
+	 */
+	if (!offload_skipped(e)) {
+		offload_profile_end(&e->profile, e->budget.seen,
+		    e->budget.alive, e->budget.nseen);
+		offload_budget_step(&e->budget);
+		e->last_casts = e->casts;
+	}
+	e->casts = 0;
+	e->idle = 0;
 	learn = offload_profile_begin(&e->profile, allocated,
 	    e->margin > 0 ? e->margin : 16 << 20);
 	e->st.predicted_peak = 0;
@@ -677,6 +716,12 @@ vramtrace_offload_sample(struct vramtrace_offload *e, int64_t allocated)
 	    e->stash.fwd_bytes + e->stash.bwd_bytes));
 }
 
+int
+vramtrace_offload_idle(const struct vramtrace_offload *e)
+{
+	return (e->inside && e->idle);
+}
+
 void
 vramtrace_offload_peak(struct vramtrace_offload *e, int64_t peak)
 {
@@ -686,6 +731,9 @@ vramtrace_offload_peak(struct vramtrace_offload *e, int64_t peak)
 		return;
 	if (e->tail)
 		e->tail_over = 1;
+	/* The steps may have changed unseen: learn them again. */
+	if (offload_skipped(e))
+		e->profile.valid = 0;
 	e->overshoot += peak - e->max_memory;
 	if (e->overshoot > cap)
 		e->overshoot = cap;
@@ -730,6 +778,8 @@ vramtrace_offload_exit(struct vramtrace_offload *e)
 	int	rc;
 
 	e->inside = 0;
+	if (offload_skipped(e))
+		e->st.idle_steps++;
 	if (BROKEN(e, EXIT_CLEANUP))
 		return (0);
 	rc = offload_settle(e);
@@ -847,6 +897,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	if (t->flags & VRAMTRACE_OFFLOAD_TENSOR_RECOMPUTE) {
 		e->st.recomputed++;
 		e->st.recomputed_bytes += t->bytes;
+		e->casts += t->bytes;
 		return (VRAMTRACE_OFFLOAD_RECOMPUTE);
 	}
 	if (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP)

@@ -25,7 +25,11 @@
  *    ahead, and its end lets go of what it brought back and never used;
  *  - a storage saved twice is one candidate or two depending on whether
  *    its first copy was done (timing) and on whether it was kept (the
- *    engine's choice): the profile stays valid all the same.
+ *    engine's choice): the profile stays valid all the same;
+ *  - idle steps: under a max_memory with room for every tensor and every
+ *    cast made again, a step may run without the hooks; what the engine
+ *    learned stays through such steps, and one that went over max_memory
+ *    makes the next learn.
  */
 #include "config.h"
 
@@ -138,6 +142,7 @@ static const int64_t	bwd_late[NT] = { 1150, 1500, 1100, 1000 };
 
 static const int64_t	*prog_fwd = fwd_mem;	/* the program run */
 static const int64_t	*prog_bwd = bwd_mem;
+static int		 prog_casts;	/* casts of BYTES it packs first */
 
 struct step_result {
 	int	learn;			/* what enter returned */
@@ -201,6 +206,12 @@ program_step_skip(struct vramtrace_offload *e, int64_t enter_mem,
 	waits = s.fwd_waits;
 	r->learn = learn = vramtrace_offload_enter(e, enter_mem);
 	serve(e);
+	for (i = 0; i < prog_casts; i++) {
+		tensor(&t, 100 + i, 1);
+		t.flags = VRAMTRACE_OFFLOAD_TENSOR_KEEP |
+		    VRAMTRACE_OFFLOAD_TENSOR_RECOMPUTE;
+		vramtrace_offload_pack(e, &t, COMPUTE, &n);
+	}
 	for (i = 0; i < ntensors; i++) {
 		tensor(&t, i, 100 + (uint64_t)i);
 		id[i] = 0;
@@ -654,13 +665,124 @@ test_backward_keeps(void)
 	vramtrace_offload_free(e);
 }
 
+/*
+ * A step that the binding runs idle: entered, its hooks left out, ended.
+ * Returns what vramtrace_offload_idle() said, or -1 when the step learns.
+ */
+static int
+idle_step_at(struct vramtrace_offload *e, int64_t enter_mem)
+{
+	int	idle;
+
+	if (vramtrace_offload_enter(e, enter_mem) != 0)
+		idle = -1;
+	else
+		idle = vramtrace_offload_idle(e);
+	vramtrace_offload_exit(e);
+	return (idle);
+}
+
+static int
+idle_step(struct vramtrace_offload *e)
+{
+	return (idle_step_at(e, 1000));
+}
+
+/*
+ * max_memory with room for every tensor: keeping all four peaks at 1700
+ * (1300 + 400 when backward begins), within 1800 less its 1% margin.
+ * After the learning step the steps run idle, and what the engine learned
+ * stays through them; a caller that calls the hooks anyway keeps every
+ * tensor; an idle step over max_memory makes the next one learn.  Casts
+ * the hooks make again count as kept: two of them (200) leave no room
+ * under 1750 (1732).
+ */
+static void
+test_idle(void)
+{
+	struct vramtrace_offload	*e;
+	struct vramtrace_offload_stats	 s;
+	struct step_result		 r;
+	int				 first, second, i, kept = 0;
+
+	if ((e = engine(-1, 1800, 0)) == NULL) {
+		tap_ok(0, "idle: engine");
+		return;
+	}
+	program_step(e, 1000, NT, &r);
+	first = vramtrace_offload_idle(e);
+	second = idle_step(e);
+	tap_ok(r.learn == 1 && first == 0 && second == 1 && idle_step(e) == 1,
+	    "idle: after the learning step, steps with room for every tensor "
+	    "run without the hooks (learning %d, then %d)", first, second);
+	program_step(e, 1000, NT, &r);
+	for (i = 0; i < NT; i++)
+		kept += r.rc[i] == VRAMTRACE_OFFLOAD_KEPT;
+	vramtrace_offload_stats(e, &s);
+	tap_ok(r.learn == 0 && kept == NT && s.idle_steps == 2 &&
+	    s.learning_steps == 1 && idle_step(e) == 1,
+	    "idle: hooks called anyway keep every tensor, nothing relearnt "
+	    "(%d kept, %" PRIu64 " idle steps, %" PRIu64 " learning)", kept,
+	    s.idle_steps, s.learning_steps);
+	vramtrace_offload_peak(e, 1700);
+	first = idle_step(e);
+	vramtrace_offload_peak(e, 1810);
+	second = idle_step(e);
+	tap_ok(first == 1 && second == -1,
+	    "idle: a peak within max_memory changes nothing, one over it makes "
+	    "the next step learn (%d, %d)", first, second);
+	vramtrace_offload_free(e);
+
+	if ((e = engine(-1, 1750, 0)) == NULL)
+		return;
+	prog_casts = 2;
+	program_step(e, 1000, NT, &r);
+	program_step(e, 1000, NT, &r);
+	first = vramtrace_offload_idle(e);
+	kept = r.rc[0] == VRAMTRACE_OFFLOAD_KEPT;
+	prog_casts = 0;
+	program_step(e, 1000, NT, &r);		/* differs: the next learns */
+	program_step(e, 1000, NT, &r);
+	second = idle_step(e);
+	tap_ok(r.learn == 1 && first == 0 && kept == 1 && second == 1,
+	    "idle: casts made again count: with two, every tensor kept but "
+	    "the hooks stay (%d); without, idle (%d)", first, second);
+	vramtrace_offload_free(e);
+
+	/*
+	 * One cast, room for it under 1900 (1881): idle.  Idle steps keep
+	 * what the last step that packed taught, its cast too: memory at
+	 * enter 100 higher (a later profile shifts rather than relearns)
+	 * leaves no room with the cast (1900).
+	 */
+	if ((e = engine(-1, 1900, 0)) == NULL)
+		return;
+	prog_casts = 1;
+	program_step(e, 1000, NT, &r);
+	program_step(e, 1000, NT - 1, &r);
+	program_step(e, 1000, NT, &r);
+	first = idle_step(e) + idle_step(e);
+	second = idle_step_at(e, 1100);
+	prog_casts = 0;
+	tap_ok(r.learn == 1 && first == 2 && second == 0,
+	    "idle: the cast is still counted after idle steps (%d, then %d at "
+	    "enter 1100)", first, second);
+	vramtrace_offload_free(e);
+
+	if ((e = engine(100000, 0, 0)) == NULL)
+		return;
+	program_step(e, 1000, NT, &r);
+	tap_eq(idle_step(e), 0, "idle: never in budget mode");
+	vramtrace_offload_free(e);
+}
+
 int
 main(void)
 {
 	int	waits;
 
 	fake_runtime_counted = COMPUTE;
-	tap_plan(26);
+	tap_plan(32);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so
@@ -678,5 +800,6 @@ main(void)
 	test_twice();
 	test_backward_outside();
 	test_backward_keeps();
+	test_idle();
 	return (tap_done());
 }

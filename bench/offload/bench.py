@@ -11,8 +11,10 @@ max_memory_allocated), in interleaved rounds: no offload (twice: the
 run-to-run noise of the losses), TRL's engine through its
 get_act_offloading_ctx_manager (the file named by $VRAMTRACE_TRL_REF,
 loaded with importlib), save_on_cpu, vramtrace through its own
-get_act_offloading_ctx_manager with defaults, a budget, max_memory at
-TRL's peak, recompute, and a curve over max_memory.  Backward runs inside
+get_act_offloading_ctx_manager with defaults, a budget, max_memory with
+room for every saved tensor (0.9 of the device: steps run idle, without
+the hooks), max_memory at TRL's peak, recompute, and a curve over
+max_memory.  Backward runs inside
 the context, as TRL's trainers do.  Each row: ms/step (median over rounds,
 and the rounds' range), peak GB, the copy floor (max(forward, bytes out /
 d2h bandwidth) + max(backward, bytes in / h2d bandwidth) + the rest of the
@@ -186,6 +188,7 @@ def measure(template, make_ctx, data):
         st["max_memory"] = after["max_memory"]
         st["learned"] = after["learning_steps"] - before.get(
             "learning_steps", 0)
+        st["idle"] = after["idle_steps"] - before.get("idle_steps", 0)
     del model, opt, ctx
     release()
     return dict(ms=statistics.median(times), fwd=statistics.median(fwd),
@@ -250,6 +253,8 @@ def configs(trl, trl_peak):
     rows.append(("vramtrace defaults", lambda m: vt_ctx(m), "base"))
     rows.append(("vramtrace budget=3e9",
                  lambda m: vt_ctx(m, budget=int(3e9)), "base"))
+    rows.append(("vramtrace max_memory=0.9 (room for all)",
+                 lambda m: vt_ctx(m, max_memory=0.9), "base"))
     for f, plain in ((1.0, True), (1.1, True), (1.25, False)):
         if trl is None:
             break
@@ -296,9 +301,9 @@ def report(rows, results, bw, trl_peak, size):
              for r in ok.get(n, [])]
     noise = dloss(plain, ref) if ref and len(plain) > 1 else float("nan")
     fmt = ("| %-44s | %7s | %13s | %7s | %7s | %6s | %5s | %5s | %9s |"
-           " %5s | %5s | %9s |")
+           " %5s | %10s | %9s |")
     print(fmt % ("engine", "ms/step", "rounds", "peak GB", "floor",
-                 "over", "out", "in", "waits f/b", "casts", "learn",
+                 "over", "out", "in", "waits f/b", "casts", "learn/idle",
                  "max dloss"))
     print(fmt % tuple(["---"] * 12))
     for name, _, kind in rows:
@@ -322,7 +327,8 @@ def report(rows, results, bw, trl_peak, size):
                      "%.1f/%.1f" % (st.get("fwd_waits", 0),
                                     st.get("bwd_waits", 0)) if st else "-",
                      "%.0f" % st.get("recomputed", 0) if st else "-",
-                     "%d" % st.get("learned", 0) if st else "-",
+                     "%d/%d" % (st.get("learned", 0), st.get("idle", 0))
+                     if st else "-",
                      "%.2e" % dloss(r["runs"], ref) if ref else "-"))
     print("losses: %d steps; run-to-run noise (every no-offload run against "
           "the first): %.2e" % (STEPS, noise))
@@ -331,8 +337,9 @@ def report(rows, results, bw, trl_peak, size):
                                           (trl_peak or 0) / GB))
     print("out, in: GB copied each way a step; waits: forward waits on a "
           "copy, unpacks restored on demand, a step; casts: autocast casts "
-          "of parameters made again in backward, a step; learn: learning "
-          "steps among the measured ones (first round)")
+          "of parameters made again in backward, a step; learn/idle: learning "
+          "steps and steps run without the hooks among the measured ones "
+          "(first round)")
     for name, _, _ in rows:
         if name in med and med[name]["st"].get("predicted_peak"):
             st = med[name]["st"]

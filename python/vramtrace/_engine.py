@@ -70,6 +70,10 @@ class Engine:
     def peak(self, allocated):
         self.lib.vramtrace_offload_peak(self.ptr, allocated)
 
+    def idle(self):
+        """Whether the step entered may run without the hooks."""
+        return self.lib.vramtrace_offload_idle(self.ptr) == 1
+
     def exit(self):
         self.check(self.lib.vramtrace_offload_exit(self.ptr))
 

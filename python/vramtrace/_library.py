@@ -72,7 +72,7 @@ STAT_NAMES = ("step packs offloads offloaded_bytes kept kept_bytes "
               "slab_used dedupe_keys events budget_cutoff restored_bytes "
               "fwd_waits bwd_waits learning_steps profile_hooks "
               "predicted_peak max_memory hooks recomputed "
-              "recomputed_bytes").split()
+              "recomputed_bytes idle_steps").split()
 
 
 class Stats(ctypes.Structure):
@@ -125,6 +125,7 @@ def _signatures():
         "vramtrace_offload_enter": (I, [P, I64]),
         "vramtrace_offload_sample": (None, [P, I64]),
         "vramtrace_offload_peak": (None, [P, I64]),
+        "vramtrace_offload_idle": (I, [P]),
         "vramtrace_offload_exit": (I, [P]),
         "vramtrace_offload_backward_done": (I, [P]),
         "vramtrace_offload_pack": (I, [P, ctypes.POINTER(Tensor), U64,

@@ -10,9 +10,10 @@ casts, activation functions, rotary embeddings, is recomputed in backward
 hooks, so the offload engine sees it) and those outputs, which selective
 checkpointing keeps in a cache of its own; that cache is replaced by one
 whose entries go through the same hooks: hooks().pack when stored in
-forward, hooks().unpack when taken back in the recomputation.  Without the
-offload context (or before its first step) the cache holds the tensors as
-selective checkpointing would.
+forward, that same object's unpack when taken back in the recomputation.
+Where hooks() is None (no offload context, before its first step, a step
+that runs without the hooks) the cache holds the tensors as selective
+checkpointing would.
 """
 
 import torch
@@ -50,16 +51,19 @@ def policy(ctx, op, *args, **kwargs):
 class _Packed:
     """What the hooks returned for a tensor of the cache: a handle, or the
     tensor itself when it stays on the GPU (unpacked all the same, so that
-    every step makes the same calls)."""
-    __slots__ = ("handle",)
+    every step makes the same calls), with the hooks that unpack it."""
+    __slots__ = ("hooks", "handle")
 
-    def __init__(self, handle):
-        self.handle = handle
+    def __init__(self, hooks, handle):
+        self.hooks, self.handle = hooks, handle
+
+    def unpack(self):
+        return self.hooks.unpack(self.handle)
 
 
 def _stash(hooks, x):
     if isinstance(x, torch.Tensor):
-        return _Packed(hooks.pack(x))
+        return _Packed(hooks, hooks.pack(x))
     if type(x) in (tuple, list):
         return type(x)(_stash(hooks, v) for v in x)
     if isinstance(getattr(x, "val", None), torch.Tensor):
@@ -67,13 +71,13 @@ def _stash(hooks, x):
     return x
 
 
-def _unstash(hooks, x):
+def _unstash(x):
     if isinstance(x, _Packed):
-        return hooks.unpack(x.handle)
+        return x.unpack()
     if type(x) in (tuple, list):
-        return type(x)(_unstash(hooks, v) for v in x)
+        return type(x)(_unstash(v) for v in x)
     if isinstance(getattr(x, "val", None), _Packed):
-        x.val = hooks.unpack(x.val.handle)
+        x.val = x.val.unpack()
     return x
 
 
@@ -89,9 +93,7 @@ class _Cache(list):
         super().append(item if hooks is None else _stash(hooks, item))
 
     def pop(self, index=-1):
-        item = super().pop(index)
-        hooks = self._hooks()
-        return item if hooks is None else _unstash(hooks, item)
+        return _unstash(super().pop(index))
 
 
 class _Storage(dict):

@@ -28,6 +28,12 @@ binding also passes PyTorch's peak allocated bytes when it moved: a step
 that went over max_memory (an operation's temporaries, which samples
 between operations miss) makes the next plans keep that much more below.
 
+Idle steps.  A step whose plan under max_memory offloads nothing, with
+room for every saved tensor and every cast of a parameter kept, runs
+without the hooks at all: autograd keeps what it saves, as without the
+context, and the step costs what it costs without offload.  Such a step
+that goes over max_memory makes the next one learn again.
+
 Recompute.  recompute=True wraps the model's repeated blocks (the layers
 of the largest nn.ModuleList of one module type) in PyTorch's selective
 activation checkpoint: the outputs of matrix products and attention are
@@ -163,6 +169,7 @@ class OffloadActivations(saved_tensors_hooks):
         self._hooks_class = _hooks_class() if extension else \
             _engine.PyHooks
         self._keep = set()
+        self._idle = False
         self._sampler = None
         self._last_peak = None
         self._device = None
@@ -174,8 +181,8 @@ class OffloadActivations(saved_tensors_hooks):
             if model is None:
                 raise ValueError("recompute needs the model")
             from vramtrace import _recompute
-            self.recomputed_blocks = _recompute.wrap(model,
-                                                     lambda: self._hooks)
+            self.recomputed_blocks = _recompute.wrap(
+                model, lambda: None if self._idle else self._hooks)
         super().__init__(self._pack_before_start, self._unpack_before_start)
 
     @staticmethod
@@ -267,11 +274,13 @@ class OffloadActivations(saved_tensors_hooks):
         self._report_peak()
         learning = self._engine.enter(self._memory())
         self._hooks.service()
+        self._idle = self._engine.idle()
         self._hooks.begin(learning == 1)
         if learning == 1 and _Sampler is not None:
             self._sampler = _Sampler(self._engine, self._memory)
             self._sampler.__enter__()
-        super().__enter__()
+        if not self._idle:
+            super().__enter__()
         return self
 
     def __exit__(self, *exc):
@@ -285,7 +294,8 @@ class OffloadActivations(saved_tensors_hooks):
                     self._sampler.__exit__(None, None, None)
             finally:
                 self._sampler = None
-                super().__exit__(*exc)
+                if not self._idle:
+                    super().__exit__(*exc)
 
 
 class NoOpManager(saved_tensors_hooks):

@@ -277,9 +277,11 @@ def tiny_llama(layers=2, hidden=256, inter=512, seed=11):
 
 
 def llama_steps(model, ctx, steps=3, autocast=False, outside=False,
-                batch=4, seq=128, lr=1e-3, each=None):
+                batch=4, seq=128, lr=1e-3, each=None, keep=True):
     """steps steps; backward inside the context, or after it (outside);
-    returns the trainable parameters' gradients of each step."""
+    returns the trainable parameters' gradients of each step (with keep;
+    without, nothing is held from one step to the next, as in a training
+    loop, and the list is empty)."""
     params = [p for p in model.parameters() if p.requires_grad]
     grads = []
     for step in range(steps):
@@ -295,7 +297,8 @@ def llama_steps(model, ctx, steps=3, autocast=False, outside=False,
                 loss.backward()
         if outside:
             loss.backward()
-        grads.append([p.grad.detach().clone() for p in params])
+        if keep:
+            grads.append([p.grad.detach().clone() for p in params])
         with torch.no_grad():
             for p in params:
                 p -= lr * p.grad
@@ -407,7 +410,10 @@ def test_recompute(breaks):
 def test_max_memory(breaks):
     """max_memory halfway between the peak offloading everything and the
     peak of no offload: the steady steps stay under it and copy less
-    than offloading everything."""
+    than offloading everything.  The loop keeps no gradients: memory at
+    enter stays the same from step to step, as in training (kept, it grew
+    by the gradients' 57 MB a step, which the plans follow by shifting the
+    profile, a few MB short)."""
     def peak(ctx, steps=6):
         m = tiny_llama(layers=4, hidden=512, inter=1408)
         marks = []
@@ -419,7 +425,7 @@ def test_max_memory(breaks):
                 torch.cuda.reset_peak_memory_stats()
                 marks.append(stats().get("offloaded_bytes", 0))
         llama_steps(m, ctx, steps=steps, autocast=True, batch=8, seq=512,
-                    each=each)
+                    each=each, keep=False)
         torch.cuda.synchronize()
         out = stats().get("offloaded_bytes", 0) - marks[0]
         return torch.cuda.max_memory_allocated(), out / (steps - 3)
@@ -433,9 +439,33 @@ def test_max_memory(breaks):
     assert got <= limit, "peak %.3f GB over %.3f GB" % (got / 1e9,
                                                         limit / 1e9)
     assert 0 < out < out_all, "copied %.0f of %.0f" % (out, out_all)
+    assert s["idle_steps"] == 0, "%d idle steps" % s["idle_steps"]
     return ("limit %.3f GB: peak %.3f (predicted %.3f), %.0f of %.0f MB "
             "out" % (limit / 1e9, got / 1e9, s["predicted_peak"] / 1e9,
                      out / 1e6, out_all / 1e6))
+
+
+def test_idle(breaks, recompute=False):
+    """max_memory with room for everything (90% of the device): after the
+    learning step, steps run without the hooks (no pack at all), bf16
+    autocast and backward after the context included; gradients are those
+    of no offload."""
+    ref = tiny_llama()
+    off = copy.deepcopy(ref)
+    ga = llama_steps(ref, NoCtx(), steps=5, autocast=True, outside=True)
+    ctx = get_act_offloading_ctx_manager(off, breaks=breaks, max_memory=0.9,
+                                         recompute=recompute)
+    packs = []
+    gb = llama_steps(off, ctx, steps=5, autocast=True, outside=True,
+                     each=lambda step: packs.append(ctx.stats()["packs"]))
+    s = ctx.stats()
+    how = close(ga, gb) or ("within 1e-2" if same(gb, ga, 1e-2) else None)
+    assert how, "gradients differ"
+    assert s["learning_steps"] == 1 and s["idle_steps"] == 4, s
+    assert packs[0] > 0 and packs[-1] == packs[0], \
+        "packs after each step: %s" % packs
+    return "%s; %d packs in the learning step, none in the %d idle ones" % (
+        how, packs[0], s["idle_steps"])
 
 
 TESTS = [
@@ -452,6 +482,9 @@ TESTS = [
      lambda b: test_backward_outside(b, extension=False)),
     ("recompute: fewer bytes, same gradients", None, test_recompute),
     ("max_memory: steady peak within it", None, test_max_memory),
+    ("max_memory with room: idle steps, no hook", None, test_idle),
+    ("  the same with recompute", None,
+     lambda b: test_idle(b, recompute=True)),
     ("1 reused address never skips an offload", "dedupe-generation",
      test_dedupe_generation),
     ("2 exit empties stashes when body raised", "exit-cleanup",
