@@ -44,11 +44,25 @@
  * unpacked at the latest of theirs (offload_profile_until).
  *
  * A steady step must repeat the learned one: the same hooks, packs and
- * unpacks in the same order, packs of the same sizes (cur_seq, a hash of
- * them).  Not the same candidates: which packs are candidates depends on
- * the engine's own decisions (a view of a storage kept on the GPU is none)
- * and on timing (a view of a storage whose copy was done and whose key was
- * released is one).  A step that differs makes the next one learn again.
+ * unpacks in the same order (cur_seq, a hash of them).  Not the same
+ * candidates: which packs are candidates depends on the engine's own
+ * decisions (a view of a storage kept on the GPU is none) and on timing
+ * (a view of a storage whose copy was done and whose key was released is
+ * one).  A step that differs makes the next one learn again.
+ *
+ * Nor the same sizes: batches of another length (a trainer that pads each
+ * batch to its longest sequence) save the same tensors, larger or
+ * smaller.  A step's scale is the size of its first activation (the first
+ * pack the engine may offload) over the learned step's, known before any
+ * decision: the memory above enter and the candidates' bytes are
+ * predicted that many times larger, never smaller (a longer batch: what
+ * grows with it grows in proportion, what does not, the gradients, is
+ * overestimated; a shorter one: predicted as the learned step, since
+ * what does not shrink with it cannot be told apart), so that a plan
+ * errs on the side of offloading more.  Until the first activation
+ * comes, a step is planned at the largest scale seen (first_max).  A step
+ * that packed more bytes in all than its scale tells (the first
+ * activation did not grow with the rest) makes the next one learn.
  * Memory at enter that moved since the profile was learned shifts every
  * prediction by as much, except for the first profile: when memory at
  * enter moved by more than the tolerance since it, the next step learns
@@ -114,6 +128,19 @@ offload_profile_backward_live(struct offload_profile *p)
 }
 
 /*
+ * Whether this step packed more bytes than its scale tells (the learned
+ * step's packs times the scale, and 1/16 more): its sizes changed in a way
+ * the first activation did not show.
+ */
+static int
+offload_profile_outgrown(const struct offload_profile *p)
+{
+	double	most = (double)p->packed * (p->scale > 1 ? p->scale : 1);
+
+	return ((double)p->cur_packed > most + most / 16);
+}
+
+/*
  * The step ends.  A learning step that was measured becomes the profile,
  * with the bytes and flags of its n candidates (alive[i]: kept anyway);
  * a steady step that did not repeat the profile's sequence invalidates it.
@@ -129,11 +156,13 @@ offload_profile_end(struct offload_profile *p, const uint64_t *bytes,
 	if (p->hook == 0)
 		return;
 	if (!p->learning) {
-		if (p->valid && (p->hook != p->n || p->cur_seq != p->seq))
+		if (p->valid && (p->hook != p->n || p->cur_seq != p->seq ||
+		    offload_profile_outgrown(p)))
 			p->valid = 0;
 		return;
 	}
 	p->learning = 0;
+	p->packed = p->cur_packed;
 	p->valid = 0;
 	if (!p->sampled)
 		return;
@@ -159,6 +188,42 @@ offload_profile_end(struct offload_profile *p, const uint64_t *bytes,
 	p->learned++;
 }
 
+/* The scale of a step whose first activation has bytes: at least 1. */
+static double
+offload_profile_ratio(const struct offload_profile *p, uint64_t bytes)
+{
+	if (p->first == 0 || bytes <= p->first)
+		return (1);
+	return ((double)bytes / (double)p->first);
+}
+
+/*
+ * The first activation of this step (the first pack that may be
+ * offloaded) has bytes: the step's scale.  Returns 1 when a step that
+ * follows the profile now has another scale than it was planned with (plan
+ * it again), else 0.
+ */
+int
+offload_profile_activation(struct offload_profile *p, uint64_t bytes)
+{
+	double	scale;
+
+	if (p->seen_first || p->hook == 0)
+		return (0);
+	p->seen_first = 1;
+	if (p->learning)
+		p->first = bytes;
+	if (bytes > p->first_max)
+		p->first_max = bytes;
+	if (p->learning || !p->valid)
+		return (0);
+	scale = offload_profile_ratio(p, bytes);
+	if (scale == p->scale)
+		return (0);
+	p->scale = scale;
+	return (1);
+}
+
 /*
  * A step begins with enter_mem bytes allocated (negative: not measured).
  * Returns 1 when this step must learn (measured, and no profile, or the
@@ -174,8 +239,11 @@ offload_profile_begin(struct offload_profile *p, int64_t enter_mem,
 	p->npack = 0;
 	p->sampled = 0;
 	p->cur_seq = OFFLOAD_PROFILE_SEED;
+	p->cur_packed = 0;
 	p->shift = 0;
 	p->learning = 0;
+	p->seen_first = 0;
+	p->scale = offload_profile_ratio(p, p->first_max);
 	if (enter_mem < 0)
 		return (0);
 	d = enter_mem - p->enter_mem;
@@ -183,6 +251,7 @@ offload_profile_begin(struct offload_profile *p, int64_t enter_mem,
 		p->shift = d;
 		return (0);
 	}
+	p->scale = 1;
 	p->valid = 0;
 	p->learning = 1;
 	p->enter_mem = enter_mem;
@@ -257,7 +326,8 @@ offload_profile_hook(struct offload_profile *p, int backward, uint64_t bytes)
 {
 	size_t	h = p->hook++, j = backward ? 0 : p->npack++;
 
-	offload_profile_mix(p, backward ? 1 : bytes + 2);
+	offload_profile_mix(p, backward ? 1 : 2);
+	p->cur_packed += bytes;
 	if (!p->learning)
 		return;
 	if (offload_profile_grow(p, h + 1) != 0 ||
@@ -367,18 +437,26 @@ offload_profile_usable(const struct offload_profile *p)
 	return (p->valid && !p->learning && p->hook >= 1 && p->hook <= p->n);
 }
 
-/* Memory predicted at hook h (< n) when candidates k.. stay. */
+/*
+ * Memory predicted at hook h (< n) when candidates k.. stay, at this
+ * step's scale.
+ */
 int64_t
 offload_profile_pred(const struct offload_profile *p, size_t h, size_t k)
 {
 	size_t		live = p->live[h] < p->ncand ? p->live[h] : p->ncand;
-	uint64_t	kept = 0;
+	int64_t		above = p->base[h] - p->enter_mem, kept = 0;
 
 	if (k > p->ncand)
 		k = p->ncand;
 	if (live > k)
-		kept = p->prefix[live] - p->prefix[k];
-	return (p->base[h] + p->shift + (int64_t)kept);
+		kept = (int64_t)(p->prefix[live] - p->prefix[k]);
+	if (p->scale > 1) {
+		if (above > 0)
+			above = (int64_t)((double)above * p->scale);
+		kept = (int64_t)((double)kept * p->scale);
+	}
+	return (p->enter_mem + above + p->shift + kept);
 }
 
 /* The step's predicted peak when candidates k.. stay. */

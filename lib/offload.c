@@ -113,6 +113,7 @@ struct vramtrace_offload {
 	int64_t				 margin;	/* below max_memory */
 	int64_t				 overshoot; /* peaks seen over it */
 	int				 tail;	/* this plan keeps a free tail */
+	size_t				 mode_cutoff; /* before the plan */
 	int				 by_pack; /* this plan cuts by pack: */
 	uint32_t			 keep_from; /* new candidates stay */
 	int				 tail_over; /* one went over it */
@@ -581,19 +582,19 @@ vramtrace_offload_error(struct vramtrace_offload *e)
 }
 
 /*
- * Whether a step planned with cutoff k under max_memory may run without the
- * hooks: k offloads nothing, and the step's predicted peak with every saved
- * tensor kept, the casts the hooks would have made again in backward
- * (RECOMPUTE) kept too, is within the limit.  The casts' bytes are those of
- * the last step that packed; counting them all at the peak errs on the safe
- * side.
+ * Whether the step just planned under max_memory may run without the
+ * hooks: its plan offloads nothing, and its predicted peak with every
+ * saved tensor kept, the casts the hooks would have made again in
+ * backward (RECOMPUTE) kept too, is within the limit.  The casts' bytes
+ * are those of the last step that packed; counting them all at the peak
+ * errs on the safe side, as does the plan's scale (the largest seen).
  */
 static int
-offload_idle_fits(struct vramtrace_offload *e, size_t k)
+offload_idle_fits(struct vramtrace_offload *e)
 {
 	struct offload_profile	*p = &e->profile;
 
-	if (e->max_memory <= 0 || k != 0)
+	if (e->max_memory <= 0 || e->budget.cutoff != 0)
 		return (0);
 	return (offload_profile_peak(p, 0) + (int64_t)e->last_casts <=
 	    e->max_memory - e->margin - e->overshoot);
@@ -654,7 +655,6 @@ offload_plan(struct vramtrace_offload *e)
 		e->limit = peak + (int64_t)e->cfg.prefetch;
 	e->st.predicted_peak = (uint64_t)peak;
 	offload_profile_plan(p, k, e->limit);
-	e->idle = offload_idle_fits(e, k);
 }
 
 /* Whether the step that ends now ran idle: without any hook. */
@@ -694,9 +694,11 @@ vramtrace_offload_enter(struct vramtrace_offload *e, int64_t allocated)
 	if (learn) {
 		e->budget.cutoff = SIZE_MAX;
 		e->st.learning_steps++;
-	} else if (e->profile.valid && e->profile.n > 0)
+	} else if (e->profile.valid && e->profile.n > 0) {
+		e->mode_cutoff = e->budget.cutoff;
 		offload_plan(e);
-	else if (e->max_memory > 0)
+		e->idle = offload_idle_fits(e);
+	} else if (e->max_memory > 0)
 		e->budget.cutoff = SIZE_MAX;
 	offload_dedupe_clear(&e->kept);
 	e->kept_bytes = 0;
@@ -902,6 +904,15 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	}
 	if (t->flags & VRAMTRACE_OFFLOAD_TENSOR_KEEP)
 		return (offload_keep(e, t->bytes, 1));
+	/*
+	 * The step's first activation tells its scale (offload-profile.c):
+	 * plan again from what enter planned from.
+	 */
+	if (offload_profile_activation(&e->profile, t->bytes) &&
+	    e->profile.n > 0) {
+		e->budget.cutoff = e->mode_cutoff;
+		offload_plan(e);
+	}
 
 	if (offload_dedupe_find(&e->dedupe, &k, !BROKEN(e, DEDUPE_GENERATION),
 	    &hit) && (en = offload_stash_get(&e->stash, hit)) != NULL &&

@@ -235,6 +235,9 @@ struct offload_profile {
 	size_t		 aprefix;
 	int64_t		 enter_mem;	/* allocated when it was learned */
 	uint64_t	 seq;		/* the learned step's sequence */
+	uint64_t	 packed;	/* bytes its packs had */
+	uint64_t	 first;		/* its first activation's bytes */
+	uint64_t	 first_max;	/* the most any step's first had */
 	int		 valid;
 	unsigned	 learned;	/* profiles learned so far */
 	/* This step. */
@@ -243,7 +246,10 @@ struct offload_profile {
 	size_t		 hook;		/* hooks so far */
 	size_t		 npack;		/* packs so far */
 	uint64_t	 cur_seq;
+	uint64_t	 cur_packed;
 	int64_t		 shift;		/* enter memory less enter_mem */
+	double		 scale;		/* its activations over the learned */
+	int		 seen_first;	/* its first activation came */
 	int64_t		 last;		/* the last base seen */
 };
 void	 offload_profile_init(struct offload_profile *);
@@ -259,6 +265,7 @@ void	 offload_profile_gone(struct offload_profile *, size_t, uint32_t);
 uint32_t offload_profile_until(const struct offload_profile *, uint32_t,
 	     uint32_t);
 void	 offload_profile_sample(struct offload_profile *, int64_t);
+int	 offload_profile_activation(struct offload_profile *, uint64_t);
 int	 offload_profile_usable(const struct offload_profile *);
 int64_t	 offload_profile_pred(const struct offload_profile *, size_t,
 	     size_t);

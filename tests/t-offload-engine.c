@@ -29,7 +29,10 @@
  *  - idle steps: under a max_memory with room for every tensor and every
  *    cast made again, a step may run without the hooks; what the engine
  *    learned stays through such steps, and one that went over max_memory
- *    makes the next learn.
+ *    makes the next learn;
+ *  - batches of other lengths: a step whose tensors are larger is planned
+ *    at their scale, a smaller one as the learned step, and neither makes
+ *    the next learn.
  */
 #include "config.h"
 
@@ -55,16 +58,19 @@ dropped(struct vramtrace_offload *e, uint64_t id)
 	return (found);
 }
 
-/* Saved tensor i of BYTES (its own storage) in generation gen. */
+static uint64_t	tensor_bytes = BYTES;	/* a longer or shorter batch's */
+static uint64_t	tensor_first;		/* tensor 0's, when not 0 */
+
+/* Saved tensor i of tensor_bytes (its own storage) in generation gen. */
 static void
 tensor(struct vramtrace_offload_tensor *t, int i, uint64_t gen)
 {
 	memset(t, 0, sizeof *t);
 	t->storage = t->src = 0x10000 * (uint64_t)(i + 1);
 	t->generation = gen;
-	t->bytes = BYTES;
+	t->bytes = i == 0 && tensor_first != 0 ? tensor_first : tensor_bytes;
 	t->ndim = 1;
-	t->shape[0] = BYTES;
+	t->shape[0] = (int64_t)t->bytes;
 	t->stride[0] = 1;
 }
 
@@ -776,13 +782,88 @@ test_idle(void)
 	vramtrace_offload_free(e);
 }
 
+/* One step of the program with saved tensors of bytes each. */
+static void
+program_step_of(struct vramtrace_offload *e, uint64_t bytes,
+    struct step_result *r)
+{
+	tensor_bytes = bytes;
+	program_step(e, 1000, NT, r);
+	tensor_bytes = BYTES;
+}
+
+static int
+stashed(const struct step_result *r)
+{
+	int	i, n = 0;
+
+	for (i = 0; i < NT; i++)
+		n += r->rc[i] == VRAMTRACE_OFFLOAD_STASHED;
+	return (n);
+}
+
+/*
+ * Batches of other lengths: the same tensors, larger or smaller.  Under
+ * 1530 (1515) the learned step keeps two tensors; a step of twice the
+ * size is predicted twice as far above enter (1600 when backward begins
+ * with all gone): all four go, and no step relearns.  A shorter one is
+ * planned as the learned step.  Under 1800 (idle at the learned size), a
+ * step half again as large, seen once, keeps the next steps from idling.
+ */
+static void
+test_scale(void)
+{
+	struct vramtrace_offload	*e;
+	struct vramtrace_offload_stats	 s;
+	struct step_result		 r;
+	int				 first, second, third;
+
+	if ((e = engine(-1, 1530, 0)) == NULL) {
+		tap_ok(0, "scale: engine");
+		return;
+	}
+	program_step(e, 1000, NT, &r);
+	program_step_of(e, 200, &r);
+	first = stashed(&r);
+	vramtrace_offload_stats(e, &s);
+	tap_ok(r.learn == 0 && first == NT && s.predicted_peak == 1600,
+	    "scale: a step of tensors twice as large offloads all %d "
+	    "(predicted %" PRIu64 ")", first, s.predicted_peak);
+	program_step_of(e, 100, &r);
+	second = stashed(&r);
+	program_step_of(e, 50, &r);
+	third = stashed(&r);
+	vramtrace_offload_stats(e, &s);
+	tap_ok(r.learn == 0 && second == 2 && third == 2 &&
+	    s.learning_steps == 1, "scale: then the learned size offloads 2, "
+	    "a half size as many (%d, %d), nothing relearnt", second, third);
+	tensor_first = BYTES;
+	program_step_of(e, 200, &r);
+	tensor_first = 0;
+	program_step(e, 1000, NT, &r);
+	tap_eq(r.learn, 1, "scale: a step whose first activation stayed while "
+	    "the others grew makes the next learn");
+	vramtrace_offload_free(e);
+
+	if ((e = engine(-1, 1800, 0)) == NULL)
+		return;
+	program_step(e, 1000, NT, &r);
+	first = idle_step(e);
+	program_step_of(e, 150, &r);
+	second = stashed(&r);
+	tap_ok(first == 1 && second > 0 && idle_step(e) == 0,
+	    "scale: idle at the learned size; a step half again as large "
+	    "offloads %d, and the steps after it do not idle", second);
+	vramtrace_offload_free(e);
+}
+
 int
 main(void)
 {
 	int	waits;
 
 	fake_runtime_counted = COMPUTE;
-	tap_plan(32);
+	tap_plan(36);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so
@@ -801,5 +882,6 @@ main(void)
 	test_backward_outside();
 	test_backward_keeps();
 	test_idle();
+	test_scale();
 	return (tap_done());
 }

@@ -1,6 +1,7 @@
 """Offload benchmark on HF Llama (random init from a config, no download).
 
     bench.py table [ROUNDS|BIG,SMALL] [big|small|both]
+    bench.py varlen [ROUNDS|BIG,SMALL] [big|small|both]
     bench.py exact [big|small|both]
     bench.py cost
     bench.py parts
@@ -21,6 +22,10 @@ d2h bandwidth) + max(backward, bytes in / h2d bandwidth) + the rest of the
 step, from the row's compute baseline: no offload, or recompute without
 offload for recompute rows) and how far above it, bytes each way, waits,
 and the largest difference of the 15 losses from no offload's.
+
+varlen: the table with batches of other lengths, drawn from half the
+size's sequence to all of it (the same lengths every run), as a trainer
+that pads each batch to its longest sequence gives them.
 
 exact: the same configurations once each with deterministic algorithms
 (torch.use_deterministic_algorithms, CUBLAS_WORKSPACE_CONFIG=:4096:8) and
@@ -134,12 +139,18 @@ def make_model(size, attn=None):
     return model
 
 
-def batches(size):
+def batches(size, varlen=False):
+    """STEPS batches of the size's sequence length or, with varlen, of
+    lengths drawn from half of it to all of it (the same every run)."""
     _, _, _, _, batch, seq = SIZES[size]
     g = torch.Generator(device="cuda")
     g.manual_seed(1)
-    return [torch.randint(0, VOCAB, (batch, seq), device="cuda", generator=g)
-            for _ in range(STEPS)]
+    lens = [seq] * STEPS
+    if varlen:
+        lens = torch.randint(seq // 2, seq + 1, (STEPS,),
+                             generator=torch.Generator().manual_seed(3))
+    return [torch.randint(0, VOCAB, (batch, int(n)), device="cuda",
+                          generator=g) for n in lens]
 
 
 class NoCtx(contextlib.nullcontext):
@@ -363,11 +374,13 @@ def report(rows, results, bw, trl_peak, size):
                   % trl["peak"])
 
 
-def table(size, rounds, trl, bw, deadline):
+def table(size, rounds, trl, bw, deadline, varlen=False):
     _, hidden, _, _, batch, seq = SIZES[size]
-    print("\n== %s: %d layers, hidden %d, batch %d, sequence %d ==" % (
-        size, SIZES[size][0], hidden, batch, seq), flush=True)
-    data = batches(size)
+    data = batches(size, varlen)
+    print("\n== %s: %d layers, hidden %d, batch %d, sequence %s ==" % (
+        size, SIZES[size][0], hidden, batch,
+        "lengths %s" % " ".join(str(d.shape[1]) for d in data) if varlen
+        else seq), flush=True)
     template = make_model(size)
     results = {}
     trl_peak = [0]
@@ -594,7 +607,7 @@ def main():
     print("pinned copies: device-to-host %.1f GB/s, host-to-device %.1f "
           "GB/s" % tuple(bw))
     for size in ("small", "big") if which == "both" else (which,):
-        table(size, nrounds[size], trl, bw, deadline)
+        table(size, nrounds[size], trl, bw, deadline, mode == "varlen")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,9 @@ the same in Python over ctypes, where it was not built).
 
 Memory.  At every enter the binding tells the engine how much is
 allocated.  The engine learns one step (the first, and the first after
-memory at enter moved, as when the optimizer's state appears): every
+memory at enter moved, as when the optimizer's state appears; batches of
+other lengths are planned at the scale of their tensors, not learned
+again): every
 candidate is offloaded and the memory allocated after every operation is
 sampled (a TorchDispatchMode, for that step only).  Later steps need no
 measurement: with max_memory (bytes, or a fraction of the device), the
