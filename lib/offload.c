@@ -27,9 +27,11 @@
  *    wait of a stream on itself is counted (offload_wait), never issued by
  *    a correct engine.  Slab blocks are reused only after their last copy's
  *    event (offload-slab.c).
- * 4. The slab is allocated once, on the first enter (a set size) or on the
- *    second (sized from the first step's peak).  Packing takes blocks from
- *    it; only a full slab makes it allocate, recorded as POOL_FALLBACK.
+ * 4. The slab is allocated on the first enter (a set size) or on the
+ *    second (sized from the first step's peak), and then again, larger,
+ *    only at an enter after a step that did not fit (offload_slab_size).
+ *    Packing takes blocks from it; only a full slab makes it allocate,
+ *    recorded as POOL_FALLBACK.
  *
  * Overlap.  Forward lets a source go as soon as its copy is seen done
  * (cudaEventQuery at every pack, kept tensors' too, but not the source the
@@ -124,6 +126,8 @@ struct vramtrace_offload {
 	uint64_t			 req_bytes; /* ALLOC not restored */
 	uint64_t			 host_live;	/* this step */
 	uint64_t			 host_peak;	/* any step */
+	uint64_t			 slab_grown; /* the slab's last size */
+	uint64_t			 sized_fallbacks; /* then */
 	int				 inside;
 	char				 error[256];
 };
@@ -455,18 +459,37 @@ offload_drop_all(struct vramtrace_offload *e)
 	return (rc);
 }
 
-/* Allocate the slab once: a set size, or the first step's peak. */
+/*
+ * Allocate the slab: a set size, once; otherwise after the first step, at
+ * its peak and an eighth more, and again, larger, at an enter after a step
+ * that did not fit (a pinned allocation per tensor that fell back, freed
+ * at the next enter, costs a device sync each way: batches longer than the
+ * first one did that at every step).  So the slab grows until the largest
+ * step fits, and no further.  Runs after offload_drop_all: nothing is in
+ * the slab, no copy runs.
+ */
 static int
 offload_slab_size(struct vramtrace_offload *e)
 {
-	uint64_t	size = e->cfg.slab_bytes, base;
+	uint64_t	size = e->cfg.slab_bytes, base, most;
 
-	if (e->slab.base != 0 || BROKEN(e, SLAB))
+	if (BROKEN(e, SLAB))
 		return (0);
+	if (e->slab.base != 0) {
+		if (size != 0 || e->st.pool_fallbacks == e->sized_fallbacks)
+			return (0);
+		e->ops.host_free(e->ops.arg, e->slab.base,
+		    e->cfg.use_pin_memory);
+		offload_slab_clear(&e->slab, &e->events);
+	}
 	if (size == 0 && e->st.step > 0 && e->host_peak > 0) {
-		size = e->host_peak + e->host_peak / 8;
+		most = e->host_peak > e->slab_grown ? e->host_peak :
+		    e->slab_grown;
+		size = most + most / 8;
 		size = (size + (2 << 20) - 1) & ~(uint64_t)((2 << 20) - 1);
 	}
+	e->sized_fallbacks = e->st.pool_fallbacks;
+	e->slab_grown = size;
 	if (size == 0)
 		return (0);
 	if (e->ops.host_alloc(e->ops.arg, size, e->cfg.use_pin_memory,

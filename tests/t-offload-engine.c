@@ -857,13 +857,57 @@ test_scale(void)
 	vramtrace_offload_free(e);
 }
 
+/*
+ * The slab sized after the first step (1 MiB tensors: 6 MiB) is outgrown
+ * by a step of 4 MiB tensors, each beyond it a pinned allocation of its
+ * own; at the next enter it is replaced by one that fits, and the steps
+ * of that size allocate nothing more.
+ */
+static void
+test_slab_grows(void)
+{
+	struct vramtrace_offload_config	 cfg;
+	struct vramtrace_offload	*e;
+	struct vramtrace_offload_stats	 s;
+	struct step_result		 r;
+	uint64_t			 fallbacks, allocs;
+
+	vramtrace_offload_config_init(&cfg);
+	cfg.min_offload_size = 1;
+	cfg.slab_bytes = 0;
+	if ((e = offload_engine_create(&fake_runtime_ops, &cfg, NULL, 0)) ==
+	    NULL) {
+		tap_ok(0, "slab: engine");
+		return;
+	}
+	program_step_of(e, 1 << 20, &r);
+	program_step_of(e, 1 << 20, &r);
+	program_step_of(e, 4 << 20, &r);
+	vramtrace_offload_stats(e, &s);
+	fallbacks = s.pool_fallbacks;
+	program_step_of(e, 4 << 20, &r);
+	vramtrace_offload_stats(e, &s);
+	allocs = s.host_allocs;
+	tap_ok(s.pool_fallbacks == fallbacks && s.slab_bytes >= 16 << 20,
+	    "slab: outgrown by a step of larger tensors, it grows at the next "
+	    "enter (%" PRIu64 " bytes, %" PRIu64 " fallbacks after)",
+	    s.slab_bytes, s.pool_fallbacks - fallbacks);
+	program_step_of(e, 4 << 20, &r);
+	program_step_of(e, 1 << 20, &r);
+	vramtrace_offload_stats(e, &s);
+	tap_ok(s.host_allocs == allocs && s.pool_fallbacks == fallbacks,
+	    "slab: then no pinned allocation at all (%" PRIu64 " more)",
+	    s.host_allocs - allocs);
+	vramtrace_offload_free(e);
+}
+
 int
 main(void)
 {
 	int	waits;
 
 	fake_runtime_counted = COMPUTE;
-	tap_plan(36);
+	tap_plan(38);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so
@@ -883,5 +927,6 @@ main(void)
 	test_backward_keeps();
 	test_idle();
 	test_scale();
+	test_slab_grows();
 	return (tap_done());
 }

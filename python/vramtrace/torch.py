@@ -120,9 +120,10 @@ class OffloadActivations(saved_tensors_hooks):
     (bytes), max_fwd_stash_size (GPU sources kept alive until their copies
     are done, without budget or max_memory).  Ours: budget (bytes of saved
     activations to keep on the GPU: only the earliest tensors beyond it are
-    offloaded), slab_bytes (pinned slab; None: sized after the first step),
-    prefetch (bytes that tensors brought back ahead may add to the step's
-    predicted peak when there is no max_memory; default 0), model (its
+    offloaded), slab_bytes (pinned slab; None: sized after the first step,
+    grown after a step that did not fit), prefetch (bytes that tensors
+    brought back ahead may add to the step's predicted peak when there is
+    no max_memory; default 0), model (its
     parameters' and buffers' storages stay on the GPU), breaks (test only:
     a comma list of invariants to switch off); keyword only: max_memory
     (the step's peak allocated: bytes, or a fraction of the device below
