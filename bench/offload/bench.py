@@ -25,7 +25,9 @@ and the largest difference of the 15 losses from no offload's.
 
 varlen: the table with batches of other lengths, drawn from half the
 size's sequence to all of it (the same lengths every run), as a trainer
-that pads each batch to its longest sequence gives them.
+that pads each batch to its longest sequence gives them; one run without
+offload first, not measured, so that no row pays for the kernels chosen
+at each new shape.
 
 exact: the same configurations once each with deterministic algorithms
 (torch.use_deterministic_algorithms, CUBLAS_WORKSPACE_CONFIG=:4096:8) and
@@ -382,6 +384,13 @@ def table(size, rounds, trl, bw, deadline, varlen=False):
         "lengths %s" % " ".join(str(d.shape[1]) for d in data) if varlen
         else seq), flush=True)
     template = make_model(size)
+    if varlen:
+        # cuDNN and cuBLAS choose their kernels at each new shape: the
+        # first configuration to meet a length would pay for it.
+        t0 = time.time()
+        measure(template, lambda m: NoCtx(), data)
+        print("  warm-up: every length once without offload (%.0f s)" % (
+            time.time() - t0), flush=True)
     results = {}
     trl_peak = [0]
     rows = configs(trl, trl_peak)
