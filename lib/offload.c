@@ -705,8 +705,9 @@ vramtrace_offload_enter(struct vramtrace_offload *e, int64_t allocated)
 		offload_profile_end(&e->profile, e->budget.seen,
 		    e->budget.alive, e->budget.nseen);
 		offload_budget_step(&e->budget);
-		e->last_casts = e->casts;
 	}
+	if (e->profile.hook > 0)
+		e->last_casts = e->casts;
 	e->casts = 0;
 	e->idle = 0;
 	learn = offload_profile_begin(&e->profile, allocated,
