@@ -123,9 +123,9 @@ class OffloadActivations(saved_tensors_hooks):
     offloaded), slab_bytes (pinned slab; None: sized after the first step,
     grown after a step that did not fit), prefetch (bytes that tensors
     brought back ahead may add to the step's predicted peak when there is
-    no max_memory; default 0), model (its
-    parameters' and buffers' storages stay on the GPU), breaks (test only:
-    a comma list of invariants to switch off); keyword only: max_memory
+    no max_memory; default 0), model (its parameters' and buffers'
+    storages stay on the GPU), breaks (test only: a comma list of
+    invariants to switch off); keyword only: max_memory
     (the step's peak allocated: bytes, or a fraction of the device below
     1), recompute (recompute cheap saved tensors of model's blocks instead
     of copying them; needs model), extension (False: the Python hooks even
