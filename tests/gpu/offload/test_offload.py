@@ -278,15 +278,17 @@ def tiny_llama(layers=2, hidden=256, inter=512, seed=11):
 
 def llama_steps(model, ctx, steps=3, autocast=False, outside=False,
                 batch=4, seq=128, lr=1e-3, each=None, keep=True):
-    """steps steps; backward inside the context, or after it (outside);
-    returns the trainable parameters' gradients of each step (with keep;
-    without, nothing is held from one step to the next, as in a training
-    loop, and the list is empty)."""
+    """steps steps of batches of seq tokens (a list: step i's length is
+    seq[i]); backward inside the context, or after it (outside); returns
+    the trainable parameters' gradients of each step (with keep; without,
+    nothing is held from one step to the next, as in a training loop, and
+    the list is empty)."""
     params = [p for p in model.parameters() if p.requires_grad]
     grads = []
     for step in range(steps):
         torch.manual_seed(100 + step)
-        ids = torch.randint(0, model.config.vocab_size, (batch, seq),
+        n = seq[step] if isinstance(seq, list) else seq
+        ids = torch.randint(0, model.config.vocab_size, (batch, n),
                             device=DEV)
         model.zero_grad(set_to_none=True)
         with ctx:
@@ -412,8 +414,7 @@ def test_max_memory(breaks):
     peak of no offload: the steady steps stay under it and copy less
     than offloading everything.  The loop keeps no gradients: memory at
     enter stays the same from step to step, as in training (kept, it grew
-    by the gradients' 57 MB a step, which the plans follow by shifting the
-    profile, a few MB short)."""
+    by the gradients' 57 MB a step)."""
     def peak(ctx, steps=6):
         m = tiny_llama(layers=4, hidden=512, inter=1408)
         marks = []
@@ -468,6 +469,35 @@ def test_idle(breaks, recompute=False):
         how, packs[0], s["idle_steps"])
 
 
+def test_varlen(breaks):
+    """Batches of other lengths, as a trainer that pads each batch to its
+    longest sequence gives them: one learning step only, the pinned slab
+    grown once the longest batch came (no pinned allocation after that
+    step's next enter), and gradients of no offload."""
+    lens = [64, 128, 96, 128, 64, 112]
+    ref = tiny_llama()
+    off = copy.deepcopy(ref)
+    ga = [[g.cpu() for g in step]
+          for step in llama_steps(ref, NoCtx(), steps=len(lens), seq=lens)]
+    ctx = get_act_offloading_ctx_manager(off, breaks=breaks)
+    allocs, gb = [], []
+
+    def each(step):
+        # Gradients kept on the host: kept on the GPU, they would move
+        # memory at enter past the tolerance and make a step learn.
+        gb.append([p.grad.cpu() for p in off.parameters()])
+        allocs.append(ctx.stats()["host_allocs"])
+    llama_steps(off, ctx, steps=len(lens), seq=lens, each=each, keep=False)
+    s = ctx.stats()
+    how = close(ga, gb)
+    assert how, "gradients differ"
+    assert s["learning_steps"] == 1, "%d learning steps" % \
+        s["learning_steps"]
+    assert allocs[2] == allocs[-1], "pinned allocations after each step: " \
+        "%s" % allocs
+    return "%s; 1 learning step, pinned allocations %s" % (how, allocs)
+
+
 TESTS = [
     ("gradients fp32, 3 steps (bit-identical)", None,
      lambda b: test_gradients(b, False)),
@@ -482,6 +512,7 @@ TESTS = [
      lambda b: test_backward_outside(b, extension=False)),
     ("recompute: fewer bytes, same gradients", None, test_recompute),
     ("max_memory: steady peak within it", None, test_max_memory),
+    ("batches of other lengths: learnt once", None, test_varlen),
     ("max_memory with room: idle steps, no hook", None, test_idle),
     ("  the same with recompute", None,
      lambda b: test_idle(b, recompute=True)),
