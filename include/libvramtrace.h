@@ -205,11 +205,13 @@ const char *vramtrace_offload_error(struct vramtrace_offload *e);
  * A caller that measures memory lets the engine learn the step's profile:
  * enter returns 1 when this step learns (the first one, or the first after
  * memory at enter moved or the steps changed), and the caller then reports
- * the bytes allocated after every operation with _sample() and at every
- * unpack to _reached().  A learning step offloads every candidate.  Later
- * steps need no measurement: the profile tells, with max_memory, the
- * fewest tensors (the earliest) to offload so that the step's peak stays
- * within it, and in every mode how much may be brought back ahead.
+ * the bytes allocated after every operation with _sample() (first the most
+ * it can have reached inside the operation, its temporaries, when the
+ * caller can tell) and at every unpack to _reached().  A learning step
+ * offloads every candidate.  Later steps need no measurement: the profile
+ * tells, with max_memory, the fewest tensors (the earliest) to offload so
+ * that the step's peak stays within it, and in every mode how much may be
+ * brought back ahead.
  * Returns 0 for a step that follows the profile (or when nothing is
  * measured), 1 for a learning step, -1 on failure.
  */
@@ -233,7 +235,8 @@ int	 vramtrace_offload_enter(struct vramtrace_offload *e,
 int	 vramtrace_offload_idle(const struct vramtrace_offload *e);
 
 /*
- * While a step learns, the device had allocated bytes after an operation.
+ * While a step learns, the device had allocated bytes at some point since
+ * the last hook (after an operation, or the most reached inside one).
  * Ignored otherwise.
  */
 void	 vramtrace_offload_sample(struct vramtrace_offload *e,
@@ -244,8 +247,8 @@ void	 vramtrace_offload_sample(struct vramtrace_offload *e,
  * (PyTorch's peak allocated bytes, read before _enter(); pass it only when
  * it changed).  When it is over max_memory, the plans of the next steps
  * keep that much more below max_memory (in all at most an eighth of it):
- * the profile samples memory between operations, and an operation's own
- * temporaries are not seen; when the step before kept tensors that cost
+ * what the learning step's samples did not see (an operation's
+ * temporaries, when the caller could not tell them); when the step before kept tensors that cost
  * no predicted peak (a step that would offload everything keeps the last
  * ones that fit), no later step keeps them.  Ignored without max_memory.
  */

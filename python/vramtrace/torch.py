@@ -17,8 +17,9 @@ allocated.  The engine learns one step (the first, and the first after
 memory at enter moved, as when the optimizer's state appears; batches of
 other lengths are planned at the scale of their tensors, not learned
 again): every
-candidate is offloaded and the memory allocated after every operation is
-sampled (a TorchDispatchMode, for that step only).  Later steps need no
+candidate is offloaded and the memory allocated after every operation,
+and the most it can have reached inside it (its temporaries), is sampled
+(a TorchDispatchMode, for that step only).  Later steps need no
 measurement: with max_memory (bytes, or a fraction of the device), the
 engine offloads the fewest tensors, the earliest, so that the step's peak
 stays within it, and everywhere it brings tensors back ahead as far as the
@@ -27,8 +28,8 @@ offload everything (no max_memory, or one out of reach) keeps the last
 tensors whose stay does not raise its predicted peak (the loss's
 log-probabilities: backward needs them first).  At every enter the
 binding also passes PyTorch's peak allocated bytes when it moved: a step
-that went over max_memory (an operation's temporaries, which samples
-between operations miss) makes the next plans keep that much more below.
+that went over max_memory (by what the learning step's samples missed)
+makes the next plans keep that much more below.
 
 Idle steps.  A step whose plan under max_memory offloads nothing, with
 room for every saved tensor and every cast of a parameter kept, runs
@@ -98,16 +99,24 @@ def _storage_ptr(t):
 
 if TorchDispatchMode is not None:
     class _Sampler(TorchDispatchMode):
-        """While the engine learns a step: the memory allocated after
-        every operation, forward and backward."""
+        """While the engine learns a step: for every operation, forward and
+        backward, the most memory it can have had allocated while it ran
+        (its temporaries, which the memory after it no longer shows: what
+        was allocated before it plus all it allocated, or PyTorch's peak
+        when that is less), then the memory allocated after it."""
 
-        def __init__(self, engine, memory):
+        def __init__(self, engine, stats):
             super().__init__()
-            self._sample, self._memory = engine.sample, memory
+            self._sample, self._stats = engine.sample, stats
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            before = self._stats()
+            now, total = before["current"], before["allocated"]
             out = func(*args, **(kwargs or {}))
-            self._sample(self._memory())
+            after = self._stats()
+            self._sample(min(now + after["allocated"] - total,
+                             after["peak"]))
+            self._sample(after["current"])
             return out
 else:
     _Sampler = None
@@ -226,27 +235,29 @@ class OffloadActivations(saved_tensors_hooks):
         self.pack_hook, self.unpack_hook = self._hooks.pack, \
             self._hooks.unpack
 
-    def _allocated(self, which):
-        """Bytes allocated on the device: "current", or "peak" (the most
-        since the last reset_peak_memory_stats()).  Read from the
-        allocator's stats directly: the flat dict of memory_allocated() is
-        what costs at every operation of a learning step."""
+    def _stats(self):
+        """The device's allocated bytes: a dict of "current", "peak" (the
+        most since the last reset_peak_memory_stats()) and "allocated" (all
+        ever allocated).  Read from the allocator's stats directly: the flat
+        dict of memory_allocated() is what costs at every operation of a
+        learning step."""
         try:
             return torch._C._cuda_memoryStats(self._device.index)[
-                "allocated_bytes"]["all"][which]
+                "allocated_bytes"]["all"]
         except (AttributeError, KeyError, TypeError):
-            return (torch.cuda.memory_allocated if which == "current" else
-                    torch.cuda.max_memory_allocated)(self._device)
+            s = torch.cuda.memory_stats(self._device)
+            return {k: s["allocated_bytes.all." + k]
+                    for k in ("current", "peak", "allocated")}
 
     def _memory(self):
         """Bytes allocated on the device now, for the engine."""
-        return self._allocated("current")
+        return self._stats()["current"]
 
     def _report_peak(self):
         """Tell the engine the peak of the step before when it moved: a
         step over max_memory makes the next plans keep that much more
         below it (what the profile's samples cannot see)."""
-        peak = self._allocated("peak")
+        peak = self._stats()["peak"]
         if self._last_peak is not None and peak != self._last_peak:
             self._engine.peak(peak)
         self._last_peak = peak
@@ -280,7 +291,7 @@ class OffloadActivations(saved_tensors_hooks):
         self._idle = self._engine.idle()
         self._hooks.begin(learning == 1)
         if learning == 1 and _Sampler is not None:
-            self._sampler = _Sampler(self._engine, self._memory)
+            self._sampler = _Sampler(self._engine, self._stats)
             self._sampler.__enter__()
         if not self._idle:
             super().__enter__()
