@@ -10,7 +10,9 @@
  * tuple (parameter, its version, device, dtype, shape, stride, offset);
  * unpack gives the handle back to the engine, allocates the buffer it may
  * ask for, lets the engine bring the next tensors back ahead and rebuilds
- * the view.  After every engine call the queued
+ * the view.  What is saved while a backward runs (a reentrant checkpoint
+ * recomputing its layer, for the backward at hand) is kept, without the
+ * engine.  After every engine call the queued
  * requests are served: DROP lets a held tensor go, ALLOC allocates a GPU
  * buffer on the compute stream and restores into it.
  *
@@ -217,6 +219,28 @@ offload_python_watch(struct offload_python_hooks *h, uint64_t id,
 	return (rc);
 }
 
+/*
+ * Whether a backward is running (autograd's current graph task id is not
+ * -1): 1, 0, or -1 on error.  What is saved then is saved by a recompute
+ * inside backward (a reentrant checkpoint's), to be used at once.
+ */
+static int
+offload_python_in_backward(struct offload_python_hooks *h)
+{
+	PyObject	*o;
+	long long	 id;
+
+	if (h->graph_task == Py_None)
+		return (0);
+	if ((o = PyObject_CallNoArgs(h->graph_task)) == NULL)
+		return (-1);
+	id = PyLong_AsLongLong(o);
+	Py_DECREF(o);
+	if (id == -1 && PyErr_Occurred())
+		return (-1);
+	return (id != -1);
+}
+
 PyDoc_STRVAR(offload_python_pack_doc,
 "pack(t): the saved-tensor pack hook; returns t or a handle.");
 
@@ -229,7 +253,8 @@ offload_python_pack(PyObject *self, PyObject *t)
 	uint64_t			 stream, id = 0;
 	int				 rc;
 
-	if ((rc = offload_python_describe(h, t, &d)) != 0) {
+	if ((rc = offload_python_in_backward(h)) != 0 ||
+	    (rc = offload_python_describe(h, t, &d)) != 0) {
 		if (rc < 0)
 			return (NULL);
 		Py_INCREF(t);
@@ -472,7 +497,8 @@ static PyMethodDef offload_python_methods[] = {
 	X((h)->watch); X((h)->kinds); X((h)->dtypes); X((h)->keep);	\
 	X((h)->tensor_type); X((h)->param_type); X((h)->strided);	\
 	X((h)->empty); X((h)->empty_kw); X((h)->raw_stream);		\
-	X((h)->weakref); X((h)->memory); X((h)->on_backward);		\
+	X((h)->weakref); X((h)->graph_task); X((h)->memory);		\
+	X((h)->on_backward);						\
 } while (0)
 
 static int
@@ -530,7 +556,8 @@ offload_python_fn(PyObject *api, Py_ssize_t i)
  * storage addresses that stay on the GPU (shared with the caller, who may
  * update it); torch the tuple (torch.Tensor, torch.nn.Parameter,
  * torch.strided, torch.empty, torch.uint8, a function from a device index
- * to its current stream's handle, StorageWeakRef or None); memory() the
+ * to its current stream's handle, StorageWeakRef or None, autograd's
+ * current graph task id function or None); memory() the
  * bytes allocated on the device; on_backward() is called when a backward
  * begins after the context ended.
  */
@@ -559,9 +586,9 @@ offload_python_init(PyObject *self, PyObject *args, PyObject *kwds)
 	h->memory = memory;
 	Py_INCREF(back);
 	h->on_backward = back;
-	if (PyTuple_Size(api) != 7 || PyTuple_Size(torch) != 7) {
+	if (PyTuple_Size(api) != 7 || PyTuple_Size(torch) != 8) {
 		PyErr_SetString(PyExc_ValueError,
-		    "vramtrace offload: api of 7 functions, torch of 7 objects");
+		    "vramtrace offload: api of 7 functions, torch of 8 objects");
 		return (-1);
 	}
 	for (i = 0; i < 7; i++)
@@ -587,12 +614,14 @@ offload_python_init(PyObject *self, PyObject *args, PyObject *kwds)
 	uint8 = PyTuple_GetItem(torch, 4);
 	h->raw_stream = PyTuple_GetItem(torch, 5);
 	h->weakref = PyTuple_GetItem(torch, 6);
+	h->graph_task = PyTuple_GetItem(torch, 7);
 	Py_INCREF(h->tensor_type);
 	Py_INCREF(h->param_type);
 	Py_INCREF(h->strided);
 	Py_INCREF(h->empty);
 	Py_INCREF(h->raw_stream);
 	Py_INCREF(h->weakref);
+	Py_INCREF(h->graph_task);
 	if ((h->held = PyDict_New()) == NULL ||
 	    (h->gens = PyDict_New()) == NULL ||
 	    (h->watch = PyList_New(0)) == NULL ||

@@ -68,6 +68,7 @@ struct offload_python_hooks {
 	PyObject	*empty_kw;	/* dtype=uint8, device= */
 	PyObject	*raw_stream;	/* current stream of a device index */
 	PyObject	*weakref;	/* StorageWeakRef, or None */
+	PyObject	*graph_task;	/* autograd's running backward, or None */
 	PyObject	*memory;	/* bytes allocated on the device */
 	PyObject	*on_backward;	/* a backward began after exit */
 	uint64_t	 next_gen;

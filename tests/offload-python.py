@@ -170,7 +170,7 @@ def run(hooks_class, steps, measure):
     weights = Tensor(Storage(1 << 16), (128, 128), (128, 1))
     keep = {weights.untyped_storage().data_ptr()}
     torch_objs = (Tensor, Parameter, STRIDED, empty, U8, lambda i: 7,
-                  WeakRef)
+                  WeakRef, lambda: -1)
     hooks = hooks_class(eng.api(), eng.ptr, "cuda:0", 0, keep, torch_objs,
                         lambda: 1 << 20, lambda: backs.append(1))
     param = Parameter(Storage(4096), (1024,), (1,))
@@ -216,7 +216,8 @@ def changed_cast(hooks_class):
     cfg = _engine.default_config()
     cfg.device = 0
     eng = _engine.Engine(cfg)
-    torch_objs = (Tensor, Parameter, STRIDED, None, U8, lambda i: 7, WeakRef)
+    torch_objs = (Tensor, Parameter, STRIDED, None, U8, lambda i: 7, WeakRef,
+                  None)
     hooks = hooks_class(eng.api(), eng.ptr, "cuda:0", 0, set(), torch_objs,
                         lambda: 1 << 20, lambda: None)
     weight = Parameter(Storage(1 << 16), (128, 128), (128, 1))
@@ -236,6 +237,39 @@ def changed_cast(hooks_class):
     hooks.leave()
     eng.free()
     return err
+
+
+def in_backward(hooks_class):
+    """Pack a large tensor while autograd's graph task id says a backward
+    runs (a reentrant checkpoint's recompute), then once outside: returns
+    what each pack returned and the engine's packs after each."""
+    cfg = _engine.default_config()
+    cfg.device = 0
+    eng = _engine.Engine(cfg)
+    task = [-1]
+    torch_objs = (Tensor, Parameter, STRIDED,
+                  lambda n, dtype, device: Tensor(Storage(n), (n,), (1,), 0,
+                                                  U8),
+                  U8, lambda i: 7, WeakRef, lambda: task[0])
+    hooks = hooks_class(eng.api(), eng.ptr, "cuda:0", 0, set(), torch_objs,
+                        lambda: 1 << 20, lambda: None)
+    t = Tensor(Storage(1 << 20), (256, 1024), (1024, 1))
+    eng.enter(-1)
+    hooks.begin(False)
+    task[0] = 3
+    during = hooks.pack(t)
+    packs = [eng.stats()["packs"]]
+    task[0] = -1
+    after = hooks.pack(t)
+    packs.append(eng.stats()["packs"])
+    eng.exit()
+    hooks.service()
+    hooks.leave()
+    hooks.unpack(after)
+    eng.backward_done()
+    hooks.service()
+    eng.free()
+    return during is t, after is t, packs
 
 
 def main():
@@ -291,6 +325,14 @@ def main():
         ok(err is not None and "modified in place" in err,
            "%s: a parameter changed in place: its cast is refused (%s)" % (
                name, err))
+
+    for name, hooks_class in (("extension", ext.Hooks),
+                              ("Python hooks", _engine.PyHooks)):
+        during, after, packs = in_backward(hooks_class)
+        ok(during and not after and packs == [0, 1],
+           "%s: a tensor saved while a backward runs stays, without the "
+           "engine; the same outside is offloaded (packs %s)" % (name,
+                                                                 packs))
 
     # A reference leaked a step would keep its objects: compare 5 steps
     # with 105.

@@ -144,7 +144,8 @@ class PyHooks:
         self._e = engine
         self._device, self._index, self._keep = device, index, keep
         (self._tensor, self._param, self._strided, self._empty,
-         self._uint8, self._raw_stream, self._weakref) = torch_objs
+         self._uint8, self._raw_stream, self._weakref,
+         self._graph_task) = torch_objs
         self._memory, self._on_backward = memory, on_backward
         self._held, self._gens, self._watch, self._dtypes = {}, {}, [], {}
         self._next_gen = 0
@@ -202,9 +203,13 @@ class PyHooks:
         return (seen is not None and seen[2] == gen and
                 not seen[0].expired())
 
+    def _in_backward(self):
+        return self._graph_task is not None and self._graph_task() != -1
+
     def pack(self, t):
-        if (type(t) not in (self._tensor, self._param) or not t.is_cuda or
-                t.layout != self._strided or t.nbytes == 0):
+        if (self._in_backward() or type(t) not in (self._tensor, self._param)
+                or not t.is_cuda or t.layout != self._strided or
+                t.nbytes == 0):
             return t
         storage = t.untyped_storage()
         ptr = storage.data_ptr()

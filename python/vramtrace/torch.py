@@ -227,7 +227,8 @@ class OffloadActivations(saved_tensors_hooks):
         self._engine = _engine.Engine(self._cfg)
         torch_objs = (torch.Tensor, nn.Parameter, torch.strided, torch.empty,
                       torch.uint8, torch._C._cuda_getCurrentRawStream,
-                      StorageWeakRef)
+                      StorageWeakRef,
+                      getattr(torch._C, "_current_graph_task_id", None))
         self._hooks = self._hooks_class(
             self._engine.api(), self._engine.ptr, self._device,
             self._device.index, self._keep, torch_objs, self._memory,

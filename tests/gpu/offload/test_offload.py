@@ -498,6 +498,48 @@ def test_varlen(breaks):
     return "%s; 1 learning step, pinned allocations %s" % (how, allocs)
 
 
+def test_checkpointing(breaks, reentrant):
+    """HF gradient checkpointing under the engine, as TRL's trainers run
+    activation offloading (with gradient_checkpointing on): reentrant, the
+    checkpoint saves each layer's input (packed, offloaded) and backward
+    recomputes the layer with the hooks on, saving tensors for the
+    backward at hand: those stay, without the engine, which sees the same
+    packs as when backward runs after the context (no hooks then); not
+    reentrant, the checkpoint's own hooks take the layers' tensors.
+    Gradients are those of no offload with the same checkpointing; one
+    learning step."""
+    def model():
+        m = tiny_llama()
+        m.gradient_checkpointing_enable(
+            gradient_checkpointing_kwargs={"use_reentrant": reentrant})
+        return m
+
+    def run(outside):
+        off = model()
+        ctx = get_act_offloading_ctx_manager(off, breaks=breaks)
+        grads = []
+
+        def each(step):
+            grads.append([p.grad.cpu() for p in off.parameters()])
+        llama_steps(off, ctx, steps=4, autocast=True, keep=False,
+                    outside=outside, each=each)
+        return grads, ctx.stats()
+
+    ga = [[g.cpu() for g in step]
+          for step in llama_steps(model(), NoCtx(), steps=4, autocast=True)]
+    gb, s = run(False)
+    _, after = run(True)
+    how = close(ga, gb) or ("within 1e-2" if same(gb, ga, 1e-2) else None)
+    assert how, "gradients differ"
+    assert s["offloads"] > 0, "nothing offloaded"
+    assert s["learning_steps"] == 1, "%d learning steps" % \
+        s["learning_steps"]
+    assert s["packs"] == after["packs"], \
+        "%d packs, %d with backward after the context" % (s["packs"],
+                                                          after["packs"])
+    return "%s; %d packs, %d offloads over 4 steps" % (how, s["packs"],
+                                                     s["offloads"])
+
 TESTS = [
     ("gradients fp32, 3 steps (bit-identical)", None,
      lambda b: test_gradients(b, False)),
@@ -513,6 +555,10 @@ TESTS = [
     ("recompute: fewer bytes, same gradients", None, test_recompute),
     ("max_memory: steady peak within it", None, test_max_memory),
     ("batches of other lengths: learnt once", None, test_varlen),
+    ("checkpointing, reentrant: layer inputs out", None,
+     lambda b: test_checkpointing(b, True)),
+    ("checkpointing, not reentrant", None,
+     lambda b: test_checkpointing(b, False)),
     ("max_memory with room: idle steps, no hook", None, test_idle),
     ("  the same with recompute", None,
      lambda b: test_idle(b, recompute=True)),
