@@ -142,10 +142,12 @@ class OffloadActivations(saved_tensors_hooks):
 
     Parameters seen through views stay on the GPU; autocast's casts of
     parameters are made again from the parameter when backward needs them
-    (neither kept nor copied).  A view that shows most of its storage (q, k and v split
-    from one projection) offloads the whole storage once, shared by every
-    view of it; a view that shows little of a large storage copies only
-    what it shows."""
+    (neither kept nor copied).  A view that shows most of its storage (q,
+    k and v split from one projection) offloads the whole storage once,
+    shared by every view of it; a view that shows little of a large
+    storage copies only what it shows.  What is saved while a backward
+    runs (a reentrant checkpoint recomputing its layer) stays on the
+    GPU."""
 
     def __init__(self, use_pin_memory=True, use_streams=True,
                  min_offload_size=1024, max_fwd_stash_size=5, budget=None,
