@@ -317,7 +317,7 @@ int	 vramtrace_offload_reached(struct vramtrace_offload *e,
  * Offloaded tensor id's GPU storage was still alive when backward began,
  * though the caller had let go of its source (something else holds it):
  * its copy lowered no peak.  Later steps keep the tensor at that place in
- * the sequence of candidates on the GPU while it has the same size, with
+ * the step's sequence of packs on the GPU while it has the same size, with
  * or without a budget, and the budget counts it as kept.  Call it before
  * id is unpacked.  Returns 0, or -1 for an unknown or spent id.
  */

@@ -22,15 +22,22 @@
  * anyway (the input batch the training loop holds, a tensor also saved
  * outside the hooks), so their copies cost bandwidth and lower no peak.
  * The caller reports them once backward begins (offload_budget_alive); the
- * flag sticks to the candidate's index while later steps see the same size
- * there, such a candidate is never offloaded again, with or without a
- * budget, and the selection counts its bytes as kept.  seen and alive
- * share one capacity; past index they still hold the step before's
- * sequence, which is what the flags are compared with.
+ * flag sticks to the pack that made the candidate (its place among all
+ * the tensors the step saved) while later steps see a candidate of the
+ * same size there: such a candidate is never offloaded again, with or
+ * without a budget, and the selection counts its bytes as kept.  By pack,
+ * not by candidate: the packs repeat from step to step, but which of them
+ * make candidates depends on timing (a storage saved again after its copy
+ * was seen done is a new candidate, before that a dedupe hit), and a flag
+ * that slid onto another tensor of the same size would keep a tensor
+ * whose storage offloading frees, memory no prediction counts.  seen and
+ * alive are this step's candidates, for the selection and the profile;
+ * pbytes and palive are by pack and hold what earlier steps left there.
  */
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "offload.h"
 
@@ -41,7 +48,10 @@ offload_budget_init(struct offload_budget *b, int64_t budget)
 	b->budget = budget;
 	b->seen = NULL;
 	b->alive = NULL;
-	b->nseen = b->nlast = b->aseen = 0;
+	b->nseen = b->aseen = 0;
+	b->pbytes = NULL;
+	b->palive = NULL;
+	b->apack = 0;
 	b->fixed = 0;
 	b->cutoff = SIZE_MAX;
 	b->index = 0;
@@ -53,6 +63,8 @@ offload_budget_free(struct offload_budget *b)
 {
 	free(b->seen);
 	free(b->alive);
+	free(b->pbytes);
+	free(b->palive);
 	offload_budget_init(b, b->budget);
 }
 
@@ -80,24 +92,31 @@ offload_budget_select(const uint64_t *bytes, const uint8_t *alive,
 	return (kept <= budget ? k : n);
 }
 
-/* Room for candidate i in both arrays: 0, or -1 when out of memory. */
+/*
+ * Room for index i in a pair of arrays of capacity *cap (sizes and flags):
+ * 0, or -1 when out of memory.  Flags of a new capacity start cleared.
+ */
 static int
-offload_budget_grow(struct offload_budget *b, size_t i)
+offload_budget_grow(uint64_t **bytes, uint8_t **flags, size_t *cap,
+    size_t i)
 {
-	uint64_t	*seen;
-	uint8_t		*alive;
+	uint64_t	*nb;
+	uint8_t		*nf;
 	size_t		 alloc;
 
-	if (i < b->aseen)
+	if (i < *cap)
 		return (0);
-	alloc = b->aseen == 0 ? 256 : b->aseen * 2;
-	if ((seen = realloc(b->seen, alloc * sizeof *seen)) == NULL)
+	alloc = *cap == 0 ? 256 : *cap * 2;
+	while (alloc <= i)
+		alloc *= 2;
+	if ((nb = realloc(*bytes, alloc * sizeof *nb)) == NULL)
 		return (-1);
-	b->seen = seen;
-	if ((alive = realloc(b->alive, alloc * sizeof *alive)) == NULL)
+	*bytes = nb;
+	if ((nf = realloc(*flags, alloc * sizeof *nf)) == NULL)
 		return (-1);
-	b->alive = alive;
-	b->aseen = alloc;
+	*flags = nf;
+	memset(nf + *cap, 0, alloc - *cap);
+	*cap = alloc;
 	return (0);
 }
 
@@ -113,7 +132,6 @@ offload_budget_step(struct offload_budget *b)
 	else if (b->nseen > 0 || b->fixed > 0)
 		b->cutoff = offload_budget_select(b->seen, b->alive, b->nseen,
 		    b->fixed, (uint64_t)b->budget);
-	b->nlast = b->nseen;
 	b->nseen = 0;
 	b->fixed = 0;
 	b->index = 0;
@@ -127,25 +145,32 @@ offload_budget_fixed(struct offload_budget *b, uint64_t bytes)
 }
 
 /*
- * The next candidate of this step has bytes: 1 to offload it, 0 to keep
- * it.  A candidate found alive at this index in the step before, with the
- * same size, is kept; otherwise candidates before the cutoff are offloaded
- * (every one without a budget or while learning: the cutoff is SIZE_MAX;
- * the engine may set another, see offload-profile.c).  before, when not
- * negative, says instead whether the candidate comes before the cutoff
- * (the engine places a cutoff learned from the profile by pack: which
- * packs make candidates varies from step to step).  Its index is
+ * The next candidate of this step, made by pack, has bytes: 1 to offload
+ * it, 0 to keep it.  A candidate that pack made alive in an earlier step,
+ * of the same size, is kept; otherwise candidates before the cutoff are
+ * offloaded (every one without a budget or while learning: the cutoff is
+ * SIZE_MAX; the engine may set another, see offload-profile.c).  before,
+ * when not negative, says instead whether the candidate comes before the
+ * cutoff (the engine places a cutoff learned from the profile by pack:
+ * which packs make candidates varies from step to step).  Its index is
  * b->index - 1 after the call.
  */
 int
-offload_budget_decide(struct offload_budget *b, uint64_t bytes, int before)
+offload_budget_decide(struct offload_budget *b, uint64_t bytes, int before,
+    size_t pack)
 {
 	size_t	i = b->index++;
 	int	alive = 0;
 
-	/* Out of memory: this step's sequence stops here, flags are lost. */
-	if (i == b->nseen && offload_budget_grow(b, i) == 0) {
-		alive = i < b->nlast && b->seen[i] == bytes && b->alive[i];
+	/* Out of memory: the flags are lost, the step goes on without. */
+	if (offload_budget_grow(&b->pbytes, &b->palive, &b->apack, pack) == 0) {
+		alive = b->pbytes[pack] == bytes && b->palive[pack];
+		b->pbytes[pack] = bytes;
+		b->palive[pack] = (uint8_t)alive;
+	}
+	/* Out of memory: this step's sequence stops here. */
+	if (i == b->nseen &&
+	    offload_budget_grow(&b->seen, &b->alive, &b->aseen, i) == 0) {
 		b->seen[i] = bytes;
 		b->alive[i] = (uint8_t)alive;
 		b->nseen = i + 1;
@@ -156,13 +181,15 @@ offload_budget_decide(struct offload_budget *b, uint64_t bytes, int before)
 }
 
 /*
- * Candidate i of this step, offloaded, still had its GPU storage alive
- * when backward began: keep it from now on.  An index not recorded is
- * ignored.
+ * Candidate i of this step, made by pack, offloaded, still had its GPU
+ * storage alive when backward began: keep it from now on.  What was not
+ * recorded is ignored.
  */
 void
-offload_budget_alive(struct offload_budget *b, size_t i)
+offload_budget_alive(struct offload_budget *b, size_t i, size_t pack)
 {
 	if (i < b->nseen)
 		b->alive[i] = 1;
+	if (pack < b->apack)
+		b->palive[pack] = 1;
 }

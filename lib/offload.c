@@ -961,7 +961,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 		return (VRAMTRACE_OFFLOAD_KEPT);
 	}
 	rc = offload_budget_decide(&e->budget, t->bytes, !e->by_pack ? -1 :
-	    e->profile.npack - 1 < e->keep_from);
+	    e->profile.npack - 1 < e->keep_from, e->profile.npack - 1);
 	offload_profile_live(&e->profile, (uint32_t)e->budget.index);
 	if (!rc) {
 		if (offload_dedupe_insert(&e->kept, &k, 0) < 0) {
@@ -1089,7 +1089,7 @@ vramtrace_offload_alive(struct vramtrace_offload *e, uint64_t id)
 		    " is unknown or was already unpacked", id);
 		return (-1);
 	}
-	offload_budget_alive(&e->budget, en->candidate);
+	offload_budget_alive(&e->budget, en->candidate, en->pack);
 	return (0);
 }
 

@@ -192,8 +192,10 @@ struct offload_budget {
 	uint64_t	*seen;		/* this step's candidate sizes */
 	uint8_t		*alive;		/* 1: its storage outlives the copy */
 	size_t		 nseen;
-	size_t		 nlast;		/* candidates of the step before */
 	size_t		 aseen;
+	uint64_t	*pbytes;	/* by pack: the size it last made */
+	uint8_t		*palive;	/* by pack: that candidate was alive */
+	size_t		 apack;		/* packs the two have room for */
 	uint64_t	 fixed;		/* bytes kept whatever we decide */
 	size_t		 cutoff;	/* offload candidates before it */
 	size_t		 index;		/* this step's next candidate */
@@ -202,8 +204,9 @@ void	 offload_budget_init(struct offload_budget *, int64_t);
 void	 offload_budget_free(struct offload_budget *);
 void	 offload_budget_step(struct offload_budget *);
 void	 offload_budget_fixed(struct offload_budget *, uint64_t);
-int	 offload_budget_decide(struct offload_budget *, uint64_t, int);
-void	 offload_budget_alive(struct offload_budget *, size_t);
+int	 offload_budget_decide(struct offload_budget *, uint64_t, int,
+	     size_t);
+void	 offload_budget_alive(struct offload_budget *, size_t, size_t);
 size_t	 offload_budget_select(const uint64_t *, const uint8_t *, size_t,
 	     uint64_t, uint64_t);
 

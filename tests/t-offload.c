@@ -212,45 +212,67 @@ test_budget(void)
 	offload_budget_init(&b, 35);
 	offload_budget_step(&b);
 	for (i = 0; i < 4; i++)
-		got[i] = offload_budget_decide(&b, seq[i], -1);
+		got[i] = offload_budget_decide(&b, seq[i], -1, (size_t)i);
 	tap_ok(got[0] && got[1] && got[2] && got[3],
 	    "budget: the learning step offloads every candidate");
 	offload_budget_fixed(&b, 5);
 	offload_budget_step(&b);
 	for (i = 0; i < 4; i++)
-		got[i] = offload_budget_decide(&b, seq[i], -1);
+		got[i] = offload_budget_decide(&b, seq[i], -1, (size_t)i);
 	tap_ok(got[0] && got[1] && !got[2] && !got[3],
 	    "budget: later steps keep the last layers' tensors");
 	/*
 	 * Candidate 0 outlived its copy: kept; with it the rest can no
 	 * longer fit, so every other candidate goes.
 	 */
-	offload_budget_alive(&b, 0);
+	offload_budget_alive(&b, 0, 0);
 	offload_budget_fixed(&b, 5);
 	offload_budget_step(&b);
 	for (i = 0; i < 4; i++)
-		got[i] = offload_budget_decide(&b, seq[i], -1);
+		got[i] = offload_budget_decide(&b, seq[i], -1, (size_t)i);
 	tap_ok(!got[0] && got[1] && got[2] && got[3],
 	    "budget: an alive candidate stays, the others make room");
 	offload_budget_fixed(&b, 5);
 	offload_budget_step(&b);
-	tap_eq(offload_budget_decide(&b, 41, -1), 1,
+	tap_eq(offload_budget_decide(&b, 41, -1, 0), 1,
 	    "budget: another size at that index forgets the flag");
 	offload_budget_free(&b);
 
 	offload_budget_init(&b, -1);
 	offload_budget_step(&b);
-	tap_eq(offload_budget_decide(&b, 1, -1), 1, "budget: off offloads all");
-	offload_budget_alive(&b, 0);
+	tap_eq(offload_budget_decide(&b, 1, -1, 0), 1,
+	    "budget: off offloads all");
+	offload_budget_alive(&b, 0, 0);
 	offload_budget_step(&b);
-	tap_eq(offload_budget_decide(&b, 1, -1), 0,
+	tap_eq(offload_budget_decide(&b, 1, -1, 0), 0,
 	    "budget: off still keeps an alive candidate");
 	offload_budget_step(&b);
-	tap_ok(offload_budget_decide(&b, 1, 1) == 0 &&
-	    offload_budget_decide(&b, 1, 0) == 0 &&
-	    offload_budget_decide(&b, 1, 1) == 1,
+	tap_ok(offload_budget_decide(&b, 1, 1, 0) == 0 &&
+	    offload_budget_decide(&b, 1, 0, 1) == 0 &&
+	    offload_budget_decide(&b, 1, 1, 2) == 1,
 	    "budget: a cutoff the caller places decides, but an alive "
 	    "candidate stays");
+	offload_budget_free(&b);
+
+	/*
+	 * Packs 0, 2 and 3 make candidates of one size (pack 1 is a dedupe
+	 * hit) and the one of pack 3 outlived its copy.  In the next step
+	 * pack 1 makes a candidate too: the flag stays with pack 3, now
+	 * candidate 3, and the tensor of pack 2, now candidate 2, goes.
+	 */
+	offload_budget_init(&b, -1);
+	offload_budget_step(&b);
+	got[0] = offload_budget_decide(&b, 8, -1, 0);
+	got[1] = offload_budget_decide(&b, 8, -1, 2);
+	got[2] = offload_budget_decide(&b, 8, -1, 3);
+	offload_budget_alive(&b, 2, 3);
+	offload_budget_step(&b);
+	for (i = 0; i < 4; i++)
+		got[i] = offload_budget_decide(&b, 8, -1, (size_t)i);
+	tap_ok(got[0] && got[1] && got[2] && !got[3] && b.alive[3] &&
+	    !b.alive[2],
+	    "budget: an alive flag stays with its pack when another pack "
+	    "makes a candidate before it");
 	offload_budget_free(&b);
 }
 
@@ -389,7 +411,7 @@ test_profile(void)
 int
 main(void)
 {
-	tap_plan(51);
+	tap_plan(52);
 	test_slab();
 	test_dedupe();
 	test_stash();
