@@ -282,9 +282,9 @@ int	 vramtrace_offload_backward_done(struct vramtrace_offload *e);
  * again when autograd unpacks it); otherwise it is kept.
  *
  * Forward never waits on a copy it need not: a source is let go as soon as
- * its copy is seen done (queried, never waited on; the source the pack
- * before stashed stays for this one, so a tensor saved twice in a row is
- * a dedupe hit); compute waits for the
+ * its copy is seen done (queried, never waited on; a tensor saved again is
+ * a dedupe hit all the same: its key lives as long as its copy); compute
+ * waits for the
  * oldest copy only while the forward stash is over its bound, which is
  * max_fwd_stash sources, in budget mode the budget (bytes kept plus
  * sources still held), and with max_memory in a step that follows the

@@ -27,10 +27,10 @@
  * same size there: such a candidate is never offloaded again, with or
  * without a budget, and the selection counts its bytes as kept.  By pack,
  * not by candidate: the packs repeat from step to step, but which of them
- * make candidates depends on timing (a storage saved again after its copy
- * was seen done is a new candidate, before that a dedupe hit), and a flag
- * that slid onto another tensor of the same size would keep a tensor
- * whose storage offloading frees, memory no prediction counts.  seen and
+ * make candidates depends on the engine's own decisions (a view of a
+ * storage it kept is none), and a flag that slid onto another tensor of
+ * the same size would keep a tensor whose storage offloading frees,
+ * memory no prediction counts.  seen and
  * alive are this step's candidates, for the selection and the profile;
  * pbytes and palive are by pack and hold what earlier steps left there.
  */

@@ -9,11 +9,11 @@
  * shape and stride.  The generation is what makes the table safe: the
  * caching allocator hands a freed address to the next tensor, and a key
  * without it would take the newcomer for the dead tensor and skip its copy
- * (TRL PR 6241).  A key also lives only as long as the engine holds the
- * tensor it names; the engine releases it when the tensor is reaped,
- * unpacked or dropped, and release removes it only if it still names that
- * id.  A lookup can be told to ignore generations, which is the bug the
- * tests show failing.
+ * (TRL PR 6241).  A key lives as long as the engine has the tensor's copy;
+ * the engine releases it when the tensor is unpacked for the last time or
+ * dropped, and release removes it only if it still names that id.  A
+ * lookup can be told to ignore generations, which is the bug the tests
+ * show failing.
  *
  * Shape: a chained hash table with a power-of-two bucket count that doubles
  * when the load passes 1; a node owns a copy of its key.

@@ -46,9 +46,9 @@
  * A steady step must repeat the learned one: the same hooks, packs and
  * unpacks in the same order (cur_seq, a hash of them).  Not the same
  * candidates: which packs are candidates depends on the engine's own
- * decisions (a view of a storage kept on the GPU is none) and on timing
- * (a view of a storage whose copy was done and whose key was released is
- * one).  A step that differs makes the next one learn again.
+ * decisions (a view of a storage kept on the GPU is none; not on timing:
+ * a storage saved again is a dedupe hit whether or not its copy is done).
+ * A step that differs makes the next one learn again.
  *
  * Nor the same sizes: batches of another length (a trainer that pads each
  * batch to its longest sequence) save the same tensors, larger or

@@ -11,10 +11,14 @@
  *
  * The invariants of design.md, and where each is kept:
  *
- * 1. A dedupe key names a tensor the engine still holds: it is inserted
- *    when the source enters the forward stash and released when the entry
- *    is reaped, unpacked for the last time or dropped (offload_release_key);
- *    a hit must match the generation of the address (offload-dedupe.c).
+ * 1. A dedupe key names a tensor whose copy the engine still has: it is
+ *    inserted when the source enters the forward stash and released when
+ *    the entry is unpacked for the last time or dropped
+ *    (offload_release_key); a hit must match the generation of the
+ *    address (offload-dedupe.c), which tells the storage copied from a
+ *    later one at its address once the engine no longer holds it.  So a
+ *    storage saved again is a hit whether or not its copy is done, and a
+ *    step's candidates do not depend on how fast copies run.
  * 2. vramtrace_offload_exit() syncs the copy streams and empties both
  *    stashes; the binding calls it from a finally block.  _enter() drops
  *    every entry left by a step whose backward never ran (offload_drop_all).
@@ -34,10 +38,9 @@
  *    recorded as POOL_FALLBACK.
  *
  * Overlap.  Forward lets a source go as soon as its copy is seen done
- * (cudaEventQuery at every pack, kept tensors' too, but not the source the
- * pack just before stashed, so that a tensor saved twice in a row is one
- * copy); compute waits on a copy only while the forward stash is over its
- * bound (offload_stash_over).
+ * (cudaEventQuery at every pack, kept tensors' too); compute waits on a
+ * copy only while the forward stash is over its bound
+ * (offload_stash_over).
  * When a step offloads a selection (budget, max_memory), backward's first
  * call lets go of the sources still held (compute waits for their
  * copies), so that all the bytes chosen to go are off the GPU at the peak.
@@ -108,7 +111,6 @@ struct vramtrace_offload {
 	uint64_t			 kept_bytes;	/* kept this step */
 	uint64_t			 largest; /* largest pack this step */
 	size_t				 pf_next; /* no prefetch from here up */
-	uint64_t			 fresh;	/* stashed by the last pack */
 	int				 backward;	/* _reached() was called */
 	int64_t				 ceiling; /* allocated at backward */
 	int64_t				 max_memory; /* 0: none */
@@ -338,8 +340,6 @@ offload_reap(struct vramtrace_offload *e, struct offload_entry *en,
 {
 	if (!done && offload_wait(e, compute, en->ev_d2h) != 0)
 		return (-1);
-	if (!BROKEN(e, DEDUPE_GENERATION))
-		offload_release_key(e, en);
 	offload_stash_move(&e->stash, en, OFFLOAD_HOST);
 	e->st.reaps++;
 	offload_emit(e, EVENT_OFFLOAD_REAP, en->id, &en->key, en->bytes,
@@ -642,9 +642,8 @@ offload_idle_fits(struct vramtrace_offload *e)
  *
  * The cutoff of these plans goes by pack (the learned pack of candidate
  * k): a step numbers its candidates as they come, and which packs make
- * candidates depends on timing (a storage saved again after its copy was
- * seen done is a new candidate, before that a dedupe hit), so candidate k
- * of a later step need not be the learned one.  Budget mode keeps its own
+ * candidates depends on what the engine kept (a view of a storage it kept
+ * is none), so candidate k of a later step need not be the learned one.  Budget mode keeps its own
  * cutoff, by candidate, chosen from the step before.
  */
 static void
@@ -727,7 +726,6 @@ vramtrace_offload_enter(struct vramtrace_offload *e, int64_t allocated)
 	offload_dedupe_clear(&e->kept);
 	e->kept_bytes = 0;
 	e->largest = 0;
-	e->fresh = 0;
 	e->backward = 0;
 	e->ceiling = -1;
 	e->st.step++;
@@ -883,7 +881,6 @@ offload_copy_out(struct vramtrace_offload *e, struct offload_entry *en,
 	en->has_key = rc == 1;
 	offload_emit(e, EVENT_OFFLOAD_STASH, en->id, &en->key, en->bytes,
 	    stream);
-	e->fresh = en->id;
 	if (offload_reap_some(e, en, compute, 0) != 0)
 		return (-1);
 	return (VRAMTRACE_OFFLOAD_STASHED);
@@ -894,7 +891,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
     const struct vramtrace_offload_tensor *t, uint64_t compute, uint64_t *id)
 {
 	struct offload_key	 k;
-	struct offload_entry	*en, *prev;
+	struct offload_entry	*en;
 	uint64_t		 hit;
 	int			 rc;
 
@@ -909,14 +906,7 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	if (t->bytes > e->largest)
 		e->largest = t->bytes;
 	offload_emit(e, EVENT_OFFLOAD_PACK, 0, &k, t->bytes, compute);
-	/*
-	 * The source the last pack stashed is not reaped for this one: a
-	 * tensor saved twice in a row (x * x, then sin(t) and cos(t)) is a
-	 * dedupe hit however fast its copy ran.
-	 */
-	prev = e->fresh != 0 ? offload_stash_get(&e->stash, e->fresh) : NULL;
-	e->fresh = 0;
-	if (e->inside && offload_reap_some(e, prev, compute, 0) != 0)
+	if (e->inside && offload_reap_some(e, NULL, compute, 0) != 0)
 		return (-1);
 	if (!e->inside || t->bytes < e->cfg.min_offload_size)
 		return (offload_keep(e, t->bytes, 1));
@@ -946,7 +936,6 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 		en->until = offload_profile_until(&e->profile,
 		    (uint32_t)e->profile.npack - 1, en->until);
 		e->st.dedupe_hits++;
-		e->fresh = hit;
 		offload_emit(e, EVENT_OFFLOAD_DEDUPE_HIT, hit, &k, t->bytes,
 		    compute);
 		*id = hit;
