@@ -243,14 +243,16 @@ void	 vramtrace_offload_sample(struct vramtrace_offload *e,
 	     int64_t allocated);
 
 /*
- * The most bytes the device had allocated since the step before began
- * (PyTorch's peak allocated bytes, read before _enter(); pass it only when
- * it changed).  When it is over max_memory, the plans of the next steps
- * keep that much more below max_memory (in all at most an eighth of it):
+ * The most bytes the device had allocated during the step before
+ * (PyTorch's peak allocated bytes, read as its backward ended, passed
+ * before _enter(); pass it only when that step moved it).  When it is
+ * over max_memory, the plans of the next steps keep that much more below
+ * max_memory, and the 1% margin again (in all at most an eighth of it):
  * what the learning step's samples did not see (an operation's
- * temporaries, when the caller could not tell them); when the step before kept tensors that cost
- * no predicted peak (a step that would offload everything keeps the last
- * ones that fit), no later step keeps them.  Ignored without max_memory.
+ * temporaries, when the caller could not tell them); when the step before
+ * kept tensors that cost no predicted peak (a step that would offload
+ * everything keeps the last ones that fit), no later step keeps them.
+ * Ignored without max_memory.
  */
 void	 vramtrace_offload_peak(struct vramtrace_offload *e, int64_t peak);
 

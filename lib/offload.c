@@ -758,7 +758,14 @@ vramtrace_offload_peak(struct vramtrace_offload *e, int64_t peak)
 	/* The steps may have changed unseen: learn them again. */
 	if (offload_skipped(e))
 		e->profile.valid = 0;
-	e->overshoot += peak - e->max_memory;
+	/*
+	 * The plan that went over filled its limit (backward brings tensors
+	 * back ahead up to it), so the excess is the prediction's error less
+	 * the margin: keeping only the excess below would aim the next steps
+	 * at max_memory itself, where any jitter goes over.  The margin is
+	 * kept below again, for that jitter.
+	 */
+	e->overshoot += peak - e->max_memory + e->margin;
 	if (e->overshoot > cap)
 		e->overshoot = cap;
 }

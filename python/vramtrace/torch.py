@@ -27,9 +27,12 @@ memory predicted for the rest of the step allows.  A step that would
 offload everything (no max_memory, or one out of reach) keeps the last
 tensors whose stay does not raise its predicted peak (the loss's
 log-probabilities: backward needs them first).  At every enter the
-binding also passes PyTorch's peak allocated bytes when it moved: a step
-that went over max_memory (by what the learning step's samples missed)
-makes the next plans keep that much more below.
+binding also passes the step before's peak allocated bytes (PyTorch's,
+read as that step's backward ended, so that an optimizer's temporaries or
+the caller's reset_peak_memory_stats() between steps do not count) when
+that step moved it: a step that went over max_memory (by what the learning
+step's samples missed) makes the next plans keep that much, and the 1%
+margin again, more below.
 
 Idle steps.  A step whose plan under max_memory offloads nothing, with
 room for every saved tensor and every cast of a parameter kept, runs
@@ -185,7 +188,8 @@ class OffloadActivations(saved_tensors_hooks):
         self._keep = set()
         self._idle = False
         self._sampler = None
-        self._last_peak = None
+        self._base_peak = None
+        self._step_peak = None
         self._device = None
         if model is not None:
             self.update_model_params(model)
@@ -257,13 +261,28 @@ class OffloadActivations(saved_tensors_hooks):
         return self._stats()["current"]
 
     def _report_peak(self):
-        """Tell the engine the peak of the step before when it moved: a
-        step over max_memory makes the next plans keep that much more
-        below it (what the profile's samples cannot see)."""
-        peak = self._stats()["peak"]
-        if self._last_peak is not None and peak != self._last_peak:
+        """Tell the engine the peak of the step before when the step moved
+        it: a step over max_memory makes the next plans keep that much more
+        below it (what the profile's samples cannot see).  The step's peak
+        is read as its backward ended (_step_ended), so that what runs
+        between steps (an optimizer's temporaries, the caller's
+        reset_peak_memory_stats()) neither counts nor hides it; an idle
+        step has no hook to tell its backward's end, and is read here.
+        PyTorch's peak only grows until reset: a step below a peak reached
+        between steps is not seen."""
+        now = self._stats()["peak"]
+        peak = now if self._step_peak is None else self._step_peak
+        if self._base_peak is not None and peak != self._base_peak:
             self._engine.peak(peak)
-        self._last_peak = peak
+        self._base_peak = now
+        self._step_peak = None
+
+    def _step_ended(self):
+        """The step's forward, or its backward, just ended: note the peak
+        so far (the larger of its readings)."""
+        peak = self._stats()["peak"]
+        if self._step_peak is None or peak > self._step_peak:
+            self._step_peak = peak
 
     def _on_backward(self):
         """A backward began after the context ended: end it cleanly."""
@@ -273,6 +292,7 @@ class OffloadActivations(saved_tensors_hooks):
     def _backward_done(self):
         self._engine.backward_done()
         self._hooks.service()
+        self._step_ended()
 
     def __del__(self):
         if getattr(self, "_engine", None) is not None:
@@ -304,6 +324,8 @@ class OffloadActivations(saved_tensors_hooks):
         try:
             self._engine.exit()
             self._hooks.service()
+            if not self._idle:
+                self._step_ended()
         finally:
             self._hooks.leave()
             try:
