@@ -44,11 +44,16 @@ checkpointing on (use_reentrant True, then False), as TRL's trainers run
 activation offloading: ms/step, peak, GB copied out a step, learning
 steps, and the largest difference of the 15 losses from no offload's.
 
-cost: the per-tensor cost of the hooks, in microseconds, for one pack and
-one unpack: no hooks, identity hooks, TRL's, vramtrace's in Python over
-ctypes and through the extension, and the extension with every tensor
-kept (what describing a tensor and asking the engine cost, without the
-copies and their events) (a chain of exp() on 16 KiB tensors).
+cost [KIB]: the per-tensor cost of the hooks, in microseconds, for one
+pack and one unpack: no hooks, identity hooks, TRL's, vramtrace's in
+Python over ctypes and through the extension, and the extension with
+every tensor kept (what describing a tensor and asking the engine cost,
+without the copies and their events) (a chain of exp() on tensors of KIB
+KiB, 16 by default: 2000 of them, fewer when larger, within 2 GiB).
+Each side twice: until the device is done (sync), and the CPU's own time
+until the call returns (cpu: what the hooks cost the CPU, which a large
+tensor's copies hide in the first); learn: vramtrace's learning steps
+among the five (they sample memory at every operation).
 
 parts: where the pack and unpack hooks' time goes: each Python access
 the extension makes on a saved tensor (a Linear's output under autocast,
@@ -508,9 +513,10 @@ def checkpointing(size, trl):
         release()
 
 
-def cost():
+def cost(kib=16):
     """Per-tensor cost of the hooks (see the module's docstring)."""
-    n, elems = 2000, 4096
+    elems = kib * 256
+    n = max(10, min(2000, (2 << 30) // (elems * 4)))
     trl = load_trl()
     x0 = torch.randn(elems, device="cuda", requires_grad=True)
 
@@ -521,22 +527,30 @@ def cost():
         return y.sum()
 
     def timed(make):
-        best_f = best_b = float("inf")
+        """Best of 5: forward and backward, synced, then CPU only; and
+        the learning steps among the 5 (vramtrace's)."""
+        best = [float("inf")] * 4
         ctx = make()
+        learnt = getattr(ctx, "stats", dict)().get("learning_steps", 0)
         for _ in range(5):
             torch.cuda.synchronize()
             t0 = time.perf_counter()
             with ctx:
                 loss = chain()
-                torch.cuda.synchronize()
                 t1 = time.perf_counter()
+                torch.cuda.synchronize()
+                t2 = time.perf_counter()
                 loss.backward()
+                t3 = time.perf_counter()
             torch.cuda.synchronize()
-            t2 = time.perf_counter()
-            best_f, best_b = min(best_f, t1 - t0), min(best_b, t2 - t1)
+            t4 = time.perf_counter()
+            best = [min(b, t) for b, t in zip(best, (t2 - t0, t4 - t2,
+                                                     t1 - t0, t3 - t2))]
+        stats = getattr(ctx, "stats", None)
+        learnt = stats()["learning_steps"] - learnt if stats else "-"
         del ctx
         release()
-        return best_f, best_b
+        return best, learnt
 
     rows = [("no hooks", contextlib.nullcontext),
             ("identity hooks (Python)", lambda: torch.autograd.graph.
@@ -552,17 +566,20 @@ def cost():
                  lambda: vt.OffloadActivations(min_offload_size=1 << 40)))
     base = None
     print("per-tensor cost: a chain of %d exp() on %d KiB tensors; best of "
-          "5; us per saved tensor over no hooks" % (n, elems * 4 // 1024))
-    print("| %-36s | %9s | %9s | %12s | %12s |" % (
-        "hooks", "fwd ms", "bwd ms", "pack us", "unpack us"))
-    print("| --- | --- | --- | --- | --- |")
+          "5; us per saved tensor over no hooks (cpu: until the call "
+          "returned, no sync)" % (n, kib))
+    print("| %-36s | %9s | %9s | %9s | %9s | %9s | %9s | %5s |" % (
+        "hooks", "fwd ms", "bwd ms", "pack us", "unpack us", "pack cpu",
+        "unpk cpu", "learn"))
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, make in rows:
-        f, b = timed(make)
+        t, learnt = timed(make)
         if base is None:
-            base = (f, b)
-        print("| %-36s | %9.2f | %9.2f | %12.1f | %12.1f |" % (
-            name, f * 1e3, b * 1e3, (f - base[0]) / n * 1e6,
-            (b - base[1]) / n * 1e6))
+            base = t
+        print("| %-36s | %9.2f | %9.2f | %9.1f | %9.1f | %9.1f | %9.1f | "
+              "%5s |" % ((name, t[0] * 1e3, t[1] * 1e3) +
+                         tuple((t[i] - base[i]) / n * 1e6 for i in range(4))
+                         + (learnt,)))
 
 
 def parts():
@@ -633,7 +650,7 @@ def main():
                                      torch.__version__))
     mode = sys.argv[1] if len(sys.argv) > 1 else "table"
     if mode == "cost":
-        cost()
+        cost(int(sys.argv[2]) if len(sys.argv) > 2 else 16)
         return
     if mode == "parts":
         parts()
