@@ -772,7 +772,8 @@ vramtrace_offload_peak(struct vramtrace_offload *e, int64_t peak)
 
 /*
  * Sync the copy streams and empty both stashes: sources and buffers
- * brought back are let go (DROP), entries keep their host copies.
+ * brought back are let go (DROP), entries keep their host copies and
+ * their dedupe keys.
  */
 static int
 offload_settle(struct vramtrace_offload *e)
@@ -788,12 +789,10 @@ offload_settle(struct vramtrace_offload *e)
 	for (i = 0; i < e->stash.n; i++) {
 		en = &e->stash.entries[i];
 		en->requested = 0;
-		if (en->where == OFFLOAD_FWD)
-			offload_release_key(e, en);
-		else if (en->where == OFFLOAD_BWD) {
+		if (en->where == OFFLOAD_BWD) {
 			offload_event_unref(&e->events, en->ev_h2d);
 			en->ev_h2d = OFFLOAD_NO_EVENT;
-		} else
+		} else if (en->where != OFFLOAD_FWD)
 			continue;
 		offload_stash_move(&e->stash, en, OFFLOAD_HOST);
 		if (offload_request(e, VRAMTRACE_OFFLOAD_REQ_DROP, en->id, 0)
