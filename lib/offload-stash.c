@@ -18,6 +18,14 @@
  * tests read to show that leaving a context empties every stash; fwd_bytes
  * and bwd_bytes, the bytes of each stash, are what the engine holds on the
  * GPU beyond what autograd would.
+ *
+ * Backward unpacks last packed first, so the walk that brings entries back
+ * ahead goes down the array.  An entry that a later pack saved again (a
+ * dedupe hit) is needed at that later pack's turn, earlier than its place
+ * says: saves lists every such hit with its pack, and the walk merges the
+ * two lists by pack, the latest first, so that it comes to such an entry
+ * in time rather than when backward asks for it (the same storage saved
+ * in two places of a layer, a model's input used by every layer).
  */
 #include "config.h"
 
@@ -39,6 +47,7 @@ void
 offload_stash_free(struct offload_stash *st)
 {
 	free(st->entries);
+	free(st->saves);
 	offload_stash_init(st);
 }
 
@@ -54,6 +63,7 @@ offload_stash_reset(struct offload_stash *st)
 	st->fwd_cursor = 0;
 	st->nfwd = st->nbwd = st->live = 0;
 	st->fwd_bytes = st->bwd_bytes = 0;
+	st->nsaves = st->walk_entry = st->walk_save = 0;
 }
 
 /*
@@ -140,3 +150,64 @@ offload_stash_oldest_fwd(struct offload_stash *st)
 	return (&st->entries[st->fwd_cursor]);
 }
 
+
+/*
+ * Pack number pack was a dedupe hit on the entry with this id.  Returns 0,
+ * or -1 when out of memory.
+ */
+int
+offload_stash_saved_again(struct offload_stash *st, uint64_t id,
+    uint32_t pack)
+{
+	struct offload_save	*s;
+	size_t			 alloc;
+
+	if (st->nsaves == st->asaves) {
+		alloc = st->asaves == 0 ? 64 : st->asaves * 2;
+		if ((s = realloc(st->saves, alloc * sizeof *s)) == NULL)
+			return (-1);
+		st->saves = s;
+		st->asaves = alloc;
+	}
+	st->saves[st->nsaves].id = id;
+	st->saves[st->nsaves].pack = pack;
+	st->nsaves++;
+	return (0);
+}
+
+/* Start the walk in backward's order at the last pack. */
+void
+offload_stash_walk_start(struct offload_stash *st)
+{
+	st->walk_entry = st->n;
+	st->walk_save = st->nsaves;
+}
+
+/*
+ * The next entry of the walk, by the latest pack that saved it and is not
+ * yet walked (an entry may come more than once), or NULL at its end.  It
+ * stays the next until offload_stash_walk_next().
+ */
+struct offload_entry *
+offload_stash_walk(struct offload_stash *st)
+{
+	struct offload_entry	*en = NULL;
+	struct offload_save	*s = NULL;
+
+	if (st->walk_entry > 0)
+		en = &st->entries[st->walk_entry - 1];
+	if (st->walk_save > 0)
+		s = &st->saves[st->walk_save - 1];
+	st->walk_from_save = s != NULL && (en == NULL || s->pack > en->pack);
+	return (st->walk_from_save ? offload_stash_get(st, s->id) : en);
+}
+
+/* Pass the entry offload_stash_walk() gave. */
+void
+offload_stash_walk_next(struct offload_stash *st)
+{
+	if (st->walk_from_save)
+		st->walk_save--;
+	else if (st->walk_entry > 0)
+		st->walk_entry--;
+}

@@ -110,7 +110,6 @@ struct vramtrace_offload {
 	struct vramtrace_offload_stats	 st;
 	uint64_t			 kept_bytes;	/* kept this step */
 	uint64_t			 largest; /* largest pack this step */
-	size_t				 pf_next; /* no prefetch from here up */
 	int				 backward;	/* _reached() was called */
 	int64_t				 ceiling; /* allocated at backward */
 	int64_t				 max_memory; /* 0: none */
@@ -937,6 +936,11 @@ vramtrace_offload_pack(struct vramtrace_offload *e,
 	if (offload_dedupe_find(&e->dedupe, &k, !BROKEN(e, DEDUPE_GENERATION),
 	    &hit) && (en = offload_stash_get(&e->stash, hit)) != NULL &&
 	    en->where != OFFLOAD_GONE && en->refs > 0) {
+		if (offload_stash_saved_again(&e->stash, hit,
+		    (uint32_t)e->profile.npack - 1) != 0) {
+			snprintf(e->error, sizeof e->error, "out of memory");
+			return (-1);
+		}
 		en->refs++;
 		offload_profile_owner(&e->profile, en->pack);
 		en->until = offload_profile_until(&e->profile,
@@ -1015,10 +1019,11 @@ offload_fits(struct vramtrace_offload *e, struct offload_entry *x,
 }
 
 /*
- * Bring back the host copies backward needs next, last packed first, as
- * long as their bytes fit the room (see Overlap at the top).  pf_next only
- * moves down: an entry passed over (its source still held, or gone) needs
- * no prefetch, and one unpacked before its turn was restored on demand.
+ * Bring back the host copies backward needs next, last packed first (an
+ * entry saved again, at its latest save: offload_stash_walk), as long as
+ * their bytes fit the room (see Overlap at the top).  The walk only moves
+ * down: an entry passed over (its source still held, or gone) needs no
+ * prefetch, and one unpacked before its turn was restored on demand.
  * (Stopping the walk at a source still held instead, until its copy is
  * done, was measured slower: the requests then come late, when the CPU is
  * far ahead of the GPU.)
@@ -1051,15 +1056,14 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t allocated,
 		if (offload_selective(e) &&
 		    offload_reap_some(e, NULL, compute, 1) != 0)
 			return (-1);
-		e->pf_next = e->stash.n;
+		offload_stash_walk_start(&e->stash);
 		e->ceiling = allocated;
 	}
 	left = offload_room(e, allocated);
-	while (e->pf_next > 0) {
-		x = &e->stash.entries[e->pf_next - 1];
+	while ((x = offload_stash_walk(&e->stash)) != NULL) {
 		if (x->where != OFFLOAD_HOST || x->refs == 0 || x->requested ||
 		    x->until == OFFLOAD_UNUSED) {
-			e->pf_next--;
+			offload_stash_walk_next(&e->stash);
 			continue;
 		}
 		if (!offload_fits(e, x, &left))
@@ -1069,7 +1073,7 @@ vramtrace_offload_reached(struct vramtrace_offload *e, int64_t allocated,
 			return (-1);
 		x->requested = 1;
 		e->req_bytes += x->bytes;
-		e->pf_next--;
+		offload_stash_walk_next(&e->stash);
 	}
 	return (0);
 }

@@ -135,7 +135,9 @@ int	 offload_dedupe_release(struct offload_dedupe *,
  * tensor, in pack order, and the two stashes over them.  An entry moves
  * FWD (its GPU source is held) -> HOST (only the host copy) -> BWD (a GPU
  * copy was restored and is held) -> GONE; FWD may go straight to GONE when
- * backward asks before the source was reaped.
+ * backward asks before the source was reaped.  A dedupe hit records the
+ * entry again at its own pack (a later save), and the walk that brings
+ * entries back goes over both in backward's order (offload_stash_walk).
  */
 enum offload_where {
 	OFFLOAD_FWD = 1,
@@ -171,6 +173,15 @@ struct offload_stash {
 	size_t			 live;		/* not GONE */
 	uint64_t		 fwd_bytes;	/* of the FWD entries */
 	uint64_t		 bwd_bytes;	/* of the BWD entries */
+	struct offload_save {
+		uint64_t	 id;
+		uint32_t	 pack;
+	}			*saves;		/* dedupe hits, in pack order */
+	size_t			 nsaves;
+	size_t			 asaves;
+	size_t			 walk_entry;	/* entries not yet walked */
+	size_t			 walk_save;	/* saves not yet walked */
+	int			 walk_from_save; /* what _walk gave */
 };
 void	 offload_stash_init(struct offload_stash *);
 void	 offload_stash_free(struct offload_stash *);
@@ -179,6 +190,10 @@ struct offload_entry *offload_stash_get(struct offload_stash *, uint64_t);
 void	 offload_stash_move(struct offload_stash *, struct offload_entry *,
 	     enum offload_where);
 struct offload_entry *offload_stash_oldest_fwd(struct offload_stash *);
+int	 offload_stash_saved_again(struct offload_stash *, uint64_t, uint32_t);
+void	 offload_stash_walk_start(struct offload_stash *);
+struct offload_entry *offload_stash_walk(struct offload_stash *);
+void	 offload_stash_walk_next(struct offload_stash *);
 void	 offload_stash_reset(struct offload_stash *);
 
 /*

@@ -647,6 +647,49 @@ test_backward_outside(void)
 }
 
 /*
+ * Copies done at once, storages A, B, C saved, then A again: backward
+ * needs A first.  With room for one buffer at a time, its first call
+ * brings A back (the walk takes A at its later save), so A's unpack finds
+ * its buffer rather than waiting for one (C's place comes first by A's
+ * entry alone).
+ */
+static void
+test_saved_again_first(void)
+{
+	struct vramtrace_offload_tensor	 t;
+	struct vramtrace_offload_stats	 s;
+	struct vramtrace_offload	*e;
+	uint64_t			 id[4], n;
+	int				 i, rc;
+
+	if ((e = engine(-1, 0, 3 * BYTES)) == NULL) {
+		tap_ok(0, "saved again first: engine");
+		return;
+	}
+	fake_runtime_done = 1;
+	vramtrace_offload_enter(e, -1);
+	serve(e);
+	for (i = 0; i < 4; i++) {
+		tensor(&t, i % 3, 1 + (uint64_t)(i % 3));
+		vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
+		serve(e);
+	}
+	vramtrace_offload_reached(e, -1, COMPUTE);
+	serve(e);
+	rc = vramtrace_offload_unpack(e, id[3], COMPUTE, &n);
+	vramtrace_offload_stats(e, &s);
+	tap_ok(id[3] == id[0] && rc == VRAMTRACE_OFFLOAD_FROM_BUFFER &&
+	    s.bwd_waits == 0,
+	    "saved again: backward's first call brings back the storage saved "
+	    "last, before the one packed last (rc %d, %" PRIu64 " on demand)",
+	    rc, s.bwd_waits);
+	vramtrace_offload_exit(e);
+	serve(e);
+	fake_runtime_done = 0;
+	vramtrace_offload_free(e);
+}
+
+/*
  * Without a selection, copies done: the source still held when backward
  * begins (the last packed: forward let the others go) stays until
  * backward unpacks it, rather than going at backward's first call and
@@ -914,7 +957,7 @@ main(void)
 	int	waits;
 
 	fake_runtime_counted = COMPUTE;
-	tap_plan(38);
+	tap_plan(39);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so
@@ -929,6 +972,7 @@ main(void)
 	test_max_memory();
 	test_free_tail();
 	test_saved_again();
+	test_saved_again_first();
 	test_twice();
 	test_backward_outside();
 	test_backward_keeps();
