@@ -175,7 +175,14 @@ class NoCtx(contextlib.nullcontext):
 def measure(template, make_ctx, data):
     """One configuration on a copy of the template model: STEPS steps;
     returns times, losses, peak and the engine's counters over the
-    measured steps."""
+    measured steps.  The peak is the configuration's own: less what was
+    still allocated when it began (what the one before left alive after
+    release(), said on stderr)."""
+    left = torch.cuda.memory_allocated()
+    if left:
+        print("bench: %.0f MB still allocated before this configuration "
+              "(left by the one before); its peak leaves them out" % (
+                  left / 1e6), file=sys.stderr)
     model = copy.deepcopy(template).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ctx = make_ctx(model)
@@ -203,7 +210,7 @@ def measure(template, make_ctx, data):
             times.append((time.perf_counter() - t0) * 1e3)
             fwd.append(marks[0].elapsed_time(marks[1]))
             bwd.append(marks[1].elapsed_time(marks[2]))
-    peak = torch.cuda.max_memory_allocated() / GB
+    peak = (torch.cuda.max_memory_allocated() - left) / GB
     after = ctx.stats() if hasattr(ctx, "stats") else {}
     n = len(times)
     st = {}
