@@ -30,9 +30,9 @@
  * make candidates depends on the engine's own decisions (a view of a
  * storage it kept is none), and a flag that slid onto another tensor of
  * the same size would keep a tensor whose storage offloading frees,
- * memory no prediction counts.  seen and
- * alive are this step's candidates, for the selection and the profile;
- * pbytes and palive are by pack and hold what earlier steps left there.
+ * memory no prediction counts.  seen and alive are this step's
+ * candidates, for the selection and the profile; pbytes and palive are by
+ * pack and hold what earlier steps left there.
  */
 #include "config.h"
 

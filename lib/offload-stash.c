@@ -150,7 +150,6 @@ offload_stash_oldest_fwd(struct offload_stash *st)
 	return (&st->entries[st->fwd_cursor]);
 }
 
-
 /*
  * Pack number pack was a dedupe hit on the entry with this id.  Returns 0,
  * or -1 when out of memory.

@@ -642,8 +642,9 @@ offload_idle_fits(struct vramtrace_offload *e)
  * The cutoff of these plans goes by pack (the learned pack of candidate
  * k): a step numbers its candidates as they come, and which packs make
  * candidates depends on what the engine kept (a view of a storage it kept
- * is none), so candidate k of a later step need not be the learned one.  Budget mode keeps its own
- * cutoff, by candidate, chosen from the step before.
+ * is none), so candidate k of a later step need not be the learned one.
+ * Budget mode keeps its own cutoff, by candidate, chosen from the step
+ * before.
  */
 static void
 offload_plan(struct vramtrace_offload *e)

@@ -359,7 +359,8 @@ test_max_memory(void)
 	    r.rc[2] == VRAMTRACE_OFFLOAD_STASHED &&
 	    r.rc[3] == VRAMTRACE_OFFLOAD_KEPT,
 	    "max_memory: a step 10 over it: the next keeps 10 and the margin "
-	    "more below, one more tensor goes (predicted %" PRIu64 ")", s.predicted_peak);
+	    "more below, one more tensor goes (predicted %" PRIu64 ")",
+	    s.predicted_peak);
 	vramtrace_offload_peak(e, 1 << 30);
 	program_step(e, 1000, NT, &r);
 	vramtrace_offload_stats(e, &s);
