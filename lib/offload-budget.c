@@ -26,11 +26,10 @@
  * the tensors the step saved) while later steps see a candidate of the
  * same size there: such a candidate is never offloaded again, with or
  * without a budget, and the selection counts its bytes as kept.  By pack,
- * not by candidate: the packs repeat from step to step, but which of them
- * make candidates depends on the engine's own decisions (a view of a
- * storage it kept is none), and a flag that slid onto another tensor of
- * the same size would keep a tensor whose storage offloading frees,
- * memory no prediction counts.  seen and alive are this step's
+ * not by candidate: the packs are what the profile checks a step against
+ * (a step's candidates are numbered as they come), and a flag that slid
+ * onto another tensor of the same size would keep a tensor whose storage
+ * offloading frees, memory no prediction counts.  seen and alive are this step's
  * candidates, for the selection and the profile; pbytes and palive are by
  * pack and hold what earlier steps left there.
  */

@@ -44,11 +44,11 @@
  * unpacked at the latest of theirs (offload_profile_until).
  *
  * A steady step must repeat the learned one: the same hooks, packs and
- * unpacks in the same order (cur_seq, a hash of them).  Not the same
- * candidates: which packs are candidates depends on the engine's own
- * decisions (a view of a storage kept on the GPU is none; not on timing:
- * a storage saved again is a dedupe hit whether or not its copy is done).
- * A step that differs makes the next one learn again.
+ * unpacks in the same order (cur_seq, a hash of them).  The candidates
+ * are not compared: a storage saved again is no candidate, a dedupe hit
+ * (whether or not its copy is done) or kept with its first save, so they
+ * follow from the packs; the plan goes by pack all the same (below).  A
+ * step that differs makes the next one learn again.
  *
  * Nor the same sizes: batches of another length (a trainer that pads each
  * batch to its longest sequence) save the same tensors, larger or

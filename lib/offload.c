@@ -640,11 +640,10 @@ offload_idle_fits(struct vramtrace_offload *e)
  * peak.  Once a step that kept them went over max_memory, none are kept.
  *
  * The cutoff of these plans goes by pack (the learned pack of candidate
- * k): a step numbers its candidates as they come, and which packs make
- * candidates depends on what the engine kept (a view of a storage it kept
- * is none), so candidate k of a later step need not be the learned one.
- * Budget mode keeps its own cutoff, by candidate, chosen from the step
- * before.
+ * k): a step numbers its candidates as they come, and the packs are what
+ * the profile checks a step against, so a step whose candidates came
+ * otherwise would still be planned right.  Budget mode keeps its own
+ * cutoff, by candidate, chosen from the step before.
  */
 static void
 offload_plan(struct vramtrace_offload *e)

@@ -592,7 +592,8 @@ test_twice(void)
 	learn[1] = twice_step(e);
 	learn[2] = twice_step(e);
 	tap_ok(learn[0] == 1 && learn[1] == 0 && learn[2] == 0,
-	    "twice: other candidates, same packs: the profile holds "
+	    "twice: a storage saved again, offloaded then kept: the profile "
+	    "holds "
 	    "(learned %d %d %d)", learn[0], learn[1], learn[2]);
 	vramtrace_offload_free(e);
 }

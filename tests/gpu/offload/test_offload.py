@@ -445,9 +445,9 @@ def test_max_memory(breaks):
     ctx = OffloadActivations(max_memory=limit, breaks=breaks)
     got, steps, out = peak(ctx)
     s = ctx.stats()
+    over = " ".join("%+.1f" % ((p - limit) / 1e6) for p in steps)
     assert got <= limit, "peak %.3f GB over %.3f GB (MB over, each step: " \
-        "%s)" % (got / 1e9, limit / 1e9,
-                 " ".join("%+.1f" % ((p - limit) / 1e6) for p in steps))
+        "%s)" % (got / 1e9, limit / 1e9, over)
     assert 0 < out < out_all, "copied %.0f of %.0f" % (out, out_all)
     assert s["idle_steps"] == 0, "%d idle steps" % s["idle_steps"]
     spiked = OffloadActivations(max_memory=limit, breaks=breaks)
@@ -459,9 +459,8 @@ def test_max_memory(breaks):
             "spikes; MB over, each step: %s; %d learning), %.0f of %.0f MB "
             "out" % (
                 limit / 1e9, got / 1e9, s["predicted_peak"] / 1e9,
-                moved / 1e6,
-                " ".join("%+.1f" % ((p - limit) / 1e6) for p in steps),
-                s["learning_steps"], out / 1e6, out_all / 1e6))
+                moved / 1e6, over, s["learning_steps"], out / 1e6,
+                out_all / 1e6))
 
 
 def test_idle(breaks, recompute=False):
