@@ -96,7 +96,7 @@ struct vramtrace_offload_tensor {
 	int32_t		ndim;		/* > MAX_DIMS: never deduplicated */
 	int32_t		dtype;		/* any code, compared for equality */
 	uint32_t	flags;		/* VRAMTRACE_OFFLOAD_TENSOR_* */
-	uint32_t	pad;
+	uint32_t	version;	/* changes with each write in place */
 };
 #define VRAMTRACE_OFFLOAD_TENSOR_KEEP	0x1	/* parameter, buffer: stays */
 #define VRAMTRACE_OFFLOAD_TENSOR_RECOMPUTE 0x2	/* the caller can make it

@@ -5,11 +5,13 @@
  * Autograd often saves the same tensor (or the same view of one storage)
  * for several nodes; copying it once is enough.  The key is everything that
  * makes two views read the same bytes the same way: the storage address,
- * the allocation generation of that address, the storage offset, dtype,
- * shape and stride.  The generation is what makes the table safe: the
- * caching allocator hands a freed address to the next tensor, and a key
- * without it would take the newcomer for the dead tensor and skip its copy
- * (TRL PR 6241).  A key lives as long as the engine has the tensor's copy;
+ * the allocation generation of that address, the tensor's version, the
+ * storage offset, dtype, shape and stride.  The generation is what makes
+ * the table safe: the caching allocator hands a freed address to the next
+ * tensor, and a key without it would take the newcomer for the dead tensor
+ * and skip its copy (TRL PR 6241).  The version (autograd's counter of
+ * writes in place) does the same for a tensor written in place between
+ * two saves: its first copy holds the bytes before the write.  A key lives as long as the engine has the tensor's copy;
  * the engine releases it when the tensor is unpacked for the last time or
  * dropped, and release removes it only if it still names that id.  A
  * lookup can be told to ignore generations, which is the bug the tests
@@ -55,7 +57,8 @@ offload_dedupe_same(const struct offload_key *a, const struct offload_key *b,
 	size_t	n = (size_t)a->ndim * sizeof a->shape[0];
 
 	if (a->storage != b->storage || a->offset != b->offset ||
-	    a->dtype != b->dtype || a->ndim != b->ndim)
+	    a->dtype != b->dtype || a->ndim != b->ndim ||
+	    a->version != b->version)
 		return (0);
 	if (generation && a->generation != b->generation)
 		return (0);

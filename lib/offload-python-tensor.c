@@ -3,9 +3,9 @@
  *
  * A tensor is a candidate when it is a plain CUDA tensor (or parameter)
  * with a strided layout and bytes.  Its description is the dedupe key
- * (storage address with its allocation generation, offset, dtype, shape,
- * stride), the bytes to copy, and how to rebuild the view when it comes
- * back:
+ * (storage address with its allocation generation, the tensor's version
+ * counter, offset, dtype, shape, stride), the bytes to copy, and how to
+ * rebuild the view when it comes back:
  *
  *  - a view that shows most of its storage (at least a quarter: q, k and v
  *    split from one projection, chunks) copies the whole storage, once for
@@ -267,6 +267,7 @@ offload_python_desc_clear(struct offload_python_desc *d)
 	Py_CLEAR(d->param);
 	Py_CLEAR(d->version);
 	Py_CLEAR(d->device);
+	Py_CLEAR(d->tversion);
 }
 
 /* Shape and stride of the key, from the view's own tuples. */
@@ -408,7 +409,11 @@ offload_python_describe(struct offload_python_hooks *h, PyObject *t,
 		goto out;
 	d->t.storage = (uint64_t)ptr;
 	if ((d->t.generation = offload_python_generation(h, storage,
-	    (uint64_t)ptr)) == 0)
+	    (uint64_t)ptr)) == 0 ||
+	    (d->tversion = PyObject_GetAttr(t, N.version)) == NULL)
+		goto out;
+	d->t.version = (uint32_t)PyLong_AsUnsignedLongMask(d->tversion);
+	if (PyErr_Occurred())
 		goto out;
 	Py_INCREF(t);
 	d->src = t;

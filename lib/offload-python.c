@@ -5,9 +5,11 @@
  * Hooks.pack(t) and Hooks.unpack(handle) are the saved-tensor hooks: pack
  * describes the tensor (offload-python-tensor.c), asks the engine, holds
  * what the engine asks it to hold and returns either the tensor itself
- * (kept), a handle, the tuple (id, dtype, shape, stride, source offset,
- * buffer offset), or for a cast of a parameter made again at unpack the
- * tuple (parameter, its version, device, dtype, shape, stride, offset);
+ * (no candidate), the pair (t, its version) (kept), a handle, the tuple
+ * (id, dtype, shape, stride, source offset, buffer offset), or for a cast
+ * of a parameter made again at unpack the tuple (parameter, its version,
+ * device, dtype, shape, stride, offset); a tensor written in place since
+ * pack is refused at unpack (offload-python-version.c);
  * unpack gives the handle back to the engine, allocates the buffer it may
  * ask for, lets the engine bring the next tensors back ahead and rebuilds
  * the view.  What is saved while a backward runs (a reentrant checkpoint
@@ -128,6 +130,10 @@ offload_python_service(struct offload_python_hooks *h, uint64_t stream)
 		}
 		if ((key = PyLong_FromUnsignedLongLong(r.id)) == NULL)
 			return (-1);
+		if (offload_python_version_drop(h, key) != 0) {
+			Py_DECREF(key);
+			return (-1);
+		}
 		if (PyDict_DelItem(h->held, key) != 0)
 			PyErr_Clear();
 		Py_DECREF(key);
@@ -267,10 +273,8 @@ offload_python_pack(PyObject *self, PyObject *t)
 		goto out;
 	}
 	if (rc == VRAMTRACE_OFFLOAD_KEPT) {
-		if (offload_python_service(h, stream) == 0) {
-			Py_INCREF(t);
-			out = t;
-		}
+		if (offload_python_service(h, stream) == 0)
+			out = PyTuple_Pack(2, t, d.tversion);
 		goto out;
 	}
 	if (rc == VRAMTRACE_OFFLOAD_RECOMPUTE) {
@@ -280,7 +284,8 @@ offload_python_pack(PyObject *self, PyObject *t)
 		goto out;
 	}
 	if ((rc == VRAMTRACE_OFFLOAD_STASHED &&
-	    offload_python_hold(h, id, d.src) != 0) ||
+	    (offload_python_hold(h, id, d.src) != 0 ||
+	    offload_python_version_hold(h, id, d.src) != 0)) ||
 	    (rc != VRAMTRACE_OFFLOAD_DEDUPED &&
 	    offload_python_watch(h, id, &d) != 0) ||
 	    offload_python_service(h, stream) != 0)
@@ -309,7 +314,11 @@ offload_python_view(PyObject *t, int from_buffer, PyObject *dtype,
 	return (out);
 }
 
-/* A kept tensor comes back: a point backward has come to, on the GPU. */
+/*
+ * A tensor comes back as it was saved, t or the pair (t, its version) of a
+ * kept one, unless written in place since: a point backward has come to,
+ * on the GPU.
+ */
 static PyObject *
 offload_python_unpack_kept(struct offload_python_hooks *h, PyObject *t)
 {
@@ -317,6 +326,12 @@ offload_python_unpack_kept(struct offload_python_hooks *h, PyObject *t)
 	uint64_t	 stream;
 	int		 cuda;
 
+	if (PyTuple_Check(t)) {
+		if (offload_python_version_check(PyTuple_GetItem(t, 0),
+		    PyTuple_GetItem(t, 1)) != 0)
+			return (NULL);
+		t = PyTuple_GetItem(t, 0);
+	}
 	if ((o = PyObject_GetAttr(t, N.is_cuda)) == NULL)
 		return (NULL);
 	cuda = PyObject_IsTrue(o);
@@ -379,7 +394,7 @@ offload_python_unpack(PyObject *self, PyObject *handle)
 
 	if (!h->backward && offload_python_backward(h) != 0)
 		return (NULL);
-	if (!PyTuple_Check(handle))
+	if (!PyTuple_Check(handle) || PyTuple_Size(handle) == 2)
 		return (offload_python_unpack_kept(h, handle));
 	if (PyTuple_Size(handle) == 7)
 		return (offload_python_unpack_cast(h, handle));
@@ -406,6 +421,9 @@ offload_python_unpack(PyObject *self, PyObject *handle)
 			    "vramtrace offload: a tensor it held is gone");
 		return (NULL);
 	}
+	if (offload_python_version_unpack(h, key, t,
+	    rc == VRAMTRACE_OFFLOAD_FROM_STASH) != 0)
+		return (NULL);
 	Py_INCREF(t);
 	if (offload_python_service(h, stream) != 0 ||
 	    offload_python_reached(h, stream) != 0) {
@@ -448,6 +466,8 @@ offload_python_begin(PyObject *self, PyObject *learning)
 	if ((h->learning = PyObject_IsTrue(learning)) < 0)
 		return (NULL);
 	PyDict_Clear(h->gens);
+	PyDict_Clear(h->versions);
+	PyDict_Clear(h->changed);
 	if (PyList_SetSlice(h->watch, 0, PyList_Size(h->watch), NULL) != 0)
 		return (NULL);
 	h->inside = 1;
@@ -494,6 +514,7 @@ static PyMethodDef offload_python_methods[] = {
 /* Every object reference of a Hooks, for the three functions below. */
 #define OFFLOAD_PYTHON_REFS(h, X) do {					\
 	X((h)->device); X((h)->index); X((h)->held); X((h)->gens);	\
+	X((h)->versions); X((h)->changed);				\
 	X((h)->watch); X((h)->kinds); X((h)->dtypes); X((h)->keep);	\
 	X((h)->tensor_type); X((h)->param_type); X((h)->strided);	\
 	X((h)->empty); X((h)->empty_kw); X((h)->raw_stream);		\
@@ -623,6 +644,8 @@ offload_python_init(PyObject *self, PyObject *args, PyObject *kwds)
 	Py_INCREF(h->weakref);
 	Py_INCREF(h->graph_task);
 	if ((h->held = PyDict_New()) == NULL ||
+	    (h->versions = PyDict_New()) == NULL ||
+	    (h->changed = PyDict_New()) == NULL ||
 	    (h->gens = PyDict_New()) == NULL ||
 	    (h->watch = PyList_New(0)) == NULL ||
 	    (h->kinds = PyDict_New()) == NULL ||

@@ -43,6 +43,8 @@ struct offload_python_api {
 /*
  * One engine's hooks.  held maps an engine id to the GPU tensor the
  * engine asked to hold (a source, or a buffer brought back) until a DROP;
+ * versions and changed are the version counters of the sources held and
+ * of those written in place before their DROP (offload-python-version.c);
  * gens maps a storage address to (weak reference, _cdata, generation) for
  * the dedupe keys; watch lists (id, address, generation) of this step's
  * offloaded tensors, checked once backward begins; kinds caches, per
@@ -56,6 +58,8 @@ struct offload_python_hooks {
 	PyObject	*device;	/* torch.device of the engine */
 	PyObject	*index;		/* its ordinal, an int */
 	PyObject	*held;
+	PyObject	*versions;	/* id -> held source's version */
+	PyObject	*changed;	/* id -> (saved, then) versions */
 	PyObject	*gens;
 	PyObject	*watch;
 	PyObject	*kinds;
@@ -102,6 +106,7 @@ struct offload_python_desc {
 	PyObject	*param;		/* a cast of it; or NULL */
 	PyObject	*version;	/* param._version at pack */
 	PyObject	*device;	/* t.device, for a cast */
+	PyObject	*tversion;	/* t._version at pack */
 	long long	 soff;		/* storage offset in src's storage */
 	long long	 boff;		/* offset in a buffer brought back */
 };
@@ -112,5 +117,14 @@ int	 offload_python_describe(struct offload_python_hooks *, PyObject *,
 void	 offload_python_desc_clear(struct offload_python_desc *);
 int	 offload_python_alive(struct offload_python_hooks *, PyObject *,
 	     uint64_t);
+
+/* offload-python-version.c */
+int	 offload_python_version_check(PyObject *, PyObject *);
+int	 offload_python_version_hold(struct offload_python_hooks *, uint64_t,
+	     PyObject *);
+int	 offload_python_version_drop(struct offload_python_hooks *,
+	     PyObject *);
+int	 offload_python_version_unpack(struct offload_python_hooks *,
+	     PyObject *, PyObject *, int);
 
 #endif

@@ -845,6 +845,7 @@ offload_key_from(struct offload_key *k, const struct vramtrace_offload_tensor *t
 	memset(k, 0, sizeof *k);
 	k->storage = t->storage;
 	k->generation = t->generation;
+	k->version = t->version;
 	k->offset = t->offset;
 	k->ndim = t->ndim;
 	k->dtype = t->dtype;

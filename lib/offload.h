@@ -103,8 +103,8 @@ void	 offload_slab_reset(struct offload_slab *,
 
 /*
  * offload-dedupe.c: the dedupe table, key -> tensor id.  The key is the
- * storage address with its allocation generation, the offset, dtype, shape
- * and stride.
+ * storage address with its allocation generation, the tensor's version,
+ * the offset, dtype, shape and stride.
  */
 struct offload_key {
 	uint64_t	storage;
@@ -114,6 +114,7 @@ struct offload_key {
 	int64_t		stride[VRAMTRACE_OFFLOAD_MAX_DIMS];
 	int32_t		ndim;
 	int32_t		dtype;
+	uint32_t	version;
 };
 struct offload_dedupe_node;
 struct offload_dedupe {

@@ -11,7 +11,9 @@ the model's, views that show most of a storage, a narrow view of a wide
 one, a view of a cast of a parameter (made again at unpack, refused once
 the parameter changed in place).  Both must give back the same views, ask for the same buffers, call
 on_backward once a step, hold nothing at the end; the extension must leak
-no reference over many steps.
+no reference over many steps.  A tensor written in place after it was
+saved must be refused at unpack wherever the bytes given back could be
+the written ones, and never taken for its earlier copy.
 
     offload-python.py EXTENSION.so PACKAGE_DIR
 """
@@ -47,6 +49,7 @@ class Storage:
         _next_ptr[0] += ((n + 4095) & ~4095) + 4096
         self.n = n
         self._cdata = self.ptr * 7
+        self.version = 0        # autograd's counter, shared by views
 
     def data_ptr(self):
         return self.ptr
@@ -87,7 +90,14 @@ class Tensor:
     is_leaf = False
     requires_grad = False
     device = "cuda:0"
-    _version = 0
+
+    @property
+    def _version(self):
+        return self._s.version
+
+    @_version.setter
+    def _version(self, v):
+        self._s.version = v
 
     def __init__(self, storage, shape, stride, offset=0, dtype=F32):
         self._s, self.shape, self._stride = storage, tuple(shape), \
@@ -195,7 +205,8 @@ def run(hooks_class, steps, measure):
         saved = [x, x, param, Tensor(Storage(64), (16,), (1,)), weights,
                  q, k, wide.as_strided((64, 8), (1024, 1), 3), cast, narrow]
         handles = [hooks.pack(t) for t in saved]
-        kinds = tuple(h is t for h, t in zip(handles, saved))
+        kinds = tuple(h is t or (isinstance(h, tuple) and len(h) == 2 and
+                                 h[0] is t) for h, t in zip(handles, saved))
         # Autograd alone keeps what was saved.
         del saved, x, qkv, q, k, wide, cast, narrow
         eng.exit()
@@ -237,6 +248,63 @@ def changed_cast(hooks_class):
     hooks.leave()
     eng.free()
     return err
+
+
+def written(hooks_class, case):
+    """Save large tensors a and b or a small one, write a (or the small
+    one) in place where case says, unpack in backward's order: returns the
+    error unpack raised (or None), the engine's copies and dedupe hits.
+    kept: the small one, kept on the GPU; held: a, while its source is
+    held (b's pack lets it go); source: a, given back from its source
+    (backward inside the context); after: a, once b's pack let it go, then
+    saved again."""
+    cfg = _engine.default_config()
+    cfg.device, cfg.min_offload_size = 0, 1024
+    eng = _engine.Engine(cfg)
+    torch_objs = (Tensor, Parameter, STRIDED,
+                  lambda n, dtype, device: Tensor(Storage(n), (n,), (1,), 0,
+                                                  U8),
+                  U8, lambda i: 7, WeakRef, lambda: -1)
+    hooks = hooks_class(eng.api(), eng.ptr, "cuda:0", 0, set(), torch_objs,
+                        lambda: 1 << 20, lambda: None)
+    a, b = (Tensor(Storage(1 << 20), (256, 1024), (1024, 1))
+            for _ in range(2))
+    small = Tensor(Storage(64), (16,), (1,))
+    eng.enter(-1)
+    hooks.begin(False)
+    if case == "kept":
+        handles = [hooks.pack(small)]
+        small._version += 1
+    else:
+        handles = [hooks.pack(a)]
+        if case == "held":
+            a._version += 1
+        if case != "source":
+            handles.append(hooks.pack(b))
+        if case == "after":
+            a._version += 1
+            handles.append(hooks.pack(a))
+        if case == "source":
+            a._version += 1
+    err = None
+    try:
+        if case != "source":
+            eng.exit()
+            hooks.service()
+            hooks.leave()
+        for h in reversed(handles):
+            hooks.unpack(h)
+    except RuntimeError as exc:
+        err = str(exc)
+    if case == "source":
+        eng.exit()
+        hooks.service()
+        hooks.leave()
+    eng.backward_done()
+    hooks.service()
+    st = eng.stats()
+    eng.free()
+    return err, st["offloads"], st["dedupe_hits"]
 
 
 def in_backward(hooks_class):
@@ -325,6 +393,22 @@ def main():
         ok(err is not None and "modified in place" in err,
            "%s: a parameter changed in place: its cast is refused (%s)" % (
                name, err))
+
+    for name, hooks_class in (("extension", ext.Hooks),
+                              ("Python hooks", _engine.PyHooks)):
+        for case, what in (("kept", "kept on the GPU"),
+                           ("held", "while its source was held"),
+                           ("source", "given back from its source")):
+            err, _, _ = written(hooks_class, case)
+            ok(err is not None and "written in place" in err and
+               "at version 1, saved at version 0" in err,
+               "%s: a tensor written in place after it was saved, %s: "
+               "unpack refuses it (%s)" % (name, what, err))
+        err, copies, hits = written(hooks_class, "after")
+        ok(err is None and copies == 3 and hits == 0,
+           "%s: written after its copy was done and let go: comes back "
+           "from the copy, and saved again it is a copy of its own (%s, "
+           "%d copies, %d hits)" % (name, err, copies, hits))
 
     for name, hooks_class in (("extension", ext.Hooks),
                               ("Python hooks", _engine.PyHooks)):

@@ -692,6 +692,52 @@ test_saved_again_first(void)
 }
 
 /*
+ * A storage saved, written in place (its version moves), saved again: the
+ * second save is a copy of its own, since the first holds the bytes before
+ * the write; saved a third time at the same version, it is the second's.
+ */
+static void
+test_written_between(void)
+{
+	struct vramtrace_offload_tensor	 t;
+	struct vramtrace_offload_stats	 s;
+	struct vramtrace_offload	*e;
+	uint64_t			 id[4], n;
+	int				 i, rc[4], back = 0;
+	static const uint32_t		 version[4] = { 0, 0, 1, 1 };
+
+	if ((e = engine(-1, 0, 0)) == NULL) {
+		tap_ok(0, "written in place: engine");
+		return;
+	}
+	fake_runtime_done = 1;
+	vramtrace_offload_enter(e, -1);
+	serve(e);
+	for (i = 0; i < 4; i++) {
+		tensor(&t, i == 1, 1 + (uint64_t)(i == 1));
+		t.version = version[i];
+		rc[i] = vramtrace_offload_pack(e, &t, COMPUTE, &id[i]);
+		serve(e);
+	}
+	vramtrace_offload_stats(e, &s);
+	for (i = 3; i >= 0; i--) {
+		if (vramtrace_offload_unpack(e, id[i], COMPUTE, &n) < 0)
+			back = -1;
+		serve(e);
+	}
+	tap_ok(rc[2] == VRAMTRACE_OFFLOAD_STASHED && id[2] != id[0] &&
+	    rc[3] == VRAMTRACE_OFFLOAD_DEDUPED && id[3] == id[2] &&
+	    s.offloads == 3 && s.dedupe_hits == 1 && back == 0,
+	    "written in place between two saves: a copy of its own, then a "
+	    "hit at the same version (rc %d %d, %" PRIu64 " copies, %" PRIu64
+	    " hits)", rc[2], rc[3], s.offloads, s.dedupe_hits);
+	vramtrace_offload_exit(e);
+	serve(e);
+	fake_runtime_done = 0;
+	vramtrace_offload_free(e);
+}
+
+/*
  * Without a selection, copies done: the source still held when backward
  * begins (the last packed: forward let the others go) stays until
  * backward unpacks it, rather than going at backward's first call and
@@ -959,7 +1005,7 @@ main(void)
 	int	waits;
 
 	fake_runtime_counted = COMPUTE;
-	tap_plan(39);
+	tap_plan(40);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so
@@ -975,6 +1021,7 @@ main(void)
 	test_free_tail();
 	test_saved_again();
 	test_saved_again_first();
+	test_written_between();
 	test_twice();
 	test_backward_outside();
 	test_backward_keeps();

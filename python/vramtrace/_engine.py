@@ -123,6 +123,15 @@ def _of_parameter(t):
     return False
 
 
+def _written(saved, now):
+    """The error of a saved tensor written in place since pack."""
+    return RuntimeError(
+        "vramtrace offload: a tensor saved for backward was written in "
+        "place before backward used it (at version %s, saved at version %s): "
+        "its gradient would be wrong; PyTorch refuses it the same way "
+        "without saved-tensor hooks" % (now, saved))
+
+
 def _cast_of(t, param, nbytes):
     """The handle of t, a cast of param that param.to(device, dtype) makes
     again (a whole, contiguous parameter on the GPU), or None."""
@@ -148,6 +157,7 @@ class PyHooks:
          self._graph_task) = torch_objs
         self._memory, self._on_backward = memory, on_backward
         self._held, self._gens, self._watch, self._dtypes = {}, {}, [], {}
+        self._versions, self._changed = {}, {}
         self._next_gen = 0
         self._learning = self._inside = self._backward = False
         self._desc, self._req = Tensor(), Request()
@@ -166,6 +176,8 @@ class PyHooks:
         self._learning = bool(learning)
         self._gens.clear()
         self._watch.clear()
+        self._versions.clear()
+        self._changed.clear()
         self._inside, self._backward = True, False
 
     def leave(self):
@@ -175,11 +187,19 @@ class PyHooks:
         lib, e, r = self._lib, self._e, self._req
         while lib.vramtrace_offload_next(e, ctypes.byref(r)):
             if r.kind == REQ_DROP:
-                self._held.pop(r.id, None)
+                self._drop(r.id)
                 continue
             if stream is None:
                 stream = self._raw_stream(self._index)
             self._restore(r.id, r.bytes, stream)
+
+    def _drop(self, tid):
+        """Let go of what is held for tid, noting a source written in
+        place since pack."""
+        saved = self._versions.pop(tid, None)
+        src = self._held.pop(tid, None)
+        if saved is not None and src is not None and src._version != saved:
+            self._changed[tid] = (saved, src._version)
 
     def _restore(self, tid, n, stream):
         buf = self._empty((n + 15) & ~15, dtype=self._uint8,
@@ -220,6 +240,8 @@ class PyHooks:
         d = self._desc
         d.storage = ptr
         d.generation = self._generation(storage, ptr)
+        version = t._version
+        d.version = version & 0xffffffff
         d.offset, d.ndim, d.dtype = 0, 1, -1
         src, soff, boff = t, off, 0
         if storage.nbytes() <= 4 * nbytes:
@@ -252,13 +274,14 @@ class PyHooks:
             self._e, ctypes.byref(d), stream, ctypes.byref(self._id)))
         if rc == KEPT:
             self.service(stream)
-            return t
+            return (t, version)
         if rc == RECOMPUTE:
             self.service(stream)
             return cast
         tid = self._id.value
         if rc == STASHED:
             self._held[tid] = src
+            self._versions[tid] = src._version
         if rc != DEDUPED:
             self._watch.append((tid, d.storage, d.generation))
         self.service(stream)
@@ -294,7 +317,11 @@ class PyHooks:
         lib, e = self._lib, self._e
         if not self._backward:
             self._begin_backward()
-        if not isinstance(h, tuple):
+        if not isinstance(h, tuple) or len(h) == 2:
+            if isinstance(h, tuple):
+                h, saved = h
+                if h._version != saved:
+                    raise _written(saved, h._version)
             if h.is_cuda:
                 self._reached(self._raw_stream(self._index))
             return h
@@ -310,6 +337,11 @@ class PyHooks:
             rc = self._check(lib.vramtrace_offload_unpack(e, tid, stream,
                                                           ctypes.byref(n)))
         t = self._held[tid]
+        if tid in self._changed:
+            raise _written(*self._changed[tid])
+        if rc == FROM_STASH and tid in self._versions and \
+                t._version != self._versions[tid]:
+            raise _written(self._versions[tid], t._version)
         self.service(stream)
         self._reached(stream)
         if rc == FROM_STASH:

@@ -55,7 +55,7 @@ class Tensor(ctypes.Structure):
                 ("ndim", ctypes.c_int32),
                 ("dtype", ctypes.c_int32),
                 ("flags", ctypes.c_uint32),
-                ("pad", ctypes.c_uint32)]
+                ("version", ctypes.c_uint32)]
 
 
 class Request(ctypes.Structure):

@@ -144,6 +144,50 @@ def test_dedupe_generation(breaks):
     return "address reused; 3 of 3 offloaded"
 
 
+def test_written_in_place(breaks):
+    """A tensor written in place after autograd saved it: refused at unpack
+    where what comes back would be the written bytes (kept on the GPU, or
+    its source still held), as autograd refuses it without hooks; saved
+    again after its copy was taken, a copy of its own and the gradient of
+    what forward computed."""
+    del breaks
+    n = 1 << 20
+    torch.manual_seed(4)
+    x = torch.randn(n, device=DEV, requires_grad=True)
+    refused = []
+    for size in (16, n):
+        ctx = OffloadActivations(min_offload_size=1024)
+        try:
+            with ctx:
+                y = x[:size] * 2
+                z = y.sin()             # saves y: kept, or its source held
+                y.add_(1)
+                z.sum().backward()
+        except RuntimeError as exc:
+            refused.append("written in place" in str(exc))
+        else:
+            refused.append(False)
+    assert refused == [True, True], "refused (kept, held): %s" % refused
+    x.grad = None
+    ref = torch.autograd.grad((x * 2).sin().sum() + (x * 3).cos().sum() +
+                              (x * 2 + 1).cos().sum(), x)[0]
+    ctx = OffloadActivations(min_offload_size=1024, max_fwd_stash_size=1)
+    with ctx:
+        y = x * 2
+        s1 = y.sin()                    # saves y
+        s2 = (x * 3).cos()              # lets y go once its copy is done
+        y.add_(1)
+        s3 = y.cos()                    # y again: other bytes, same key
+        (s1.sum() + s2.sum() + s3.sum()).backward()
+    s = ctx.stats()
+    assert torch.allclose(x.grad, ref, rtol=1e-5, atol=1e-6), \
+        "gradient of the bytes before the write, largest error %.3g" % (
+            (x.grad - ref).abs().max())
+    assert s["offloads"] == 3 and s["dedupe_hits"] == 0, s
+    return "kept and held: refused; saved again after the write: " \
+        "%d copies, %d hits" % (s["offloads"], s["dedupe_hits"])
+
+
 def test_exit_raise(breaks):
     """Invariant 2a: leaving the context empties every stash and syncs,
     even when the body raised; the hooks are gone afterwards."""
@@ -588,6 +632,7 @@ TESTS = [
     ("3 copies ordered, no self-wait", "stream-wait", test_stream_wait),
     ("4 no pinned allocation after step 1", "slab", test_slab),
     ("NoOpManager keeps a region on the GPU", None, test_noop),
+    ("written in place after it was saved", None, test_written_in_place),
 ]
 
 
