@@ -21,8 +21,11 @@ the context, as TRL's trainers do.  Each row: ms/step (median over rounds,
 and the rounds' range), peak GB, the copy floor (max(forward, bytes out /
 d2h bandwidth) + max(backward, bytes in / h2d bandwidth) + the rest of the
 step, from the row's compute baseline: no offload, or recompute without
-offload for recompute rows) and how far above it, bytes each way, waits,
-and the largest difference of the 15 losses from no offload's.
+offload for recompute rows) and how far above it (over: the medians'
+ratio; paired: the median of each round's ratio to its own round's
+baseline, which the machine's drift between rounds does not move), bytes
+each way, waits, and the largest difference of the 15 losses from no
+offload's.
 
 varlen: the table with batches of other lengths, drawn from half the
 size's sequence to all of it (the same lengths every run), as a trainer
@@ -172,13 +175,23 @@ class NoCtx(contextlib.nullcontext):
         return {}
 
 
+_began = [0]   # bytes allocated when the configuration measured began
+
+
+def limit(peak):
+    """The max_memory that holds a configuration to peak, a peak of its
+    own as measure() reports it: the engine's limit counts everything
+    allocated, what the configuration before left included."""
+    return int(peak) + _began[0]
+
+
 def measure(template, make_ctx, data):
     """One configuration on a copy of the template model: STEPS steps;
     returns times, losses, peak and the engine's counters over the
     measured steps.  The peak is the configuration's own: less what was
     still allocated when it began (what the one before left alive after
     release(), said on stderr)."""
-    left = torch.cuda.memory_allocated()
+    left = _began[0] = torch.cuda.memory_allocated()
     if left:
         print("bench: %.0f MB still allocated before this configuration "
               "(left by the one before); its peak leaves them out" % (
@@ -294,10 +307,11 @@ def configs(trl, trl_peak):
         if plain:
             rows.append(("vramtrace max_memory=%s" % tag,
                          lambda m, f=f: vt_ctx(
-                             m, max_memory=int(trl_peak[0] * f)), "base"))
+                             m, max_memory=limit(trl_peak[0] * f)), "base"))
         rows.append(("vramtrace max_memory=%s, recompute" % tag,
-                     lambda m, f=f: vt_ctx(m, max_memory=int(trl_peak[0] * f),
-                                           recompute=True), "recompute"))
+                     lambda m, f=f: vt_ctx(
+                         m, max_memory=limit(trl_peak[0] * f),
+                         recompute=True), "recompute"))
     rows.append(("no offload (again: noise)", lambda m: NoCtx(), None))
     return rows
 
@@ -312,6 +326,19 @@ def floor(r, base, bw):
     rest = base["ms"] - base["fwd"] - base["bwd"]
     return (max(base["fwd"], 1e3 * out / bw[0]) +
             max(base["bwd"], 1e3 * back / bw[1]) + rest)
+
+
+def paired(runs, bases, bw):
+    """The median over rounds of each round's time over the floor from its
+    own round's baseline, less 1: the machine's drift between rounds (2x
+    on the lent GPU machines) cancels in the ratio, which the medians
+    taken apart keep."""
+    ratios = []
+    for r, b in zip(runs, bases):
+        fl = floor(r, b, bw) if "ms" in r and "ms" in b else None
+        if fl:
+            ratios.append(r["ms"] / fl)
+    return statistics.median(ratios) - 1 if ratios else None
 
 
 def dloss(runs, ref):
@@ -332,12 +359,12 @@ def report(rows, results, bw, trl_peak, size):
     plain = [r for n in ("no offload", "no offload (again: noise)")
              for r in ok.get(n, [])]
     noise = dloss(plain, ref) if ref and len(plain) > 1 else float("nan")
-    fmt = ("| %-44s | %7s | %13s | %7s | %7s | %6s | %5s | %5s | %9s |"
-           " %5s | %10s | %9s |")
+    fmt = ("| %-44s | %7s | %13s | %7s | %7s | %6s | %6s | %5s | %5s |"
+           " %9s | %5s | %10s | %9s |")
     print(fmt % ("engine", "ms/step", "rounds", "peak GB", "floor",
-                 "over", "out", "in", "waits f/b", "casts", "learn/idle",
-                 "max dloss"))
-    print(fmt % tuple(["---"] * 12))
+                 "over", "paired", "out", "in", "waits f/b", "casts",
+                 "learn/idle", "max dloss"))
+    print(fmt % tuple(["---"] * 13))
     for name, _, kind in rows:
         if name not in med:
             err = results.get(name, [{}])[0].get("error", "not run")
@@ -346,12 +373,16 @@ def report(rows, results, bw, trl_peak, size):
         r = med[name]
         fl = floor(r, rbase if kind == "recompute" else base, bw) \
             if kind else None
+        pair = paired(results[name], results.get(
+            "no offload, recompute only" if kind == "recompute" else
+            "no offload", []), bw) if kind else None
         st = r["st"]
         print(fmt % (name, "%.1f" % r["ms"],
                      "%.1f-%.1f" % (r["lo"], r["hi"]),
                      "%.2f" % r["peak"],
                      "%.1f" % fl if fl else "-",
                      "%+.0f%%" % (100 * (r["ms"] / fl - 1)) if fl else "-",
+                     "%+.0f%%" % (100 * pair) if pair is not None else "-",
                      "%.2f" % (st.get("offloaded_bytes", 0) / GB)
                      if st else "-",
                      "%.2f" % (st.get("restored_bytes", 0) / GB)
@@ -503,7 +534,7 @@ def checkpointing(size, trl):
         ref, peak = None, [0]
         if trl is not None:
             rows.append(("vramtrace max_memory=TRL's peak",
-                         lambda m: vt_ctx(m, max_memory=peak[0])))
+                         lambda m: vt_ctx(m, max_memory=limit(peak[0]))))
         for name, make in rows:
             r = measure(template, make, data)
             if name.startswith("TRL"):
