@@ -248,7 +248,8 @@ offload_python_in_backward(struct offload_python_hooks *h)
 }
 
 PyDoc_STRVAR(offload_python_pack_doc,
-"pack(t): the saved-tensor pack hook; returns t or a handle.");
+"pack(t): the saved-tensor pack hook; returns t, (t, its version) or a\n"
+"handle.");
 
 static PyObject *
 offload_python_pack(PyObject *self, PyObject *t)

@@ -50,8 +50,9 @@ def policy(ctx, op, *args, **kwargs):
 
 class _Packed:
     """What the hooks returned for a tensor of the cache: a handle, or the
-    tensor itself when it stays on the GPU (unpacked all the same, so that
-    every step makes the same calls), with the hooks that unpack it."""
+    tensor with its version when it stays on the GPU (unpacked all the
+    same, so that every step makes the same calls and a write in place is
+    caught), with the hooks that unpack it."""
     __slots__ = ("hooks", "handle")
 
     def __init__(self, hooks, handle):
