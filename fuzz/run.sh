@@ -1,12 +1,13 @@
 #!/bin/sh
 # run.sh [SECONDS]: build every libFuzzer target in fuzz/ with clang
 # (AddressSanitizer, UndefinedBehaviorSanitizer) and run each for SECONDS
-# (default 60): fuzz-pickle seeded with the test pickles and the bundled
-# snapshots, fuzz-import (pickle bytes to a database and a leak verdict,
-# through the whole core, built from the sources `make
-# print-vtcore-sources` lists) with the valid ones and the invalid
-# snapshots (tests/data/pickle/invalid), fuzz-event with spool
-# files made from tests/data/spool.  Exits non-zero on any finding.  Needs
+# (default 60): fuzz-pickle seeded with the test pickles (good and
+# hostile: each a past finding must stay fixed) and the bundled snapshots,
+# fuzz-import (pickle bytes to a database and a leak verdict, through the
+# whole core, built from the sources `make print-vtcore-sources` lists)
+# with the valid ones and the invalid snapshots
+# (tests/data/pickle/invalid), fuzz-event with spool files made from
+# tests/data/spool.  Exits non-zero on any finding.  Needs
 # a configured and built tree (config.h, tests/mkspool, the generated
 # report page) and clang with libFuzzer.
 set -u
@@ -29,7 +30,8 @@ $cc "$top/fuzz/fuzz-event.c" "$top/lib/event.c" "$top/lib/lib.c" \
 for t in pickle import event; do
 	mkdir -p "$work/$t/seeds" "$work/$t/corpus"
 done
-cp "$top"/tests/data/pickle/good/* "$work/pickle/seeds/"
+cp "$top"/tests/data/pickle/good/* "$top"/tests/data/pickle/bad/*.pickle \
+	"$work/pickle/seeds/"
 for f in "$top"/examples/*.pickle; do
 	head -c 65536 "$f" >"$work/pickle/seeds/$(basename "$f")"
 done

@@ -265,7 +265,8 @@ pickle_parse_check(struct pickle_parser *p, const struct pickle_container *c,
 /*
  * The common case of a batch: the n values from stack slot first go into
  * c, which keeps them whole, and none of them needs to be rebuilt.  Then
- * they go in at once.  Returns 1 when done, 0 when the batch needs the
+ * they go in at once (none at all: an empty batch, whose slot first may be
+ * past an empty stack).  Returns 1 when done, 0 when the batch needs the
  * path item by item, -1 on error.
  */
 static int
@@ -275,6 +276,8 @@ pickle_parse_bulk(struct pickle_parser *p, struct pickle_container *c,
 	const struct pickle_value	*v;
 	size_t				 i;
 
+	if (n == 0)
+		return (1);
 	if (c->role != PICKLE_ROLE_NONE && c->role != PICKLE_ROLE_ELEMENT)
 		return (0);
 	for (i = first; i < first + n; i++) {
