@@ -109,7 +109,7 @@ static void		(*client_sweep)(int);
  */
 #define CLIENT_SAY_MAX	2048
 
-static void
+static void printflike(2, 0)
 client_say(const char *tail, const char *fmt, va_list ap)
 {
 	static const struct timespec	 now = { 0, 0 };

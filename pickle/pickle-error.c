@@ -42,7 +42,7 @@ static const char *pickle_opcode_names[256] = {
 };
 
 /* Format into a new string; NULL when out of memory. */
-static char *
+static __attribute__((format(printf, 1, 0))) char *
 pickle_error_vfmt(const char *fmt, va_list ap)
 {
 	va_list	 aq;

@@ -51,7 +51,7 @@ void	*xreallocarray(void *, size_t, size_t);
 char	*xstrdup(const char *);
 char	*xstrndup(const char *, size_t);
 int	 xasprintf(char **, const char *, ...) printflike(2, 3);
-int	 xvasprintf(char **, const char *, va_list);
+int	 xvasprintf(char **, const char *, va_list) printflike(2, 0);
 char	*xstrerror_cause(const char *, ...) printflike(1, 2);
 
 /* util.c */
