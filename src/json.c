@@ -47,10 +47,13 @@ json_utf8_length(const unsigned char *p)
 /*
  * Write s as a JSON string (NULL as null), escaping what JSON requires;
  * a byte that is not part of valid UTF-8 becomes U+FFFD, so that the
- * output is always valid UTF-8 (json.loads accepts it).
+ * output is always valid UTF-8 (json.loads accepts it).  With page set,
+ * also what would end or confuse a <script> element of an HTML page (<, >
+ * and &) and what a script's parser may take for a line end (U+2028 and
+ * U+2029).
  */
-void
-json_string(FILE *f, const char *s)
+static void
+json_string_escaped(FILE *f, const char *s, int page)
 {
 	const unsigned char	*p;
 	size_t			 n;
@@ -64,36 +67,40 @@ json_string(FILE *f, const char *s)
 		if ((n = json_utf8_length(p)) == 0) {
 			fputs("\\ufffd", f);
 			n = 1;
-			continue;
-		}
-		if (n > 1) {
+		} else if (page && n == 3 && p[0] == 0xe2 && p[1] == 0x80 &&
+		    (p[2] == 0xa8 || p[2] == 0xa9))
+			fprintf(f, "\\u%04x", 0x2000 | (p[2] - 0x80));
+		else if (n > 1)
 			fwrite(p, 1, n, f);
-			continue;
-		}
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
+		else if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
 			fputs("\\n", f);
-			break;
-		case '\t':
+		else if (*p == '\t')
 			fputs("\\t", f);
-			break;
-		case '\r':
+		else if (*p == '\r')
 			fputs("\\r", f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
+		else if (*p < 0x20 || (page && (*p == '<' || *p == '>' ||
+		    *p == '&')))
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
 	}
 	fputc('"', f);
+}
+
+/* Write s as a JSON string (json_string_escaped). */
+void
+json_string(FILE *f, const char *s)
+{
+	json_string_escaped(f, s, 0);
+}
+
+/* Write s as a JSON string that is safe inside an HTML page's script. */
+void
+json_string_page(FILE *f, const char *s)
+{
+	json_string_escaped(f, s, 1);
 }
 
 /* Write v in decimal, or null when it is unknown (UNKNOWN_U64). */

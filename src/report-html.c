@@ -55,7 +55,7 @@ write_run(FILE *f, const struct query_run *run)
 	fprintf(f, "\"run\":{\"id\":%" PRId64, run->id);
 	for (i = 0; i < sizeof strings / sizeof strings[0]; i++) {
 		fprintf(f, ",\"%s\":", strings[i].key);
-		report_html_json_string(f, *(char *const *)(const void *)
+		json_string_page(f, *(char *const *)(const void *)
 		    ((const char *)run + strings[i].off));
 	}
 	for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
@@ -91,7 +91,7 @@ write_steps(FILE *f, const struct report *r)
 	k = r->nsteps > REPORT_MARKS ? (r->nsteps + REPORT_MARKS - 1) /
 	    REPORT_MARKS : 1;
 	fprintf(f, "\"step_every\":%zu,\"step_name\":", k);
-	report_html_json_string(f, r->nsteps > 0 ? r->steps[0].name : NULL);
+	json_string_page(f, r->nsteps > 0 ? r->steps[0].name : NULL);
 	fputs(",\"steps\":[", f);
 	for (i = 0; i < r->nsteps; i++) {
 		if (i % k != 0 && i != r->nsteps - 1)
@@ -129,7 +129,7 @@ write_series(FILE *f, const struct report *r, const struct leak_report *lr,
 	fputs(",\"handle\":", f);
 	json_handle(f, ls != NULL ? ls->handle : UNKNOWN_U64);
 	fputs(",\"garbage\":", f);
-	report_html_json_string(f, ls != NULL ?
+	json_string_page(f, ls != NULL ?
 	    leak_garbage_name(ls->garbage) : NULL);
 	fprintf(f, ",\"peak_bytes\":%" PRId64 ",\"end_bytes\":%" PRId64
 	    ",\"hi\":", s->peak_bytes, s->end_bytes);
@@ -153,7 +153,7 @@ write_lane(FILE *f, const struct report *r, const struct leak_report *lr,
 		xasprintf(&label, "%s%sdevice %d", l->name != NULL ? l->name :
 		    "", l->name != NULL ? ", " : "", (int)l->device);
 	fputs("{\"label\":", f);
-	report_html_json_string(f, label);
+	json_string_page(f, label);
 	free(label);
 	fputs(",\"process\":", f);
 	report_html_json_count(f, l->process_id > 0 ? l->process_id :
@@ -233,7 +233,7 @@ write_bars(FILE *f, const struct leak_report *lr)
 		fputs(",\"handle\":", f);
 		json_handle(f, s->handle);
 		fputs(",\"garbage\":", f);
-		report_html_json_string(f, leak_garbage_name(s->garbage));
+		json_string_page(f, leak_garbage_name(s->garbage));
 		fprintf(f, ",\"garbage_bytes\":%" PRId64 ",\"is_default\":%s,"
 		    "\"live_bytes\":%" PRId64 ",\"growth_bytes_per_step\":",
 		    s->garbage_bytes, s->is_default ? "true" : "false",
@@ -281,7 +281,7 @@ write_verdict(FILE *f, const struct leak_report *lr)
 		top = &lr->streams[lr->top_stream];
 	fprintf(f, "\"verdict\":{\"verdict\":\"%s\",\"reason\":",
 	    leak_verdict_name(lr->verdict));
-	report_html_json_string(f, lr->reason);
+	json_string_page(f, lr->reason);
 	fprintf(f, ",\"layer\":\"%s\",\"warmup\":%d,\"threshold\":%" PRIu64
 	    ",\"steps_analysed\":%" PRId64 ",\"growth_bytes_per_step\":",
 	    event_layer_name((unsigned int)lr->layer), lr->warmup,
@@ -305,7 +305,7 @@ write_verdict(FILE *f, const struct leak_report *lr)
 	fputs(",\"suspects\":[", f);
 	for (i = 0; i < lr->nsuspects; i++) {
 		fputs(i > 0 ? ",{\"site\":" : "{\"site\":", f);
-		report_html_json_string(f, lr->suspects[i].site);
+		json_string_page(f, lr->suspects[i].site);
 		fprintf(f, ",\"bytes\":%" PRId64 ",\"blocks\":%" PRId64
 		    ",\"device\":%d,\"stream\":", lr->suspects[i].bytes,
 		    lr->suspects[i].blocks, (int)lr->suspects[i].device);
@@ -355,9 +355,9 @@ write_holders(FILE *f, const struct report *r)
 	fputs("\"holders\":{\"frames\":[", f);
 	for (i = 0; i < r->nframes; i++) {
 		fputs(i > 0 ? ",[" : "[", f);
-		report_html_json_string(f, r->frames[i].name);
+		json_string_page(f, r->frames[i].name);
 		fputs(",", f);
-		report_html_json_string(f, r->frames[i].filename);
+		json_string_page(f, r->frames[i].filename);
 		fprintf(f, ",%" PRId64 "]", r->frames[i].line);
 	}
 	fputs("],\"sites\":[", f);
@@ -365,7 +365,7 @@ write_holders(FILE *f, const struct report *r)
 		s = &r->sites[i];
 		fprintf(f, "%s{\"id\":%" PRId64 ",\"label\":", i > 0 ? "," :
 		    "", s->site_id);
-		report_html_json_string(f, s->label);
+		json_string_page(f, s->label);
 		fputs(",\"frames\":[", f);
 		for (j = 0; j < s->nframes; j++)
 			fprintf(f, "%s%zu", j > 0 ? "," : "", s->frames[j]);

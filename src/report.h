@@ -168,7 +168,6 @@ int	 report_html_write(FILE *, const struct query_run *,
 	     const struct report *, const struct leak_report *, char **);
 
 /* report-html-json.c */
-void	 report_html_json_string(FILE *, const char *);
 void	 report_html_json_count(FILE *, int64_t);
 void	 report_html_json_array(FILE *, const int64_t *, size_t);
 

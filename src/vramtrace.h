@@ -259,6 +259,7 @@ void	 collector_free(struct collector *);
 /* json.c */
 size_t	 json_utf8_length(const unsigned char *);
 void	 json_string(FILE *, const char *);
+void	 json_string_page(FILE *, const char *);
 void	 json_u64(FILE *, uint64_t);
 void	 json_stream(FILE *, uint64_t);
 void	 json_handle(FILE *, uint64_t);
