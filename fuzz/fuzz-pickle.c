@@ -23,6 +23,7 @@ fuzz_walk(const struct pickle_value *v)
 {
 	size_t	i, len;
 	int64_t	i64;
+	uint64_t u64;
 	double	d;
 	int	b;
 
@@ -47,6 +48,10 @@ fuzz_walk(const struct pickle_value *v)
 		break;
 	case PICKLE_INT:
 		pickle_int(v, &i64);
+		break;
+	case PICKLE_UINT64:
+		pickle_uint(v, &u64);
+		pickle_float(v, &d);
 		break;
 	case PICKLE_FLOAT:
 		pickle_float(v, &d);

@@ -37,6 +37,9 @@
 /* No memo slot refers to this container; no container is below. */
 #define PICKLE_NO_SLOT		UINT32_MAX
 
+/* The most bytes of a LONG1 or LONG4 read (pickle_op_longn). */
+#define PICKLE_LONG_MAX		9
+
 /* What a container is for (pickle-role.c). */
 enum pickle_role {
 	PICKLE_ROLE_NONE,		/* a value kept whole */

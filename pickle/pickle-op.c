@@ -31,7 +31,10 @@ pickle_op_arg(struct pickle_parser *p, int code, size_t n)
 	return (arg);
 }
 
-/* Push a none, a bool (i is 0 or 1) or an int. */
+/*
+ * Push a none, a bool (i is 0 or 1) or an int (for PICKLE_UINT64, i holds
+ * its bits).
+ */
 int
 pickle_op_scalar(struct pickle_parser *p, enum pickle_type type, int64_t i)
 {
@@ -129,20 +132,33 @@ pickle_op_long(struct pickle_parser *p, const unsigned char *b, size_t n)
 	return (pickle_op_scalar(p, PICKLE_INT, i));
 }
 
-/* LONG1 and LONG4: an int of n bytes that follow, at most 8. */
+/*
+ * LONG1 and LONG4: an int of n bytes that follow.  One of 9 bytes fits
+ * when its last byte only extends the sign of the 8 before (Python writes
+ * none such, but may), or is 0 with the top bit of the 8 before set: a
+ * value of 2^63 to 2^64 - 1 (PICKLE_UINT64).
+ */
 int
 pickle_op_longn(struct pickle_parser *p, int code, uint64_t n)
 {
-	const unsigned char	*b;
+	const unsigned char	*b = NULL;
+	uint64_t		 u;
+	int64_t			 i;
 
-	if (n > 8) {
-		return (pickle_error_set(p, "%s of %llu bytes at offset %llu"
-		    " does not fit in 64 bits", pickle_error_opname(code),
-		    (unsigned long long)n, (unsigned long long)p->op));
-	}
-	if ((b = pickle_op_arg(p, code, (size_t)n)) == NULL)
+	if (n <= PICKLE_LONG_MAX && (b = pickle_op_arg(p, code, (size_t)n)) == NULL)
 		return (-1);
-	return (pickle_op_long(p, b, (size_t)n));
+	if (n <= 8)
+		return (pickle_op_long(p, b, (size_t)n));
+	if (n == 9 && b[8] == ((b[7] & 0x80) ? 0xff : 0x00))
+		return (pickle_op_long(p, b, 8));
+	if (n == 9 && b[8] == 0x00) {
+		u = pickle_le(b, 8);
+		memcpy(&i, &u, sizeof i);
+		return (pickle_op_scalar(p, PICKLE_UINT64, i));
+	}
+	return (pickle_error_set(p, "%s of %llu bytes at offset %llu does not"
+	    " fit in 64 bits", pickle_error_opname(code), (unsigned long long)n,
+	    (unsigned long long)p->op));
 }
 
 /* BINFLOAT: a big-endian double at b. */

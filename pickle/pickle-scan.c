@@ -262,7 +262,8 @@ pickle_scan_run(struct pickle_scan *s, struct pickle_reader *r)
 		case 0x8a:	/* LONG1 */
 		case 0x8b:	/* LONG4 */
 			len = pickle_le(a, (size_t)n);
-			if (len > 8 || pickle_scan_skip(r, len) != 0)
+			if (len > PICKLE_LONG_MAX ||
+			    pickle_scan_skip(r, len) != 0)
 				return (0);
 			break;
 		}

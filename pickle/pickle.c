@@ -179,7 +179,7 @@ pickle_type_name(enum pickle_type type)
 {
 	static const char *names[] = {
 		"none", "bool", "int", "float", "str", "bytes", "list",
-		"tuple", "dict"
+		"tuple", "dict", "int"
 	};
 
 	if ((size_t)type >= sizeof names / sizeof names[0])
@@ -219,7 +219,10 @@ pickle_bool(const struct pickle_value *v, int *out)
 	return (0);
 }
 
-/* Store an int v in *out.  Returns -1 if v is NULL or no int (bools too). */
+/*
+ * Store an int v in *out.  Returns -1 if v is NULL, no int (bools too) or
+ * past int64_t (PICKLE_UINT64).
+ */
 int
 pickle_int(const struct pickle_value *v, int64_t *out)
 {
@@ -236,14 +239,32 @@ pickle_int(const struct pickle_value *v, int64_t *out)
 int
 pickle_float(const struct pickle_value *v, double *out)
 {
+	uint64_t	u;
+
 	if (v == NULL)
 		return (-1);
 	if (v->type == PICKLE_FLOAT)
 		*out = v->u.f;
+	else if (pickle_uint(v, &u) == 0)
+		*out = (double)u;
 	else if (v->type == PICKLE_INT)
 		*out = (double)v->u.i;
 	else
 		return (-1);
+	return (0);
+}
+
+/*
+ * Store an int v of 0 to 2^64 - 1 in *out.  Returns -1 if v is NULL, no
+ * int, or negative.
+ */
+int
+pickle_uint(const struct pickle_value *v, uint64_t *out)
+{
+	if (v == NULL || (v->type != PICKLE_INT && v->type != PICKLE_UINT64) ||
+	    (v->type == PICKLE_INT && v->u.i < 0))
+		return (-1);
+	memcpy(out, &v->u.i, sizeof *out);
 	return (0);
 }
 

@@ -61,7 +61,9 @@ enum pickle_type {
 	PICKLE_BYTES,
 	PICKLE_LIST,
 	PICKLE_TUPLE,
-	PICKLE_DICT
+	PICKLE_DICT,
+	PICKLE_UINT64	/* an int of 2^63 to 2^64 - 1, past int64_t: how
+			   PyTorch writes an unsigned field's -1 */
 };
 
 /* Which streamed list an element belongs to. */
@@ -135,6 +137,8 @@ int			 pickle_same(const struct pickle_value *a,
 int			 pickle_is_none(const struct pickle_value *v);
 int			 pickle_bool(const struct pickle_value *v, int *out);
 int			 pickle_int(const struct pickle_value *v, int64_t *out);
+int			 pickle_uint(const struct pickle_value *v,
+			     uint64_t *out);
 int			 pickle_float(const struct pickle_value *v,
 			     double *out);
 const char		*pickle_str(const struct pickle_value *v, size_t *len);

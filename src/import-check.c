@@ -131,7 +131,13 @@ import_check_int(struct import_state *st, const struct pickle_value *d,
 {
 	const struct pickle_value	*v;
 	int64_t				 n;
+	uint64_t			 u;
 
+	v = key != NULL ? pickle_dict_get(d, key) : d;
+	if (v != NULL && pickle_type(v) == PICKLE_UINT64 &&
+	    pickle_uint(v, &u) == 0)
+		return (check_fail(st, key, cause, "is %" PRIu64 ", not in %"
+		    PRId64 " to %" PRId64, u, min, max));
 	if (import_check_value(st, d, key, PICKLE_INT, flags, &v,
 	    cause) != 0)
 		return (-1);
@@ -167,10 +173,22 @@ import_check_str(struct import_state *st, const struct pickle_value *d,
 	return (0);
 }
 
+/* Whether frame f's "line" is IMPORT_LINE_UNKNOWN: 1 or 0. */
+int
+import_line_unknown(const struct pickle_value *f)
+{
+	const struct pickle_value	*v = pickle_dict_get(f, "line");
+	uint64_t			 line;
+
+	return (v != NULL && pickle_type(v) == PICKLE_UINT64 &&
+	    pickle_uint(v, &line) == 0 && line == IMPORT_LINE_UNKNOWN);
+}
+
 /*
  * Check the frames of list `frames` (the value of a "frames" key, already
  * known to be a list): each a dict with a str "name" and "filename" and
- * an optional "line" of at least 0.  0, or -1 with *cause.
+ * an optional "line" of at least 0, or IMPORT_LINE_UNKNOWN.  0, or -1 with
+ * *cause.
  */
 int
 import_check_frames(struct import_state *st, const struct pickle_value *frames,
@@ -192,7 +210,7 @@ import_check_frames(struct import_state *st, const struct pickle_value *frames,
 			rc = import_check_str(st, f, "name", 0, &s, cause);
 		if (rc == 0)
 			rc = import_check_str(st, f, "filename", 0, &s, cause);
-		if (rc == 0)
+		if (rc == 0 && !import_line_unknown(f))
 			rc = import_check_int(st, f, "line", 0, INT64_MAX,
 			    IMPORT_OPTIONAL, &line, cause);
 	}

@@ -45,8 +45,8 @@ site_add(struct import_state *st, const struct pickle_value *frames,
 		    NULL);
 		st->frames[i].filename = pickle_str(pickle_dict_get(f,
 		    "filename"), NULL);
-		if (pickle_int(pickle_dict_get(f, "line"), &st->frames[i].line)
-		    != 0)
+		if (import_line_unknown(f) || pickle_int(pickle_dict_get(f,
+		    "line"), &st->frames[i].line) != 0)
 			st->frames[i].line = 0;
 	}
 	return (store_site_add(st->store, st->frames, n, site, cause));

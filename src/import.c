@@ -62,15 +62,20 @@ on_progress(void *arg, uint64_t done, uint64_t total)
 static void
 json_value(FILE *f, const struct pickle_value *v)
 {
-	int64_t	n;
-	double	d;
-	int	b;
-	size_t	i;
+	int64_t		n;
+	uint64_t	u;
+	double		d;
+	int		b;
+	size_t		i;
 
 	switch (pickle_type(v)) {
 	case PICKLE_INT:
 		pickle_int(v, &n);
 		fprintf(f, "%" PRId64, n);
+		break;
+	case PICKLE_UINT64:
+		pickle_uint(v, &u);
+		fprintf(f, "%" PRIu64, u);
 		break;
 	case PICKLE_FLOAT:
 		pickle_float(v, &d);

@@ -29,6 +29,9 @@ struct import_summary {
 /* The most steps --step-every may cut (vramtrace(1), LIMITS). */
 #define IMPORT_WINDOWS_MAX	1000000
 
+/* A frame's line that PyTorch writes when it has none: -1 unsigned. */
+#define IMPORT_LINE_UNKNOWN	UINT64_MAX
+
 /* The default step marker: the END of every optimizer step. */
 #define IMPORT_STEP_MARKER	"^Optimizer\\.step"
 
@@ -132,6 +135,7 @@ int	 import_check_int(struct import_state *, const struct pickle_value *,
 	     const char *, int64_t, int64_t, int, int64_t *, char **);
 int	 import_check_str(struct import_state *, const struct pickle_value *,
 	     const char *, int, const char **, char **);
+int	 import_line_unknown(const struct pickle_value *);
 int	 import_check_frames(struct import_state *,
 	     const struct pickle_value *, char **);
 int	 import_check_root(struct import_state *, const struct pickle_value *,

@@ -105,6 +105,31 @@ t_ints(const struct pickle_value *d)
 	    t_int_is(d, "addr", INT64_C(0x7f6a2c000000)));
 }
 
+/*
+ * Ints of 2^63 to 2^64 - 1 (LONG1 of 9 bytes): PICKLE_UINT64, read by
+ * pickle_uint() and pickle_float(), never by pickle_int(); pickle_uint()
+ * takes no negative int.
+ */
+static int
+t_uints(const struct pickle_value *d)
+{
+	const struct pickle_value	*u63 = pickle_dict_get(d, "u63");
+	const struct pickle_value	*max = pickle_dict_get(d, "umax64");
+	uint64_t			 u;
+	int64_t				 i;
+	double				 f;
+
+	return (pickle_type(u63) == PICKLE_UINT64 &&
+	    pickle_uint(u63, &u) == 0 && u == UINT64_C(1) << 63 &&
+	    pickle_int(u63, &i) == -1 &&
+	    pickle_uint(max, &u) == 0 && u == UINT64_MAX &&
+	    pickle_float(max, &f) == 0 && f == 18446744073709551616.0 &&
+	    strcmp(pickle_type_name(pickle_type(max)), "int") == 0 &&
+	    pickle_uint(pickle_dict_get(d, "max64"), &u) == 0 &&
+	    u == INT64_MAX &&
+	    pickle_uint(pickle_dict_get(d, "im1"), &u) == -1);
+}
+
 static int
 t_scalars(const struct pickle_value *d)
 {
@@ -242,6 +267,7 @@ t_values(int proto)
 	t_ok(d != NULL && pickle_type(d) == PICKLE_DICT, "parse", name);
 	t_ok(t_scalars(d), "none, bools and floats", name);
 	t_ok(t_ints(d), "BININT*, LONG1 of 6 to 8 bytes", name);
+	t_ok(t_uints(d), "LONG1 of 9 bytes: 2^63 and 2^64 - 1", name);
 	t_ok(t_strings(d), "str: empty, NUL, UTF-8, BINUNICODE", name);
 	t_ok(t_tuples(d), "EMPTY_TUPLE, TUPLE1-3, TUPLE", name);
 	t_ok(t_shared(d), "memoized list shared, not copied", name);
@@ -269,8 +295,10 @@ t_handmade(void)
 	t_ok(d != NULL && t_int_is(d, "big", -(INT64_C(1) << 62)) &&
 	    t_int_is(d, "zero", 0) && t_int_is(d, "long1zero", 0),
 	    "BINUNICODE8, LONG4, LONG1 of 0 bytes", name);
+	t_ok(t_int_is(d, "long1-9", 5) && t_int_is(d, "long1-9neg", -1),
+	    "LONG1 of 9 bytes that fit in int64_t", name);
 	t_ok(pickle_list_len(pickle_dict_get(d, "tup")) == 4 &&
-	    pickle_dict_len(d) == 11, "TUPLE, POP, POP_MARK, SETITEM", name);
+	    pickle_dict_len(d) == 13, "TUPLE, POP, POP_MARK, SETITEM", name);
 	b = pickle_bytes(pickle_dict_get(d, "bytes"), &len);
 	t_ok(b != NULL && len == 3 && memcmp(b, "a\0b", 3) == 0 &&
 	    pickle_same(pickle_dict_get(d, "get"),
@@ -640,6 +668,7 @@ t_print(FILE *f, const struct pickle_value *v)
 	const char		*open = "[", *close = "]";
 	size_t			 i, len;
 	int64_t			 n;
+	uint64_t		 u;
 	double			 d;
 	int			 t;
 
@@ -654,6 +683,10 @@ t_print(FILE *f, const struct pickle_value *v)
 	case PICKLE_INT:
 		pickle_int(v, &n);
 		fprintf(f, "%lld", (long long)n);
+		break;
+	case PICKLE_UINT64:
+		pickle_uint(v, &u);
+		fprintf(f, "%llu", (unsigned long long)u);
 		break;
 	case PICKLE_FLOAT:
 		pickle_float(v, &d);

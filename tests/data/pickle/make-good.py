@@ -5,7 +5,8 @@ values-pN: one dict with every value type the reader knows, at protocol N.
 snapshot-pN: a tiny snapshot-shaped dict (segments, device_traces of two
 devices, allocator_settings, external_annotations) with shared frames.
 handmade: opcodes Python's pickler does not emit for small data (BINUNICODE8,
-LONG4, SETITEM, POP, POP_MARK, TUPLE, LONG_BINPUT, BINBYTES8), written raw.
+LONG4, SETITEM, POP, POP_MARK, TUPLE, LONG_BINPUT, BINBYTES8) and ints of
+9 bytes it would write in fewer, written raw.
 shared-NAME-pN: the snapshot with objects shared as a script that filters or
 merges snapshots shares them (a trace list twice, entries repeated, the
 original kept under another key, ...), at protocols 2 and 4.
@@ -23,7 +24,8 @@ def values():
         "i65536": 65536, "im1": -1, "imin32": -2**31, "imax32": 2**31 - 1,
         "i2_31": 2**31, "pos6": 2**47 - 5, "neg6": -2**47 + 5,
         "pos7": 2**55 + 7, "neg7": -2**55 - 7, "max64": 2**63 - 1,
-        "min64": -2**63, "addr": 0x7f6a2c000000,
+        "min64": -2**63, "u63": 2**63, "umax64": 2**64 - 1,
+        "addr": 0x7f6a2c000000,
         "f": 1.5, "fneg": -2.25e-300, "fbig": 1e300,
         "s": "", "short": "abc", "nul": "a\0b",
         "utf8": "caf\u00e9 \U0001f600", "long": "x" * 300,
@@ -133,6 +135,8 @@ def handmade():
     out += u8("big") + b"\x8b\x08\x00\x00\x00" + struct.pack("<q", -2**62)
     out += u8("zero") + b"\x8b\x00\x00\x00\x00"      # LONG4 of 0 bytes
     out += u8("long1zero") + b"\x8a\x00"             # LONG1 of 0 bytes
+    out += u8("long1-9") + b"\x8a\x09\x05" + b"\x00" * 8  # 9 bytes, 5
+    out += u8("long1-9neg") + b"\x8a\x09" + b"\xff" * 9   # 9 bytes, -1
     out += u8("tup") + b"(K\x01K\x02K\x03K\x04t"       # TUPLE from MARK
     out += u8("bytes") + b"\x8e" + struct.pack("<Q", 3) + b"a\0b"
     out += u8("put") + b"]q\x00"                     # BINPUT 0
@@ -163,6 +167,7 @@ def main():
     data = handmade()
     obj = pickle.loads(data)
     assert obj == {"big": -2**62, "zero": 0, "long1zero": 0,
+                   "long1-9": 5, "long1-9neg": -1,
                    "tup": (1, 2, 3, 4), "bytes": b"a\0b", "put": [],
                    "put2": [], "get": [], "bin": b"hi", "bin2": b"hi",
                    "get0": []}, obj

@@ -104,6 +104,12 @@ CASES = [
     ("frame-line-negative", lambda s: s["segments"][0].update(
         frames=[{"name": "f", "filename": "a.py", "line": -3}]),
      "segments[0].frames[0].line is -3, negative"),
+    # 2^64 - 1 is PyTorch's unknown line; 2^63 is no line at all.
+    ("frame-line-2-63", lambda s: s["segments"][0].update(
+        frames=[{"name": "f", "filename": "a.py", "line": 2**63}]),
+     "segments[0].frames[0].line is 9223372036854775808, not in 0 to"),
+    ("entry-size-2-64", setter(ENTRY + ["size"], 2**64 - 1),
+     "device_traces[1][4].size is 18446744073709551615, not in 0 to"),
     ("entry-list", setter(ENTRY, [1, 2]),
      "device_traces[1][4] is a list, not a dict"),
     ("entry-size-negative", setter(ENTRY + ["size"], -512),
