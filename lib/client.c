@@ -27,6 +27,7 @@
 
 #include "config.h"
 
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -421,6 +422,70 @@ client_fork_child(void)
 	client_state = CLIENT_OFF;
 }
 
+/*
+ * Open spool file path (flags: 0 or O_TRUNC) and take its lock, held for
+ * as long as this process writes it.  -1 when it cannot be
+ * opened; *busy is set when another live process holds the lock.
+ */
+static int
+client_spool_lock(const char *path, int flags, int *busy)
+{
+	int	fd;
+
+	*busy = 0;
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | flags,
+	    0644)) == -1)
+		return (-1);
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+		return (fd);	/* a file system without locks: as before */
+	*busy = 1;
+	close(fd);
+	return (-1);
+}
+
+/*
+ * Open the spool file at path for this process alone.  A spool file is
+ * one process's stream, so one that another live process of the run
+ * writes (a program that starts others with the same VRAMTRACE_OUTPUT: a
+ * launcher's ranks, a pool of workers) is left to it: this process
+ * writes the name with "-PID" before its extension instead, and says so.
+ * A file no process holds (an earlier run's) is truncated and reused.
+ */
+static int
+client_spool_open(const char *path)
+{
+	char		 alt[4096];
+	const char	*dot, *slash;
+	int		 fd, busy;
+
+	if ((fd = client_spool_lock(path, 0, &busy)) != -1) {
+		if (ftruncate(fd, 0) == 0)
+			return (fd);
+		close(fd);
+	}
+	if (!busy) {
+		client_warn("cannot open the spool file %s: %s (check the"
+		    " directory VRAMTRACE_OUTPUT names)", path,
+		    strerror(errno));
+		return (-1);
+	}
+	slash = strrchr(path, '/');
+	dot = strrchr(slash != NULL ? slash : path, '.');
+	if (dot == NULL || dot == path || dot == slash + 1)
+		dot = path + strlen(path);
+	snprintf(alt, sizeof alt, "%.*s-%ld%s", (int)(dot - path), path,
+	    (long)getpid(), dot);
+	if ((fd = client_spool_lock(alt, O_TRUNC, &busy)) == -1)
+		client_warn("cannot open the spool file %s: %s (check the"
+		    " directory VRAMTRACE_OUTPUT names)", alt,
+		    busy ? "another process writes it" : strerror(errno));
+	else
+		client_note("the spool file %s is another process's; this"
+		    " one writes %s (VRAMTRACE_OUTPUT with %%p names one file"
+		    " per process)", path, alt);
+	return (fd);
+}
+
 /* Open the socket or the spool file the environment names; -1: none. */
 static int
 client_open(const char *socket_path, const char *output)
@@ -469,11 +534,7 @@ client_open(const char *socket_path, const char *output)
 			path[n++] = *p;
 	}
 	path[n] = '\0';
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd == -1)
-		client_warn("cannot open the spool file %s: %s (check the"
-		    " directory VRAMTRACE_OUTPUT names)", path, strerror(errno));
-	return (fd);
+	return (client_spool_open(path));
 }
 
 /* The value of environment variable name, or NULL when unset or empty. */

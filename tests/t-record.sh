@@ -17,7 +17,7 @@ unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF VRAMTRACE_STACKS
     VRAMTRACE_STACK_DEPTH VRAMTRACE_TORCH_HISTORY VRAMTRACE_TORCH_STEPS \
     VRAMTRACE_CHECK_OFFLOAD
 
-echo 1..29
+echo 1..32
 n=0
 ok() {
 	n=$((n + 1))
@@ -100,6 +100,33 @@ VRAMTRACE_OUTPUT="$T/spool-%p.vtr" "$WRITER" send
 "$VRAMTRACE" replay "$T"/spool-*.vtr -o "$T/replay.db"
 ok "$? $(q "$T/replay.db" 'select count(*), sum(bytes) from allocations')" \
     "0 10,56320" "VRAMTRACE_OUTPUT writes a spool file that replay reads"
+
+# One spool file name for two live processes (no %p): the second writes
+# its own, NAME-PID.vtr, and says so; both files are whole (the first has
+# the set and a pair of events per allocation since).  Once the first has
+# ended, a third process takes the name again.
+mkdir "$T/held"
+VRAMTRACE_OUTPUT="$T/one.vtr" "$WRITER" stream "$T/held" &
+held=$!
+while [ ! -s "$T/held/pid" ]; do sleep 0.05; done
+VRAMTRACE_OUTPUT="$T/one.vtr" "$WRITER" send 2>"$T/err" &
+second=$!
+wait $second
+touch "$T/held/stop"
+wait $held
+ok "$(sed -e "s|$T/||g" -e "s/$second/PID/g" "$T/err")" \
+    "vramtrace (writer, pid PID): the spool file one.vtr is another process's; this one writes one-PID.vtr (VRAMTRACE_OUTPUT with %p names one file per process)." \
+    "a spool file another live process writes is left to it, with one line"
+"$VRAMTRACE" replay "$T/one-$second.vtr" -o "$T/second.db" >/dev/null &&
+"$VRAMTRACE" replay "$T/one.vtr" -o "$T/held.db" >/dev/null
+ok "$? $(q "$T/second.db" 'select count(*), sum(bytes) from allocations')
+$(q "$T/held.db" "select count(*) = 10 + $(cat "$T/held/done") from allocations")" \
+    "0 10,56320
+1" "the second process's spool file and the first's are whole"
+VRAMTRACE_OUTPUT="$T/one.vtr" "$WRITER" send 2>"$T/err"
+"$VRAMTRACE" replay "$T/one.vtr" -o "$T/third.db" >/dev/null
+ok "$? $(cat "$T/err") $(q "$T/third.db" 'select count(*) from allocations')" \
+    "0  10" "a spool file no process holds is truncated and reused"
 
 "$WRITER" send 2>/dev/null
 ok "$?" 1 "with no destination the client is off"
