@@ -8,8 +8,10 @@
  * reads (VRAMTRACE_FLUSH_MS, VRAMTRACE_NVTX, VRAMTRACE_STEP_MARKER,
  * VRAMTRACE_STACKS, VRAMTRACE_STACK_DEPTH) and, depending on the options,
  * PYTORCH_CUDA_ALLOC_CONF and PYTHONPATH with the sitecustomize, told what
- * to do by VRAMTRACE_TORCH_STEPS, VRAMTRACE_TORCH_HISTORY and
- * VRAMTRACE_CHECK_OFFLOAD (--check-offload).  The
+ * to do by VRAMTRACE_TORCH_STEPS, VRAMTRACE_TORCH_HISTORY,
+ * VRAMTRACE_CHECK_OFFLOAD (--check-offload) and VRAMTRACE_TORCH_ASYNC
+ * (record chose cudaMallocAsync: torch.compile's CUDA graphs stay off it,
+ * since PyTorch refuses them there).  The
  * libraries and the Python package are looked up next to the vramtrace
  * binary first (the build tree, or the package of a pip install), then
  * where make install puts them.
@@ -201,6 +203,7 @@ record_allocator(struct record_options *o)
 		    " only with Python stacks on");
 	if (o->allocator == NULL)
 		o->allocator = conf == NULL ? "async" : "keep";
+	unsetenv("VRAMTRACE_TORCH_ASYNC");
 	if (strcmp(o->allocator, "async") == 0) {
 		if (conf == NULL || *conf == '\0')
 			setenv("PYTORCH_CUDA_ALLOC_CONF",
@@ -210,6 +213,10 @@ record_allocator(struct record_options *o)
 			setenv("PYTORCH_CUDA_ALLOC_CONF", s, 1);
 			free(s);
 		}
+		/* Ours, not the program's: the sitecustomize keeps it from
+		 * torch.compile's CUDA graphs, which it cannot serve. */
+		if (conf == NULL || strstr(conf, "cudaMallocAsync") == NULL)
+			setenv("VRAMTRACE_TORCH_ASYNC", "1", 1);
 		return ("async");
 	}
 	if (strcmp(o->allocator, "native") == 0) {
@@ -242,10 +249,10 @@ record_prepend(const char *var, const char *dir)
  * PYTHONPATH; it imports the package it belongs to by its path, so no
  * other module of the directory that holds the package (a whole
  * site-packages) comes before the program's own.  0, or -1 with a message
- * given.
+ * given; when the package is not required, 0 without it.
  */
 static int
-record_python_path(void)
+record_python_path(int required)
 {
 	static const char *const sites[] = {
 		"python/vramtrace/_site/sitecustomize.py",	/* build tree */
@@ -263,6 +270,10 @@ record_python_path(void)
 		named[0] = given;
 	}
 	site = record_find(NULL, given != NULL ? named : sites);
+	if (site == NULL && !required) {
+		free(given);
+		return (0);
+	}
 	if (site == NULL) {
 		log_warn("the vramtrace Python package was not found%s%s "
 		    "(set VRAMTRACE_PYTHONDIR to the directory that holds it)",
@@ -340,8 +351,11 @@ record_environment(struct record_options *o, const char *allocator)
 	if (o->check_offload)
 		setenv("VRAMTRACE_CHECK_OFFLOAD", "1", 1);
 	if (!o->torch_steps && !history && !o->check_offload)
-		return (0);
-	return (record_python_path());
+		/* Only to keep torch.compile's CUDA graphs off the
+		 * cudaMallocAsync record chose, where the package is. */
+		return (getenv("VRAMTRACE_TORCH_ASYNC") != NULL ?
+		    record_python_path(0) : 0);
+	return (record_python_path(1));
 }
 
 static char *

@@ -15,9 +15,9 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/t-record.XXXXXX") || exit 99
 trap 'rm -rf "$T"' EXIT
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF VRAMTRACE_STACKS \
     VRAMTRACE_STACK_DEPTH VRAMTRACE_TORCH_HISTORY VRAMTRACE_TORCH_STEPS \
-    VRAMTRACE_CHECK_OFFLOAD
+    VRAMTRACE_CHECK_OFFLOAD VRAMTRACE_TORCH_ASYNC
 
-echo 1..32
+echo 1..33
 n=0
 ok() {
 	n=$((n + 1))
@@ -168,24 +168,28 @@ env_of() {	# env_of OPTIONS...: record into a fresh $T/env.db
 	"$VRAMTRACE" record -o "$T/env.db" "$@" -- sh -c 'echo "${VRAMTRACE_STACKS:--}" \
 	    "${VRAMTRACE_STACK_DEPTH:--}" "${VRAMTRACE_TORCH_HISTORY:--}" \
 	    "${VRAMTRACE_TORCH_STEPS:--}" "${VRAMTRACE_CHECK_OFFLOAD:--}" \
+	    "${VRAMTRACE_TORCH_ASYNC:--}" \
 	    "$(echo "$PYTHONPATH" | grep -c _site)"' 2>"$T/err"
 }
-ok "$(env_of)" "- - - - - 0" \
-    "by default: Python stacks (the library's default), nothing for Python"
+ok "$(env_of)" "- - - - - 1 1" \
+    "by default: Python stacks (the library's default), cudaMallocAsync record chose: the sitecustomize keeps torch.compile's CUDA graphs off it"
 ok "$(env_of --stacks all --stack-depth 8 --torch-steps)" \
-    "all 8 - 1 - 1" "--stacks, --stack-depth, --torch-steps"
-ok "$(env_of --torch-allocator native)" "- - 1000000 - - 1" \
+    "all 8 - 1 - 1 1" "--stacks, --stack-depth, --torch-steps"
+ok "$(env_of --torch-allocator native)" "- - 1000000 - - - 1" \
     "native allocator: PyTorch's history through the sitecustomize"
 ok "$(env_of --torch-allocator native --stacks none)" \
-    "none - - - - 0" "native allocator without stacks: no history"
-ok "$(env_of --check-offload --stacks none)" "none - - - 1 1" \
+    "none - - - - - 0" "native allocator without stacks: no history"
+ok "$(env_of --check-offload --stacks none)" "none - - - 1 1 1" \
     "--check-offload: the offload check through the sitecustomize"
-ok "$(VRAMTRACE_CHECK_OFFLOAD=1 env_of --stacks none)" "none - - - 1 1" \
+ok "$(VRAMTRACE_CHECK_OFFLOAD=1 env_of --stacks none)" "none - - - 1 1 1" \
     "VRAMTRACE_CHECK_OFFLOAD=1 already set: the sitecustomize as well"
 ok "$(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True env_of) \
 $(grep -c 'keeps its caching allocator' "$T/err")" \
-    "- - 1000000 - - 1 1" \
+    "- - 1000000 - - - 1 1" \
     "PYTORCH_CUDA_ALLOC_CONF set: the allocator stays native, said so"
+ok "$(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync \
+    VRAMTRACE_TORCH_ASYNC=1 env_of --stacks none)" "none - - - - - 0" \
+    "cudaMallocAsync the program chose: nothing for Python"
 "$VRAMTRACE" record --stacks bogus -o "$T/bad.db" -- true 2>/dev/null
 r1=$?
 VRAMTRACE_STACKS=bogus "$VRAMTRACE" record -o "$T/bad.db" -- true \

@@ -8,7 +8,10 @@ environment what to do; each switch below is one section:
 - VRAMTRACE_TORCH_HISTORY=N (PyTorch's caching allocator, Python stacks
   on): record PyTorch's allocation history, folded into the recording at
   exit (vramtrace._history);
-- VRAMTRACE_CHECK_OFFLOAD=1: the offload check (vramtrace._check_torch).
+- VRAMTRACE_CHECK_OFFLOAD=1: the offload check (vramtrace._check_torch);
+- VRAMTRACE_TORCH_ASYNC=1 (record put PyTorch on cudaMallocAsync):
+  torch.compile makes no CUDA graphs, which that backend cannot serve
+  (vramtrace._compile).
 
 A section imports nothing of PyTorch: a finder (vramtrace._check's
 after_import) waits for the module it needs and runs it once that module
@@ -102,6 +105,19 @@ if os.environ.get("VRAMTRACE_TORCH_HISTORY"):
     from vramtrace._check import after_import
     after_import("torch.cuda", _install_history,
                  "PyTorch's allocation history is off")
+
+
+# record put PyTorch on cudaMallocAsync (VRAMTRACE_TORCH_ASYNC=1):
+# torch.compile without CUDA graphs (vramtrace._compile).
+def _install_compile():
+    from vramtrace import _compile
+    _compile.install(sys.modules["torch"])
+
+
+if os.environ.get("VRAMTRACE_TORCH_ASYNC") == "1":
+    from vramtrace._check import after_import
+    after_import("torch", _install_compile,
+                 "torch.compile's CUDA graphs are left on")
 
 _chain()
 
