@@ -15,7 +15,9 @@ with --no-history, dump one without having recorded any history.
 
 The model is a small transformer (2 layers, d 128, vocab 1024, batch 8,
 64 tokens): its logits are 2 MiB, a slice of 8 tokens 256 KiB.  The
-llama-* shapes use transformers' LlamaForCausalLM from a tiny config.
+llama-* shapes use transformers' LlamaForCausalLM from a tiny config; the
+compiled ones and cudagraphs run the small transformer under
+torch.compile (COMPILE_MODES).
 """
 import argparse
 import ctypes
@@ -55,7 +57,16 @@ SHAPES = {
                     "flat"),
     "llama-late": ("tiny LlamaForCausalLM keeping its logits every step "
                    "from the middle on", "LEAK", "late-onset"),
+    "compiled": ("plain training of the model under torch.compile "
+                 "(Inductor's kernels)", "CLEAN", "flat"),
+    "compiled-steady": ("torch.compile, keeping the logits (2 MiB) of every "
+                        "step", "LEAK", "steady"),
+    "cudagraphs": ("plain training under torch.compile(mode="
+                   "\"reduce-overhead\"): CUDA graphs replayed from a "
+                   "private memory pool", "CLEAN", None),
 }
+COMPILE_MODES = {"compiled": "default", "compiled-steady": "default",
+                 "cudagraphs": "reduce-overhead"}
 
 
 class Tiny(torch.nn.Module):
@@ -135,6 +146,8 @@ def main():
         torch.cuda.memory._record_memory_history(max_entries=200000,
                                                  stacks="python")
     model = (llama() if shape.startswith("llama") else Tiny()).cuda()
+    if shape in COMPILE_MODES:
+        model = torch.compile(model, mode=COMPILE_MODES[shape])
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     ctx = None
     if shape == "offload":
@@ -146,6 +159,8 @@ def main():
     for step in range(1, steps + 1):
         seq = rng.choice((32, 64, 96, 128)) if shape == "varlen" else SEQ
         x = torch.randint(0, V, (BATCH, seq), device="cuda")
+        if shape == "cudagraphs":
+            torch.compiler.cudagraph_mark_step_begin()
         if ctx is not None:
             ctx.__enter__()
         if shape.startswith("llama"):
@@ -157,7 +172,7 @@ def main():
         if ctx is not None:
             ctx.__exit__(None, None, None)
         out = logits.detach()
-        if shape == "steady":
+        if shape in ("steady", "compiled-steady"):
             kept.append(out.clone())  # LEAK: steady
         elif shape == "periodic" and step % 5 == 0:
             kept.append(out.clone())  # LEAK: periodic
@@ -188,7 +203,8 @@ def main():
     if a.snapshot:
         torch.cuda.memory._dump_snapshot(a.snapshot)
     what, verdict, named = SHAPES[shape]
-    tag = {"llama-late": "late"}.get(shape, shape)
+    tag = {"llama-late": "late", "compiled-steady": "steady"}.get(shape,
+                                                                 shape)
     facts.update({
         "shape": shape, "what": what, "verdict": verdict, "named": named,
         "steps": steps, "allocated": allocated,
@@ -205,6 +221,7 @@ def main():
         "allocated_at_end": memory_allocated(),
         "device_bytes": torch.cuda.get_device_properties(0).total_memory,
         "allocator": backend,
+        "compile": COMPILE_MODES.get(shape),
         "torch": torch.__version__,
         "snapshot": a.snapshot is not None,
         "history": a.snapshot is not None and not a.no_history,
