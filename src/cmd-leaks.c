@@ -152,6 +152,7 @@ print_text(const struct leak_report *r, const struct leak_options *opts,
 		    (int64_t)LEAK_SHAPE_HORIZON, r->device_bytes > 0 ? "" :
 		    ", the device's memory unknown");
 	printf(", layer %s\n", event_layer_name((unsigned int)r->layer));
+	leak_print_history(stdout, "history: ", r);
 	if (!complete)
 		printf("%s\n", CMD_UNFINISHED_NOTE);
 	leak_print_verdict(stdout, "verdict: ", r);
@@ -223,9 +224,11 @@ print_json(const struct leak_report *r, const struct query_check *c,
 	    leak_verdict_name(r->verdict));
 	json_string(stdout, r->reason);
 	printf(", \"layer\": \"%s\", \"steps\": %" PRId64 ", \"total_steps\": "
-	    "%zu, \"warmup\": %d, \"threshold\": %" PRIu64 ", ",
+	    "%zu, \"warmup\": %d, \"history_from\": ",
 	    event_layer_name((unsigned int)r->layer), r->steps_analysed,
-	    r->nsteps, r->warmup, r->threshold);
+	    r->nsteps, r->warmup);
+	json_int_or_null(stdout, r->history_from, r->history_from > 0);
+	printf(", \"threshold\": %" PRIu64 ", ", r->threshold);
 	leak_json_growth(stdout, r);
 	leak_print_peak_json(stdout, peak);
 	printf(", \"device_bytes\": ");

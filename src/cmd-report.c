@@ -61,6 +61,7 @@ print_text(const struct query_run *run, const struct leak_report *r,
 	    fmt_text(run->allocator));
 	printf("steps      %zu (from %s), warm-up %d\n", r->nsteps,
 	    fmt_text(run->step_source), r->warmup);
+	leak_print_history(stdout, "history    ", r);
 	printf("layer      %s\n", event_layer_name((unsigned int)r->layer));
 	leak_print_peak(stdout, "peak       ", peak);
 	leak_print_verdict(stdout, "verdict    ", r);

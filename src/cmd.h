@@ -161,6 +161,7 @@ int	 leak_print_peak_read(struct query *, const struct leak_report *,
 void	 leak_print_peak(FILE *, const char *, const struct leak_print_peak *);
 void	 leak_print_peak_json(FILE *, const struct leak_print_peak *);
 void	 leak_print_verdict(FILE *, const char *, const struct leak_report *);
+void	 leak_print_history(FILE *, const char *, const struct leak_report *);
 void	 leak_print_streams(FILE *, const struct leak_report *, size_t);
 void	 leak_print_suspects(FILE *, const struct leak_report *, size_t);
 void	 leak_print_suspects_json(FILE *, const struct leak_report *, size_t);

@@ -108,6 +108,20 @@ leak_print_peak_read(struct query *q, const struct leak_report *r,
 }
 
 /*
+ * Print, after prefix, the line that says a snapshot's trace begins after
+ * its first steps (r->history_from), with the fix; nothing for any other
+ * run.
+ */
+void
+leak_print_history(FILE *f, const char *prefix, const struct leak_report *r)
+{
+	if (r->history_from > 0)
+		fprintf(f, "%sthe snapshot's trace begins in step %d of %zu, so"
+		    " the warm-up reaches to it (%s)\n", prefix, r->history_from,
+		    r->nsteps, LEAK_HISTORY_NOTE);
+}
+
+/*
  * Print the peak in one line after prefix: the high-water mark, its step
  * and time after the run's start, and the largest at a step end.
  */

@@ -224,6 +224,14 @@ struct leak_report {
 	 */
 	int		 no_history;
 
+	/*
+	 * An imported snapshot whose trace begins after its first steps
+	 * ended (PyTorch kept only its last max_entries events): the first
+	 * step that ends after the trace begins, whose end and the later ones
+	 * are whole; the warm-up is at least that many steps.  0: all steps.
+	 */
+	int		 history_from;
+
 	/* Two or more processes with ranks: each alone, and the skew. */
 	struct leak_rank *ranks;
 	size_t		 nranks;
@@ -237,6 +245,10 @@ struct leak_report {
 #define LEAK_NO_HISTORY "the snapshot has no allocation history: call " \
 	"torch.cuda.memory._record_memory_history() before the steps, then " \
 	"dump it"
+/* Why the first steps of a snapshot whose trace lost its start are left out. */
+#define LEAK_HISTORY_NOTE "PyTorch kept the last events only: call " \
+	"torch.cuda.memory._record_memory_history() with a larger max_entries " \
+	"to see every step"
 /* Steps a side stream must be idle for its cache to count as stranded. */
 #define LEAK_STRANDED_STEPS	3
 /* Fewer steps than this after the warm-up: INCONCLUSIVE. */

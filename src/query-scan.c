@@ -454,6 +454,33 @@ load_steps(struct query *q, struct leak_report *r, char **cause)
 }
 
 /*
+ * A snapshot's trace that begins after steps ended (PyTorch kept its last
+ * max_entries events): the live bytes at those steps' ends are not known
+ * (blocks freed before the trace are missing, blocks it saw freed but not
+ * made count from the start).  Those at the end of any later step are
+ * whole: each block live then is freed in the trace or live at the dump.
+ * So the warm-up reaches to the first step that ends after the trace
+ * begins (r->history_from).  0, or -1 with *cause.
+ */
+static int
+history_from(struct query *q, struct leak_report *r, char **cause)
+{
+	int64_t	before;
+
+	before = query_int_arg(q, "SELECT count(*) FROM steps WHERE run_id ="
+	    " ?1 AND end_ns < (SELECT start_ns FROM runs WHERE id = ?1)",
+	    r->run_id);
+	if (before < 0)
+		return (query_fail(q, cause));
+	if (before > 0 && (size_t)before < r->nsteps) {
+		r->history_from = (int)before + 1;
+		if (r->warmup < r->history_from)
+			r->warmup = r->history_from;
+	}
+	return (0);
+}
+
+/*
  * Live bytes and blocks at each step end from a key's deltas, and at the
  * end of the last step (with no steps, at the end: what the run left).
  */
@@ -722,7 +749,8 @@ query_scan(struct query *q, const struct leak_options *opts,
 		query_fail(q, cause);
 		goto fail;
 	}
-	if (load_steps(q, r, cause) != 0)
+	if (load_steps(q, r, cause) != 0 ||
+	    (imported && !r->no_history && history_from(q, r, cause) != 0))
 		goto fail;
 	sc.nsteps = (int64_t)r->nsteps;
 	sc.warmup = r->warmup;

@@ -282,10 +282,11 @@ write_verdict(FILE *f, const struct leak_report *lr)
 	fprintf(f, "\"verdict\":{\"verdict\":\"%s\",\"reason\":",
 	    leak_verdict_name(lr->verdict));
 	json_string_page(f, lr->reason);
-	fprintf(f, ",\"layer\":\"%s\",\"warmup\":%d,\"threshold\":%" PRIu64
-	    ",\"steps_analysed\":%" PRId64 ",\"growth_bytes_per_step\":",
-	    event_layer_name((unsigned int)lr->layer), lr->warmup,
-	    lr->threshold, lr->steps_analysed);
+	fprintf(f, ",\"layer\":\"%s\",\"warmup\":%d,\"history_from\":",
+	    event_layer_name((unsigned int)lr->layer), lr->warmup);
+	json_int_or_null(f, lr->history_from, lr->history_from > 0);
+	fprintf(f, ",\"threshold\":%" PRIu64 ",\"steps_analysed\":%" PRId64
+	    ",\"growth_bytes_per_step\":", lr->threshold, lr->steps_analysed);
 	json_double(f, lr->growth_bytes_per_step, 1);
 	fputs(",\"grew_fraction\":", f);
 	json_double(f, lr->grew_fraction, 4);

@@ -147,6 +147,12 @@
 		box.appendChild(el('span', null, ', layer ' + v.layer +
 		    ', warm-up ' + v.warmup + ' step' +
 		    (v.warmup === 1 ? '' : 's')));
+		if (v.history_from !== null)
+			box.appendChild(el('div', { id: 'history' }, 'history: ' +
+			    'the snapshot\'s trace begins in step ' +
+			    v.history_from + ', so the warm-up reaches to it (' +
+			    'PyTorch kept the last events only: a larger ' +
+			    'max_entries sees every step)'));
 		/* The leak model's shape and projection, once it gives them. */
 		if (v.shape !== null)
 			box.appendChild(el('div', { id: 'shape' }, 'shape: ' +

@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 37
+plan 40
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
@@ -217,4 +217,18 @@ ok $? "2,000 steps: the first and last 5, the jump at step 1000, a line per gap"
 run "$VRAMTRACE" leaks "$TMP/long.db" --all-steps
 [ "$(sed -n '/^  step /,/^$/p' "$TMP/out" | grep -Ec '^ +[0-9]+ ')" -eq 2000 ]
 ok $? "--all-steps: a line for each of them"
+
+# A snapshot whose trace begins in step 22 of 40 (the zoo's steady leak
+# with max_entries=8000): leaks, report and the TUI say so, with the fix.
+xz -dc "$srcdir/tests/data/zoo/steady-w8000.pickle.xz" >"$TMP/w8000.pickle"
+line="the snapshot's trace begins in step 22 of 40, so the warm-up reaches to it (PyTorch kept the last events only: call torch.cuda.memory._record_memory_history() with a larger max_entries to see every step)"
+run "$VRAMTRACE" leaks "$TMP/w8000.pickle"
+grep -qxF "history: $line" "$TMP/out" && grep -q "warm-up 22," "$TMP/out"
+ok $? "leaks: a trace that begins in step 22 of 40 is said, with the fix"
+run "$VRAMTRACE" report "$TMP/w8000.pickle"
+grep -qxF "history    $line" "$TMP/out"
+ok $? "report: the same line"
+run "$VRAMTRACE" tui "$TMP/w8000.pickle" --dump overview
+grep -q "^ History     the snapshot's trace begins in step 22 of 40" "$TMP/out"
+ok $? "tui: a History row"
 done_testing

@@ -143,6 +143,13 @@ tui_view_overview_verdict(const struct leak_report *r,
 		    fmt_percent(r->grew_fraction, p, sizeof p),
 		    tui_format_layer(r->layer), r->warmup);
 	y++;
+	if (r->history_from > 0) {
+		x = tui_view_overview_label(c, y, "History");
+		tui_canvas_printf(c, y++, x, -1, TUI_A_WARN, "the snapshot's "
+		    "trace begins in step %d of %zu, so the warm-up reaches "
+		    "to it (%s)", r->history_from, r->nsteps,
+		    LEAK_HISTORY_NOTE);
+	}
 	if (check->checked_run) {
 		x = tui_view_overview_label(c, y, "Check");
 		y = tui_format_check(c, y, x, check);

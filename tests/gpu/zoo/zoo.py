@@ -1,6 +1,7 @@
 """The leak zoo: one small training loop per shape of memory over the steps.
 
-usage: zoo.py SHAPE STEPS FACTS.json [--snapshot FILE [--no-history]]
+usage: zoo.py SHAPE STEPS FACTS.json [--snapshot FILE [--no-history]
+              [--max-entries N] [--stacks python|all]]
 
 Each step: forward, loss, backward, then what SHAPE keeps, then
 optimizer.step() (where `vramtrace record --torch-steps` and a snapshot's
@@ -10,8 +11,9 @@ analysis must agree with.  FACTS.json gets those numbers, what the shape
 does (the leaking line, bytes kept, period, onset) and the true verdict.
 
 --snapshot FILE: record the allocator's history from the start
-(torch.cuda.memory._record_memory_history) and dump a snapshot at the end;
-with --no-history, dump one without having recorded any history.
+(torch.cuda.memory._record_memory_history, the last --max-entries events,
+default 200000, with --stacks, default python) and dump a snapshot at the
+end; with --no-history, dump one without having recorded any history.
 
 The model is a small transformer (2 layers, d 128, vocab 1024, batch 8,
 64 tokens): its logits are 2 MiB, a slice of 8 tokens 256 KiB.  The
@@ -138,13 +140,15 @@ def main():
     ap.add_argument("facts")
     ap.add_argument("--snapshot")
     ap.add_argument("--no-history", action="store_true")
+    ap.add_argument("--max-entries", type=int, default=200000)
+    ap.add_argument("--stacks", choices=("python", "all"), default="python")
     a = ap.parse_args()
     shape, steps = a.shape, a.steps
     torch.manual_seed(0)
     rng = random.Random(0)
     if a.snapshot and not a.no_history:
-        torch.cuda.memory._record_memory_history(max_entries=200000,
-                                                 stacks="python")
+        torch.cuda.memory._record_memory_history(max_entries=a.max_entries,
+                                                 stacks=a.stacks)
     model = (llama() if shape.startswith("llama") else Tiny()).cuda()
     if shape in COMPILE_MODES:
         model = torch.compile(model, mode=COMPILE_MODES[shape])
@@ -225,6 +229,8 @@ def main():
         "torch": torch.__version__,
         "snapshot": a.snapshot is not None,
         "history": a.snapshot is not None and not a.no_history,
+        "max_entries": a.max_entries if a.snapshot else None,
+        "stacks": a.stacks if a.snapshot else None,
         "pid": os.getpid(),
     })
     with open(a.facts, "w") as f:
