@@ -32,18 +32,20 @@ print(case({}, Config))
 print(case({"backend": "cudagraphs"}))
 print(case({"mode": "max-autotune-no-cudagraphs"}, Config))
 PY
-sed -n 1p "$TMP/unit" | grep -qx "\[('mode', 'default')\] \[\"mode='reduce-overhead'\"\]"
-ok $? "mode reduce-overhead becomes default"
-sed -n 2p "$TMP/unit" | grep -qx "\[('fullgraph', True), ('mode', 'max-autotune-no-cudagraphs')\] \[\"mode='max-autotune'\"\]"
-ok $? "mode max-autotune becomes max-autotune-no-cudagraphs, the rest stays"
-sed -n 3p "$TMP/unit" | grep -qx "\[('options', {'triton.cudagraphs': False, 'x': 1})\] \['options triton.cudagraphs'\]"
-ok $? "the option triton.cudagraphs is turned off, the others stay"
-sed -n 4p "$TMP/unit" | grep -qx "\[('options', {'triton.cudagraphs': False})\] \['torch._inductor.config.triton.cudagraphs'\]"
-ok $? "torch._inductor.config's cudagraphs, set before the call: off for it"
-sed -n 5p "$TMP/unit" | grep -qx "\[('backend', 'eager')\] \[\"backend='cudagraphs'\"\]"
-ok $? "the backend cudagraphs becomes eager"
-sed -n 6p "$TMP/unit" | grep -qx "\[('mode', 'max-autotune-no-cudagraphs')\] \[\]"
-ok $? "a call that makes no CUDA graphs is left alone"
+# Each line of the cases' output against what it must be, with its name.
+i=0
+while IFS='|' read -r want what; do
+	i=$((i + 1))
+	[ "$(sed -n "${i}p" "$TMP/unit")" = "$want" ]
+	ok $? "$what"
+done <<'EOF'
+[('mode', 'default')] ["mode='reduce-overhead'"]|mode reduce-overhead becomes default
+[('fullgraph', True), ('mode', 'max-autotune-no-cudagraphs')] ["mode='max-autotune'"]|mode max-autotune becomes max-autotune-no-cudagraphs, the rest stays
+[('options', {'triton.cudagraphs': False, 'x': 1})] ['options triton.cudagraphs']|the option triton.cudagraphs is turned off, the others stay
+[('options', {'triton.cudagraphs': False})] ['torch._inductor.config.triton.cudagraphs']|torch._inductor.config's cudagraphs, set before the call: off for it
+[('backend', 'eager')] ["backend='cudagraphs'"]|the backend cudagraphs becomes eager
+[('mode', 'max-autotune-no-cudagraphs')] []|a call that makes no CUDA graphs is left alone
+EOF
 
 # The stand-in torch: compile() prints the keyword arguments it got.
 mkdir -p "$TMP/fake/torch"
