@@ -424,8 +424,8 @@ client_fork_child(void)
 
 /*
  * Open spool file path (flags: 0 or O_TRUNC) and take its lock, held for
- * as long as this process writes it.  -1 when it cannot be
- * opened; *busy is set when another live process holds the lock.
+ * as long as this process writes it.  -1 when it cannot be opened; *busy
+ * is set when another live process holds the lock.
  */
 static int
 client_spool_lock(const char *path, int flags, int *busy)

@@ -145,7 +145,8 @@ pickle_op_longn(struct pickle_parser *p, int code, uint64_t n)
 	uint64_t		 u;
 	int64_t			 i;
 
-	if (n <= PICKLE_LONG_MAX && (b = pickle_op_arg(p, code, (size_t)n)) == NULL)
+	if (n <= PICKLE_LONG_MAX &&
+	    (b = pickle_op_arg(p, code, (size_t)n)) == NULL)
 		return (-1);
 	if (n <= 8)
 		return (pickle_op_long(p, b, (size_t)n));

@@ -245,10 +245,10 @@ pickle_float(const struct pickle_value *v, double *out)
 		return (-1);
 	if (v->type == PICKLE_FLOAT)
 		*out = v->u.f;
-	else if (pickle_uint(v, &u) == 0)
-		*out = (double)u;
 	else if (v->type == PICKLE_INT)
 		*out = (double)v->u.i;
+	else if (pickle_uint(v, &u) == 0)	/* PICKLE_UINT64 */
+		*out = (double)u;
 	else
 		return (-1);
 	return (0);
