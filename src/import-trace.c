@@ -3,7 +3,9 @@
  * rows.
  *
  * Trace entries become allocation rows through the store's live table:
- * alloc starts a block-layer allocation, free_requested notes when the
+ * alloc starts a block-layer allocation (of the block's bytes, the size
+ * it gives rounded as the allocator rounds; that size is the requested
+ * bytes), free_requested notes when the
  * program freed it, free_completed ends it; segment_alloc and segment_map
  * start a segment-layer allocation, segment_free and segment_unmap end
  * one.  A free whose allocation happened before the trace began (the trace
@@ -19,6 +21,23 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * The bytes of the block that PyTorch's caching allocator gives a request
+ * of size bytes, which is what a trace entry of the block layer gives: at
+ * least IMPORT_BLOCK_MIN, in multiples of it (round_size() with the default
+ * settings).  memory_allocated() and a snapshot's blocks count the block.
+ * A block served whole from a larger free one, or rounded up under
+ * roundup_power2_divisions, is larger still, which the trace cannot tell.
+ */
+static uint64_t
+block_bytes(int64_t size)
+{
+	if (size == 0 || size > INT64_MAX - IMPORT_BLOCK_MIN)
+		return ((uint64_t)size);
+	return ((uint64_t)(size + IMPORT_BLOCK_MIN - 1) / IMPORT_BLOCK_MIN *
+	    IMPORT_BLOCK_MIN);
+}
 
 /*
  * Count a trace entry of action on device.  At most IMPORT_ACTION_MAX
@@ -162,6 +181,10 @@ import_trace_entry(struct import_state *st, int32_t device,
 	a.address = (uint64_t)addr;
 	a.bytes = (uint64_t)size;
 	a.requested = EVENT_NONE;
+	if (strcmp(action, "alloc") == 0 || strncmp(action, "free_", 5) == 0) {
+		a.bytes = block_bytes(size);
+		a.requested = (uint64_t)size;
+	}
 	a.correlation = EVENT_NONE;
 	a.alloc_ns = t;
 	a.free_requested_ns = a.free_ns = EVENT_NONE;
@@ -349,7 +372,10 @@ import_trace_segment(struct import_state *st, const struct pickle_value *seg,
 
 /*
  * After the trace: write what the snapshot holds that the trace did not
- * leave live (allocated before the trace began, no alloc time).  0, or -1.
+ * leave live (allocated before the trace began, no alloc time), and give
+ * what it left live the size of its block where that is larger than the
+ * trace's rounding made it (a block the allocator served whole from a
+ * larger free one).  0, or -1.
  */
 int
 import_trace_reconcile(struct import_state *st, char **cause)
@@ -361,7 +387,7 @@ import_trace_reconcile(struct import_state *st, char **cause)
 	for (i = 0; i < st->nheld; i++) {
 		h = &st->held[i];
 		if (store_rows_alloc_is_live(st->store, h->device, h->layer,
-		    h->address))
+		    h->address, h->bytes))
 			continue;
 		memset(&a, 0, sizeof a);
 		a.device = h->device;

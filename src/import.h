@@ -34,6 +34,8 @@ struct import_summary {
 
 /* The default step marker: the END of every optimizer step. */
 #define IMPORT_STEP_MARKER	"^Optimizer\\.step"
+/* The smallest block of PyTorch's caching allocator (kMinBlockSize). */
+#define IMPORT_BLOCK_MIN	512
 
 /* Limits on a snapshot's values (said in vramtrace(1), import). */
 #define IMPORT_DEVICE_MAX	1024	/* devices 0 to 1023 */
@@ -117,7 +119,7 @@ struct import_state {
  * change that makes the same pickle give another database, so that no
  * cached import (input.c) made by an older importer answers.
  */
-#define IMPORT_VERSION		2
+#define IMPORT_VERSION		3
 
 /* import.c */
 #define IMPORT_FAIL_OUTPUT	(-2)	/* the database could not be written */

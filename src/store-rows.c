@@ -764,12 +764,24 @@ store_rows_alloc_end(struct store *s, const struct store_allocation *a,
 	return (live_end(s, e, free_requested_ns, free_ns, cause));
 }
 
-/* Is an allocation live at (device, layer, address)? */
+/*
+ * Is an allocation live at (device, layer, address)?  If so, and bytes is
+ * more than its own bytes while it has no row yet, it takes bytes: an
+ * importer that learns at the end the true size of a block that is still
+ * live (a snapshot's trace gives the size asked for, its segments the
+ * block's) sizes it for its whole life.
+ */
 int
 store_rows_alloc_is_live(struct store *s, int32_t device, int layer,
-    uint64_t address)
+    uint64_t address, uint64_t bytes)
 {
-	return (store_live_find(&s->live, address, device, layer) != NULL);
+	struct store_live_entry	*e;
+
+	if ((e = store_live_find(&s->live, address, device, layer)) == NULL)
+		return (0);
+	if (e->rowid == 0 && bytes > e->a.bytes)
+		e->a.bytes = bytes;
+	return (1);
 }
 
 /* What flush_live_one() needs: the store, and where a failure goes. */

@@ -93,14 +93,14 @@ run "$VRAMTRACE" report "$EX/garbage_stream.pickle" --format json
 jq_py "$TMP/out" 'd["verdict"] == "LEAK" and d["source"] == "import" and d["total_steps"] == 5 and d["streams"] and d["suspects"][0]["site"] == "train.py:51 unpack" and d["suspects"][0]["stream"] == 1031036896'
 ok $? "report on a snapshot: LEAK, top site on the side stream"
 run "$VRAMTRACE" report "$EX/garbage_stream.pickle"
-[ "$(wc -l <"$TMP/out")" -le 24 ] && grep -q '^verdict    LEAK, +107.1 MiB per step' "$TMP/out"
+[ "$(wc -l <"$TMP/out")" -le 24 ] && grep -q '^verdict    LEAK, +111.9 MiB per step' "$TMP/out"
 ok $? "report as text fits one screen and names the verdict"
 run "$VRAMTRACE" diff "$EX/clean.pickle" "$EX/garbage_stream.pickle" --format json
 jq_py "$TMP/out" 'd["groups"][0]["stream"] == 1031036896 and d["groups"][0]["site"] == "train.py:51 unpack" and d["groups"][0]["gone_bytes"] == 0 and d["net_bytes"] == d["b"]["live_bytes"] - d["a"]["live_bytes"]'
 ok $? "diff of two snapshots: the side stream's stash leads"
 run "$VRAMTRACE" diff "$EX/garbage_stream.pickle@1" "$EX/garbage_stream.pickle@5" --format json
-jq_py "$TMP/out" 'd["net_bytes"] == d["b"]["live_bytes"] - d["a"]["live_bytes"] and abs(d["net_bytes"] / 4 - 107.1 * 2**20) < 0.1 * 2**20'
-ok $? "diff of steps 1 and 5 of a snapshot: 4 steps of 107.1 MiB"
+jq_py "$TMP/out" 'd["net_bytes"] == d["b"]["live_bytes"] - d["a"]["live_bytes"] and abs(d["net_bytes"] / 4 - 111.9 * 2**20) < 0.1 * 2**20'
+ok $? "diff of steps 1 and 5 of a snapshot: 4 steps of 111.9 MiB"
 run "$VRAMTRACE" diff "$EX/garbage_stream.pickle@2" "$EX/garbage_stream.pickle@5" --format json
 nofile >"$TMP/groups.json"
 unfinished "$(ls "$XDG_CACHE_HOME"/vramtrace/garbage_stream.pickle-*.db)" "$TMP/gs.db"
