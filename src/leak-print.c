@@ -296,17 +296,18 @@ void
 leak_print_suspects(FILE *f, const struct leak_report *r, size_t max)
 {
 	const struct leak_suspect	*x;
-	char				 a[FMT_LEN], c[FMT_LEN];
+	char				 a[FMT_LEN], c[FMT_LEN], *name;
 	size_t				 i;
 
 	fprintf(f, "%12s  %8s  %-18s  %s\n", "bytes", "blocks", "stream",
 	    "site");
 	for (i = 0; i < r->nsuspects && i < max; i++) {
 		x = &r->suspects[i];
+		name = leak_suspect_name(x);
 		fprintf(f, "%12s  %8" PRId64 "  %-18s  %s\n",
 		    fmt_bytes(x->bytes, a, sizeof a), x->blocks,
-		    fmt_stream(x->stream, c, sizeof c),
-		    x->site != NULL ? fmt_safe(x->site) : "(no stack)");
+		    fmt_stream(x->stream, c, sizeof c), fmt_safe(name));
+		free(name);
 	}
 }
 
@@ -353,8 +354,10 @@ leak_print_ranks(FILE *f, const struct leak_report *r)
 
 /*
  * Print ",\n \"suspects\": [...]": the first max suspects of r, each with
- * site (its label; null without a stack), site_id (null without a
- * stack), bytes, blocks, device and stream, as leaks and report give them.
+ * site (its label; null without a stack), origin, caller and within (the
+ * frames that name it, site-origin.c; each null where the stack has none),
+ * site_id (null without a stack), bytes, blocks, device and stream, as
+ * leaks and report give them.
  */
 void
 leak_print_suspects_json(FILE *f, const struct leak_report *r, size_t max)
@@ -367,6 +370,12 @@ leak_print_suspects_json(FILE *f, const struct leak_report *r, size_t max)
 		x = &r->suspects[i];
 		fprintf(f, "%s\n  {\"site\": ", i ? "," : "");
 		json_string(f, x->site);
+		fprintf(f, ", \"origin\": ");
+		json_string(f, x->origin);
+		fprintf(f, ", \"caller\": ");
+		json_string(f, x->caller);
+		fprintf(f, ", \"within\": ");
+		json_string(f, x->within);
 		fprintf(f, ", \"site_id\": ");
 		json_int_or_null(f, x->site_id, x->site_id >= 0);
 		fprintf(f, ", \"bytes\": %" PRId64 ", \"blocks\": %" PRId64

@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "leak.h"
+#include "site-origin.h"
 
 /* Fill *o with the defaults: the newest run, all of it, layer chosen. */
 void
@@ -41,6 +42,26 @@ leak_options_init(struct leak_options *o)
 	o->warmup = LEAK_DEFAULT_WARMUP;
 	o->threshold = LEAK_DEFAULT_THRESHOLD;
 	o->layer = -1;
+}
+
+/*
+ * The name people know suspect x by (the caller frees it): its origin,
+ * with " < " and its caller and " (in ...)" and the library's frame within
+ * it as far as it has them (site-origin.c), else its label, else "(no
+ * stack)".  Callers and frames within are shortened (site_label_short).
+ */
+char *
+leak_suspect_name(const struct leak_suspect *x)
+{
+	char	*name;
+
+	if (x->origin == NULL)
+		return (xstrdup(x->site != NULL ? x->site : "(no stack)"));
+	xasprintf(&name, "%s%s%s%s%s%s", x->origin, x->caller != NULL ?
+	    " < " : "", x->caller != NULL ? site_label_short(x->caller) : "",
+	    x->within != NULL ? " (in " : "", x->within != NULL ?
+	    site_label_short(x->within) : "", x->within != NULL ? ")" : "");
+	return (name);
 }
 
 /* The name of a verdict, as the reports print it. */
@@ -114,8 +135,12 @@ leak_report_free(struct leak_report *r)
 		return;
 	for (i = 0; i < r->nstreams; i++)
 		free(r->streams[i].live_per_step);
-	for (i = 0; i < r->nsuspects; i++)
+	for (i = 0; i < r->nsuspects; i++) {
 		free(r->suspects[i].site);
+		free(r->suspects[i].origin);
+		free(r->suspects[i].caller);
+		free(r->suspects[i].within);
+	}
 	for (i = 0; i < r->nranks; i++) {
 		free(r->ranks[i].host);
 		free(r->ranks[i].devices);

@@ -142,6 +142,9 @@ struct leak_stream {
 struct leak_suspect {
 	int64_t		 site_id;	/* UNKNOWN_INT: no stack */
 	char		*site;		/* label, "file:line function" */
+	char		*origin;	/* the program's innermost frame, the */
+	char		*caller;	/* next one out and the library's */
+	char		*within;	/* within it (site-origin.c); NULL: none */
 	int64_t		 bytes;
 	int64_t		 blocks;
 	int32_t		 device;
@@ -262,6 +265,7 @@ void	 leak_report_free(struct leak_report *);
 struct leak_stream *leak_report_stream(struct leak_report *, int32_t,
 	     uint64_t);
 const char *leak_verdict_name(enum leak_verdict);
+char	*leak_suspect_name(const struct leak_suspect *);
 const char *leak_garbage_name(enum leak_garbage);
 int64_t	 leak_report_onset(const struct leak_report *);
 int	 leak_garbage_fails(const struct leak_report *);

@@ -30,6 +30,10 @@ int	 query_has_groups(struct query *, int64_t);
 int	 query_has_alloc_steps(struct query *, int64_t);
 int	 query_run_layer(struct query *, int64_t);
 
+/* query-origin.c: the frames that name a site (site-origin.c). */
+int	 query_site_origin(struct query *, int64_t, char **, char **, char **,
+	     char **);
+
 /*
  * query-events.c: every allocation of a run as two events (+bytes at its
  * alloc, -bytes at its free), walked in time order an instant at a time.

@@ -680,8 +680,10 @@ build_suspects(struct query *q, struct leak_report *r, struct lk_scan *sc,
 		out->blocks = s->blocks;
 		out->device = s->device;
 		out->stream = s->stream;
-		if (s->site_id >= 0 && query_site_label(q, s->site_id,
-		    &out->site, cause) != 0)
+		if (s->site_id >= 0 && (query_site_label(q, s->site_id,
+		    &out->site, cause) != 0 || query_site_origin(q,
+		    s->site_id, &out->origin, &out->caller, &out->within,
+		    cause) != 0))
 			return (-1);
 	}
 	return (0);

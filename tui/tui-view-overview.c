@@ -214,7 +214,7 @@ tui_view_overview_suspects(const struct leak_report *r, struct tui_canvas *c,
     int y, int end)
 {
 	const struct leak_suspect	*s;
-	char				 bytes[32], id[32];
+	char				 bytes[32], id[32], *name;
 	size_t				 i;
 
 	if (r->nsuspects == 0 || y + 1 >= end)
@@ -223,10 +223,12 @@ tui_view_overview_suspects(const struct leak_report *r, struct tui_canvas *c,
 	    "Sites holding what grew after the warm-up");
 	for (i = 0; i < r->nsuspects && y < end; i++) {
 		s = &r->suspects[i];
+		name = leak_suspect_name(s);
 		tui_canvas_printf(c, y++, 3, -1, TUI_A_NORMAL, "%10s %6" PRId64
 		    " blocks  stream %-14s %s", fmt_bytes(s->bytes,
 		    bytes, sizeof bytes), s->blocks, fmt_stream(s->stream,
-		    id, sizeof id), s->site != NULL ? s->site : "(no stack)");
+		    id, sizeof id), name);
+		free(name);
 	}
 }
 
