@@ -5,6 +5,8 @@ usage: table.py DIR SHAPE...
 
 DIR holds rec/SHAPE.json and snap/SHAPE.json (the facts zoo.py wrote) and
 leaks/SHAPE.rec.json and leaks/SHAPE.snap.json (`leaks --format json`).
+The first suspect's site is marked "!" where the program's leaking line is
+another.
 The per-step check compares the live bytes `leaks` reports at each step
 with torch.cuda.memory_allocated() after the same optimizer.step().
 """
@@ -51,17 +53,27 @@ def row(name, facts, lk):
     garbage = sorted("%s:%s" % (s["garbage"], s["stream"])
                      for s in lk.get("streams", []) if s.get("garbage"))
     mark = "ok" if lk["verdict"] == truth else "WRONG"
-    return "%-24s %-6s %+8.2f  %-12s %-5s %+9.2f %4.0f%%  %-18s %s" % (
+    return "%-24s %-6s %+8.2f  %-12s %-5s %+9.2f %4.0f%%  %-18s %-16s %s" % (
         name, truth, growth(facts["allocated"]), lk["verdict"], mark,
         lk["growth_bytes_per_step"] / MiB, 100 * lk["grew_fraction"],
-        per_step(facts, lk), " ".join(garbage) or "-")
+        per_step(facts, lk), top_site(facts, lk), " ".join(garbage) or "-")
+
+
+def top_site(facts, lk):
+    """The file:line of the first suspect, with "!" where the program's
+    leaking line is another."""
+    s = lk.get("suspects") or []
+    if not s or s[0]["site"] is None:
+        return "-"
+    site = os.path.basename(s[0]["site"].split()[0])
+    return site + ("!" if facts.get("line") not in (None, site) else "")
 
 
 def main():
     d, shapes = sys.argv[1], sys.argv[2:]
-    print("%-24s %-6s %8s  %-12s %-5s %9s %5s  %-18s %s" % (
+    print("%-24s %-6s %8s  %-12s %-5s %9s %5s  %-18s %-16s %s" % (
         "file", "truth", "MiB/step", "leaks says", "", "MiB/step", "grew",
-        "vs allocated()", "garbage"))
+        "vs allocated()", "first suspect", "garbage"))
     for kind, sub in (("rec", "rec"), ("snap", "snap")):
         for s in shapes:
             print(row("%s.%s" % (s, kind),

@@ -3,9 +3,11 @@
 usage: zoo.py SHAPE STEPS FACTS.json [--snapshot FILE [--no-history]
               [--max-entries N] [--stacks python|all]]
 
-Each step: forward, loss, backward, then what SHAPE keeps, then
-optimizer.step() (where `vramtrace record --torch-steps` and a snapshot's
-Optimizer.step annotations end the step) and zero_grad.  After each
+Each step: forward, loss, backward, then what SHAPE keeps (accum-*: four
+times, MICRO), then optimizer.step() (where `vramtrace record
+--torch-steps` and a snapshot's Optimizer.step annotations end the step)
+and zero_grad; gan-* begin each iteration with a discriminator's own
+optimizer.step(), so two steps end per iteration.  After each
 optimizer.step() it notes torch.cuda.memory_allocated(), the number the
 analysis must agree with.  FACTS.json gets those numbers, what the shape
 does (the leaking line, bytes kept, period, onset) and the true verdict.
@@ -66,7 +68,18 @@ SHAPES = {
     "cudagraphs": ("plain training under torch.compile(mode="
                    "\"reduce-overhead\"): CUDA graphs replayed from a "
                    "private memory pool", "CLEAN", None),
+    "graph": ("sums its losses without detaching them (total = total + "
+              "loss), keeping every step's autograd graph", "LEAK", "steady"),
+    "accum": ("gradient accumulation: 4 micro-batches per optimizer step",
+              "CLEAN", "flat"),
+    "accum-steady": ("gradient accumulation, keeping the logits (2 MiB) of "
+                     "every micro-batch", "LEAK", "steady"),
+    "gan": ("two models, two optimizers: a discriminator's step, then the "
+            "generator's (two step ends per iteration)", "CLEAN", None),
+    "gan-steady": ("the same, keeping the generator's logits (2 MiB) every "
+                   "iteration", "LEAK", None),
 }
+MICRO = {"accum": 4, "accum-steady": 4}
 COMPILE_MODES = {"compiled": "default", "compiled-steady": "default",
                  "cudagraphs": "reduce-overhead"}
 
@@ -125,6 +138,28 @@ def destroyed_stream(keep):
     return handle.value
 
 
+def evaluation_loss(model, x):
+    """An evaluation's loss computed without torch.no_grad(): kept, it
+    holds its forward's graph and saved tensors."""
+    return F.cross_entropy(model(x).view(-1, V), x.view(-1))  # LEAK: graph
+
+
+def discriminator_step(gen, disc, opt_d, x):
+    """One step of a GAN's discriminator: real one-hot tokens against the
+    generator's softmax, the generator run without a graph.  Returns
+    memory_allocated() after its optimizer.step(), where the step ends."""
+    with torch.no_grad():
+        fake = gen(x).softmax(-1)
+    real = F.one_hot(x, V).float()
+    loss = F.softplus(disc(fake)).mean() + F.softplus(-disc(real)).mean()
+    opt_d.zero_grad(set_to_none=True)
+    loss.backward()
+    opt_d.step()
+    allocated = memory_allocated()
+    opt_d.zero_grad(set_to_none=True)
+    return allocated
+
+
 def memory_allocated():
     """torch.cuda.memory_allocated(), or None where the backend has none."""
     try:
@@ -157,44 +192,59 @@ def main():
     if shape == "offload":
         from vramtrace.torch import OffloadActivations
         ctx = OffloadActivations(slab_bytes=64 << 20)
-    kept, cache, hold, facts = [], [], None, {}
+    disc = opt_d = None
+    if shape.startswith("gan"):
+        disc = torch.nn.Sequential(torch.nn.Linear(V, 256), torch.nn.ReLU(),
+                                   torch.nn.Linear(256, 1)).cuda()
+        opt_d = torch.optim.Adam(disc.parameters(), lr=1e-4)
+    kept, cache, hold, facts, val = [], [], None, {}, []
     allocated = []
     onset = steps // 2 + 1
     for step in range(1, steps + 1):
         seq = rng.choice((32, 64, 96, 128)) if shape == "varlen" else SEQ
         x = torch.randint(0, V, (BATCH, seq), device="cuda")
-        if shape == "cudagraphs":
-            torch.compiler.cudagraph_mark_step_begin()
-        if ctx is not None:
-            ctx.__enter__()
-        if shape.startswith("llama"):
-            logits = model(input_ids=x).logits
-        else:
-            logits = model(x)
-        loss = F.cross_entropy(logits.view(-1, V).float(), x.view(-1))
-        loss.backward()
-        if ctx is not None:
-            ctx.__exit__(None, None, None)
-        out = logits.detach()
-        if shape in ("steady", "compiled-steady"):
-            kept.append(out.clone())  # LEAK: steady
-        elif shape == "periodic" and step % 5 == 0:
-            kept.append(out.clone())  # LEAK: periodic
-        elif shape in ("late", "llama-late") and step >= onset:
-            kept.append(out.clone())  # LEAK: late
-        elif shape == "small":
-            kept.append(out[:, :8].clone())  # LEAK: small
-        elif shape == "bounded":
-            cache.append(out.clone())  # LEAK: bounded
-            if step % 5 == 0:
-                cache.clear()
-        elif shape == "warmup" and step <= 6:
-            cache.append(out.clone())  # LEAK: warmup
-        elif shape == "spikes":
-            hold = out.clone() if step % 7 == 0 else None  # LEAK: spikes
-        elif shape == "destroyed" and step == 3:
-            facts["stream"] = destroyed_stream(kept)
-        del out
+        if disc is not None:
+            allocated.append(discriminator_step(model, disc, opt_d, x))
+        for _ in range(MICRO.get(shape, 1)):
+            if shape == "cudagraphs":
+                torch.compiler.cudagraph_mark_step_begin()
+            if ctx is not None:
+                ctx.__enter__()
+            if shape.startswith("llama"):
+                logits = model(input_ids=x).logits
+            else:
+                logits = model(x)
+            if disc is not None:
+                loss = F.softplus(-disc(logits.softmax(-1))).mean()
+            else:
+                loss = F.cross_entropy(logits.view(-1, V).float(),
+                                       x.view(-1))
+            loss.backward()
+            if ctx is not None:
+                ctx.__exit__(None, None, None)
+            out = logits.detach()
+            if shape in ("steady", "compiled-steady", "accum-steady",
+                         "gan-steady"):
+                kept.append(out.clone())  # LEAK: steady
+            elif shape == "periodic" and step % 5 == 0:
+                kept.append(out.clone())  # LEAK: periodic
+            elif shape in ("late", "llama-late") and step >= onset:
+                kept.append(out.clone())  # LEAK: late
+            elif shape == "small":
+                kept.append(out[:, :8].clone())  # LEAK: small
+            elif shape == "bounded":
+                cache.append(out.clone())  # LEAK: bounded
+                if step % 5 == 0:
+                    cache.clear()
+            elif shape == "warmup" and step <= 6:
+                cache.append(out.clone())  # LEAK: warmup
+            elif shape == "spikes":
+                hold = out.clone() if step % 7 == 0 else None  # LEAK: spikes
+            elif shape == "destroyed" and step == 3:
+                facts["stream"] = destroyed_stream(kept)
+            elif shape == "graph":
+                val.append(evaluation_loss(model, x))
+            del out
         opt.step()
         allocated.append(memory_allocated())
         opt.zero_grad(set_to_none=True)
@@ -207,15 +257,17 @@ def main():
     if a.snapshot:
         torch.cuda.memory._dump_snapshot(a.snapshot)
     what, verdict, named = SHAPES[shape]
-    tag = {"llama-late": "late", "compiled-steady": "steady"}.get(shape,
+    tag = {"llama-late": "late", "compiled-steady": "steady",
+           "accum-steady": "steady", "gan-steady": "steady"}.get(shape,
                                                                  shape)
     facts.update({
         "shape": shape, "what": what, "verdict": verdict, "named": named,
         "steps": steps, "allocated": allocated,
-        "line": leak_line(tag) if named not in (None, "flat") or
-        shape == "destroyed" else None,
+        "line": leak_line(tag) if verdict == "LEAK" or named not in
+        (None, "flat") or shape == "destroyed" else None,
         "kept_bytes": sum(t.numel() * t.element_size() for t in kept),
-        "kept_tensors": len(kept), "cached_at_end": len(cache),
+        "kept_tensors": len(kept), "kept_graphs": len(val),
+        "cached_at_end": len(cache),
         "held_at_end": hold is not None,
         "onset": onset if shape in ("late", "llama-late") else None,
         "period": {"periodic": 5, "bounded": 5, "spikes": 7}.get(shape),
