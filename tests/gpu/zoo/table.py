@@ -5,8 +5,8 @@ usage: table.py DIR SHAPE...
 
 DIR holds rec/SHAPE.json and snap/SHAPE.json (the facts zoo.py wrote) and
 leaks/SHAPE.rec.json and leaks/SHAPE.snap.json (`leaks --format json`).
-The first suspect's site is marked "!" where the program's leaking line is
-another.
+The first suspect's name is marked "!" where the program's leaking line
+is neither its origin nor its caller.
 The per-step check compares the live bytes `leaks` reports at each step
 with torch.cuda.memory_allocated() after the same optimizer.step().
 """
@@ -59,14 +59,22 @@ def row(name, facts, lk):
         per_step(facts, lk), top_site(facts, lk), " ".join(garbage) or "-")
 
 
+def file_line(label):
+    """"zoo.py:161" of a label "/any/dir/zoo.py:161 main"."""
+    return os.path.basename(label.rsplit(" ", 1)[0])
+
+
 def top_site(facts, lk):
-    """The file:line of the first suspect, with "!" where the program's
-    leaking line is another."""
+    """The file:line that names the first suspect (its origin, or its
+    label where it has none), with "!" where neither the origin nor its
+    caller is the program's leaking line."""
     s = lk.get("suspects") or []
     if not s or s[0]["site"] is None:
         return "-"
-    site = os.path.basename(s[0]["site"].split()[0])
-    return site + ("!" if facts.get("line") not in (None, site) else "")
+    names = [file_line(s[0][k]) for k in ("origin", "caller") if s[0].get(k)]
+    site = names[0] if names else file_line(s[0]["site"])
+    return site + ("!" if facts.get("line") not in [None, site] + names
+                   else "")
 
 
 def main():
