@@ -386,7 +386,7 @@ import_trace_reconcile(struct import_state *st, char **cause)
 
 	for (i = 0; i < st->nheld; i++) {
 		h = &st->held[i];
-		if (store_rows_alloc_is_live(st->store, h->device, h->layer,
+		if (store_rows_alloc_live_size(st->store, h->device, h->layer,
 		    h->address, h->bytes))
 			continue;
 		memset(&a, 0, sizeof a);

@@ -14,7 +14,8 @@
 static char *
 label_at(const struct site_frame *frames, long i)
 {
-	return (i >= 0 ? site_frame_label(&frames[i]) : NULL);
+	return (i >= 0 ? site_frame_label(frames[i].filename, frames[i].line,
+	    frames[i].name) : NULL);
 }
 
 /*

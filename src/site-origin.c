@@ -84,14 +84,23 @@ site_origin_find(const struct site_frame *frames, size_t n,
 	}
 }
 
-/* Frame f as a label, "file:line function" (the caller frees it). */
+/*
+ * A frame as a label (the caller frees it): "file:line function", or the
+ * function alone for a native frame of a snapshot, whose file is "??".
+ * The one spelling of a frame in sites.label and in the suspects' names.
+ */
 char *
-site_frame_label(const struct site_frame *f)
+site_frame_label(const char *filename, int64_t line, const char *name)
 {
 	char	*label;
 
-	xasprintf(&label, "%s:%lld %s", f->filename, (long long)f->line,
-	    f->name != NULL ? f->name : "?");
+	if (name == NULL)
+		name = "?";
+	if (filename == NULL || strcmp(filename, "??") == 0)
+		xasprintf(&label, "%s", name);
+	else
+		xasprintf(&label, "%s:%lld %s", filename, (long long)line,
+		    name);
 	return (label);
 }
 

@@ -35,7 +35,7 @@ struct site_origin {
 enum site_frame_kind site_frame_kind(const char *);
 void	 site_origin_find(const struct site_frame *, size_t,
 	     struct site_origin *);
-char	*site_frame_label(const struct site_frame *);
+char	*site_frame_label(const char *, int64_t, const char *);
 const char *site_label_short(const char *);
 
 #endif

@@ -772,7 +772,7 @@ store_rows_alloc_end(struct store *s, const struct store_allocation *a,
  * block's) sizes it for its whole life.
  */
 int
-store_rows_alloc_is_live(struct store *s, int32_t device, int layer,
+store_rows_alloc_live_size(struct store *s, int32_t device, int layer,
     uint64_t address, uint64_t bytes)
 {
 	struct store_live_entry	*e;

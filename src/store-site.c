@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "store-int.h"
+#include "site-origin.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -114,7 +115,6 @@ site_label(const struct store_frame *frames, size_t n)
 {
 	const struct store_frame	*f = &frames[0];
 	size_t				 i;
-	char				*label;
 
 	/* The innermost frame with a real file names the site best. */
 	for (i = 0; i < n; i++) {
@@ -124,12 +124,7 @@ site_label(const struct store_frame *frames, size_t n)
 			break;
 		}
 	}
-	if (strcmp(f->filename, "??") == 0)
-		xasprintf(&label, "%s", f->name);
-	else
-		xasprintf(&label, "%s:%lld %s", f->filename,
-		    (long long)f->line, f->name);
-	return (label);
+	return (site_frame_label(f->filename, f->line, f->name));
 }
 
 /*

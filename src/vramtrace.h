@@ -155,7 +155,7 @@ int	 store_rows_alloc_free_requested(struct store *,
 	     const struct store_allocation *, uint64_t, char **);
 int	 store_rows_alloc_end(struct store *, const struct store_allocation *,
 	     uint64_t, uint64_t, char **);
-int	 store_rows_alloc_is_live(struct store *, int32_t, int, uint64_t,
+int	 store_rows_alloc_live_size(struct store *, int32_t, int, uint64_t,
 	     uint64_t);
 int	 store_rows_stream(struct store *, int64_t,
 	     const struct event_stream *, int, uint64_t, char **);

@@ -104,6 +104,13 @@ check_origin(const char *what, const struct site_frame *frames, size_t n,
 		printf("# got %ld %ld %ld\n", o.origin, o.caller, o.within);
 }
 
+static char *
+label_at(const struct site_frame *frames, long i)
+{
+	return (i >= 0 ? site_frame_label(frames[i].filename, frames[i].line,
+	    frames[i].name) : NULL);
+}
+
 /* Suspect with the labels of frames[origin, caller, within] named name. */
 static void
 check_name(const char *label, const struct site_frame *frames, size_t n,
@@ -116,9 +123,9 @@ check_name(const char *label, const struct site_frame *frames, size_t n,
 	memset(&x, 0, sizeof x);
 	x.site = (char *)label;
 	site_origin_find(frames, n, &o);
-	x.origin = o.origin >= 0 ? site_frame_label(&frames[o.origin]) : NULL;
-	x.caller = o.caller >= 0 ? site_frame_label(&frames[o.caller]) : NULL;
-	x.within = o.within >= 0 ? site_frame_label(&frames[o.within]) : NULL;
+	x.origin = label_at(frames, o.origin);
+	x.caller = label_at(frames, o.caller);
+	x.within = label_at(frames, o.within);
 	name = leak_suspect_name(&x);
 	if (!tap_ok(strcmp(name, want) == 0, "suspect named \"%s\"", want))
 		printf("# got \"%s\"\n", name);
