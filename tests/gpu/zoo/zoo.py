@@ -7,10 +7,12 @@ Each step: forward, loss, backward, then what SHAPE keeps (accum-*: four
 times, MICRO), then optimizer.step() (where `vramtrace record
 --torch-steps` and a snapshot's Optimizer.step annotations end the step)
 and zero_grad; gan-* begin each iteration with a discriminator's own
-optimizer.step(), so two steps end per iteration.  After each
-optimizer.step() it notes torch.cuda.memory_allocated(), the number the
-analysis must agree with.  FACTS.json gets those numbers, what the shape
-does (the leaking line, bytes kept, period, onset) and the true verdict.
+optimizer.step(), so two steps end per iteration; amp steps through a
+GradScaler.  After each optimizer.step() (amp: in its step post hook, since
+GradScaler frees what it lent the optimizer after the step) it notes
+torch.cuda.memory_allocated(), the number the analysis must agree with.
+FACTS.json gets those numbers, what the shape does (the leaking line,
+bytes kept, period, onset) and the true verdict.
 
 --snapshot FILE: record the allocator's history from the start
 (torch.cuda.memory._record_memory_history, the last --max-entries events,
@@ -19,9 +21,9 @@ end; with --no-history, dump one without having recorded any history.
 
 The model is a small transformer (2 layers, d 128, vocab 1024, batch 8,
 64 tokens): its logits are 2 MiB, a slice of 8 tokens 256 KiB.  The
-llama-* shapes use transformers' LlamaForCausalLM from a tiny config; the
-compiled ones and cudagraphs run the small transformer under
-torch.compile (COMPILE_MODES).
+llama-* shapes use transformers' LlamaForCausalLM from a tiny config (lora:
+with peft's adapters); the compiled ones and cudagraphs run the small
+transformer under torch.compile (COMPILE_MODES).
 """
 import argparse
 import ctypes
@@ -32,6 +34,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 V, D, BATCH, SEQ = 1024, 128, 8, 64
 # SHAPE: (what it does, the true verdict, the shape a correct analysis
@@ -78,15 +81,28 @@ SHAPES = {
             "generator's (two step ends per iteration)", "CLEAN", None),
     "gan-steady": ("the same, keeping the generator's logits (2 MiB) every "
                    "iteration", "LEAK", None),
+    "varlen-small": ("batches of 32 to 128 tokens, keeping 8 tokens of the "
+                     "logits (256 KiB) every step", "LEAK", "steady"),
+    "hook": ("a forward hook on the first encoder layer that keeps a copy "
+             "of its output (256 KiB) every step", "LEAK", "steady"),
+    "amp": ("float16 autocast with a GradScaler (its scale and inf checks "
+            "made at the first step)", "CLEAN", None),
+    "ckpt": ("activation checkpointing of each encoder layer "
+             "(torch.utils.checkpoint, use_reentrant=True)", "CLEAN",
+             "flat"),
+    "lora": ("LoRA adapters (peft) on a tiny LlamaForCausalLM: only the "
+             "adapters train", "CLEAN", None),
 }
 MICRO = {"accum": 4, "accum-steady": 4}
+VARLEN = ("varlen", "varlen-small")
 COMPILE_MODES = {"compiled": "default", "compiled-steady": "default",
                  "cudagraphs": "reduce-overhead"}
 
 
 class Tiny(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, checkpointed=False):
         super().__init__()
+        self.checkpointed = checkpointed
         self.emb = torch.nn.Embedding(V, D)
         layer = torch.nn.TransformerEncoderLayer(D, 4, 4 * D,
                                                  batch_first=True)
@@ -95,7 +111,16 @@ class Tiny(torch.nn.Module):
         self.head = torch.nn.Linear(D, V)
 
     def forward(self, x):
-        return self.head(self.body(self.emb(x)))
+        if not self.checkpointed:
+            return self.head(self.body(self.emb(x)))
+        # Reentrant: PyTorch 2.11's _record_memory_history() with stacks
+        # fails the non-reentrant recomputation of an encoder layer
+        # (SystemError in layer_norm), so no snapshot could be made of it.
+        h = self.emb(x)
+        for layer in self.body.layers:
+            h = torch.utils.checkpoint.checkpoint(layer, h,
+                                                  use_reentrant=True)
+        return self.head(h)
 
 
 def llama():
@@ -136,6 +161,20 @@ def destroyed_stream(keep):
     if int(err) != 0:
         raise RuntimeError("cudaStreamDestroy: %d" % int(err))
     return handle.value
+
+
+def lora(model):
+    """model with peft's LoRA adapters on its attention projections."""
+    from peft import LoraConfig, get_peft_model
+    return get_peft_model(model, LoraConfig(
+        r=8, lora_alpha=16, target_modules=["q_proj", "v_proj"]))
+
+
+def keep_output(kept):
+    """A forward hook that keeps a copy of its module's output."""
+    def hook(module, args, output):
+        kept.append(output.detach().clone())  # LEAK: hook
+    return hook
 
 
 def evaluation_loss(model, x):
@@ -184,10 +223,15 @@ def main():
     if a.snapshot and not a.no_history:
         torch.cuda.memory._record_memory_history(max_entries=a.max_entries,
                                                  stacks=a.stacks)
-    model = (llama() if shape.startswith("llama") else Tiny()).cuda()
+    if shape.startswith("llama") or shape == "lora":
+        model = llama()
+    else:
+        model = Tiny(checkpointed=shape == "ckpt")
+    model = (lora(model) if shape == "lora" else model).cuda()
     if shape in COMPILE_MODES:
         model = torch.compile(model, mode=COMPILE_MODES[shape])
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    opt = torch.optim.AdamW([p for p in model.parameters()
+                             if p.requires_grad], lr=1e-4, fused=True)
     ctx = None
     if shape == "offload":
         from vramtrace.torch import OffloadActivations
@@ -199,9 +243,17 @@ def main():
         opt_d = torch.optim.Adam(disc.parameters(), lr=1e-4)
     kept, cache, hold, facts, val = [], [], None, {}, []
     allocated = []
+    if shape == "hook":
+        model.body.layers[0].register_forward_hook(keep_output(kept))
+    scaler = torch.amp.GradScaler("cuda") if shape == "amp" else None
+    if scaler is not None:
+        # The step ends inside optimizer.step(): GradScaler.step() frees
+        # the tensors it lent the fused optimizer only after it returns.
+        opt.register_step_post_hook(
+            lambda o, args, kwargs: allocated.append(memory_allocated()))
     onset = steps // 2 + 1
     for step in range(1, steps + 1):
-        seq = rng.choice((32, 64, 96, 128)) if shape == "varlen" else SEQ
+        seq = rng.choice((32, 64, 96, 128)) if shape in VARLEN else SEQ
         x = torch.randint(0, V, (BATCH, seq), device="cuda")
         if disc is not None:
             allocated.append(discriminator_step(model, disc, opt_d, x))
@@ -210,15 +262,19 @@ def main():
                 torch.compiler.cudagraph_mark_step_begin()
             if ctx is not None:
                 ctx.__enter__()
-            if shape.startswith("llama"):
-                logits = model(input_ids=x).logits
-            else:
-                logits = model(x)
-            if disc is not None:
-                loss = F.softplus(-disc(logits.softmax(-1))).mean()
-            else:
-                loss = F.cross_entropy(logits.view(-1, V).float(),
-                                       x.view(-1))
+            with torch.autocast("cuda", torch.float16,
+                                enabled=scaler is not None):
+                if shape.startswith("llama") or shape == "lora":
+                    logits = model(input_ids=x).logits
+                else:
+                    logits = model(x)
+                if disc is not None:
+                    loss = F.softplus(-disc(logits.softmax(-1))).mean()
+                else:
+                    loss = F.cross_entropy(logits.view(-1, V).float(),
+                                           x.view(-1))
+            if scaler is not None:
+                loss = scaler.scale(loss)
             loss.backward()
             if ctx is not None:
                 ctx.__exit__(None, None, None)
@@ -230,7 +286,7 @@ def main():
                 kept.append(out.clone())  # LEAK: periodic
             elif shape in ("late", "llama-late") and step >= onset:
                 kept.append(out.clone())  # LEAK: late
-            elif shape == "small":
+            elif shape in ("small", "varlen-small"):
                 kept.append(out[:, :8].clone())  # LEAK: small
             elif shape == "bounded":
                 cache.append(out.clone())  # LEAK: bounded
@@ -245,8 +301,12 @@ def main():
             elif shape == "graph":
                 val.append(evaluation_loss(model, x))
             del out
-        opt.step()
-        allocated.append(memory_allocated())
+        if scaler is not None:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
+            allocated.append(memory_allocated())
         opt.zero_grad(set_to_none=True)
     torch.cuda.synchronize()
     backend = torch.cuda.get_allocator_backend()
@@ -258,7 +318,8 @@ def main():
         torch.cuda.memory._dump_snapshot(a.snapshot)
     what, verdict, named = SHAPES[shape]
     tag = {"llama-late": "late", "compiled-steady": "steady",
-           "accum-steady": "steady", "gan-steady": "steady"}.get(shape,
+           "accum-steady": "steady", "gan-steady": "steady",
+           "varlen-small": "small"}.get(shape,
                                                                  shape)
     facts.update({
         "shape": shape, "what": what, "verdict": verdict, "named": named,
