@@ -47,8 +47,14 @@ leak_print_shape(const struct leak_report *r, char *buf, size_t len)
 		    on);
 		break;
 	case LEAK_SHAPE_STEADY:
-		snprintf(buf, len, "steady: grows at every step from step %"
-		    PRId64, on);
+		if (sh->window > 1)
+			snprintf(buf, len, "steady: grows throughout from step %"
+			    PRId64 " (seen in windows of %" PRId64 " steps: "
+			    "transients hide which steps grew)", on,
+			    sh->window);
+		else
+			snprintf(buf, len, "steady: grows at every step from "
+			    "step %" PRId64, on);
 		break;
 	case LEAK_SHAPE_PERIODIC:
 		snprintf(buf, len, "periodic: grows every %" PRId64 " steps "

@@ -46,7 +46,9 @@
  *     The rate is the Theil-Sen slope of the regime's window lows, per
  *     step.  The shape comes from the steps at which the floor of y rose
  *     in the regime: steady (median gap 1), periodic (3 gaps in 4 within a
- *     tenth of the median: the period), else irregular; late onset when
+ *     tenth of the median: the period), steady again when the median gap
+ *     is no longer than a window (a steady leak under transients: they
+ *     hide which steps of a window grew), else irregular; late onset when
  *     the floor was flat for a quarter of the steps, LEAK_SHAPE_PLATEAU
  *     steps and two periods before.  A significant growth whose rate does
  *     not matter is CLEAN, with why.  Growth not significant enough is
@@ -274,7 +276,9 @@ gaps_median(int64_t *g, size_t n, int *regular)
  * The shape of the growth from step `from` on, from the steps at which the
  * floor of y (the lowest value from a step to the end) rose: steady,
  * periodic or irregular, late onset when the floor was flat long enough
- * before; out->onset is the first of those steps.
+ * before; out->onset is the first of those steps.  Irregular gaps no
+ * longer than a window are steady: transients hide which steps of a
+ * window grew.
  */
 static void
 fit_growth_shape(const struct fit *f, size_t from,
@@ -301,7 +305,7 @@ fit_growth_shape(const struct fit *f, size_t from,
 	period = gaps_median(g, n, &regular);
 	free(g);
 	out->onset = onset;
-	if (period <= 1) {
+	if (period <= 1 || (!regular && period <= f->w)) {
 		out->shape = LEAK_SHAPE_STEADY;
 		out->period = 1;
 	} else if (regular) {

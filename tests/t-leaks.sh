@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 40
+plan 42
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
@@ -231,4 +231,15 @@ ok $? "report: the same line"
 run "$VRAMTRACE" tui "$TMP/w8000.pickle" --dump overview
 grep -q "^ History     the snapshot's trace begins in step 22 of 40" "$TMP/out"
 ok $? "tui: a History row"
+
+# The shape in words: a steady leak grows at every step, unless transients
+# (the zoo's varlen-small: batches of 32 to 128 tokens) hide which steps.
+xz -dc "$srcdir/tests/data/zoo/steady.pickle.xz" >"$TMP/steady.pickle"
+run "$VRAMTRACE" leaks "$TMP/steady.pickle"
+grep -q '^shape:   steady: grows at every step from step 2;' "$TMP/out"
+ok $? "leaks: a steady leak grows at every step from step 2"
+xz -dc "$srcdir/tests/data/zoo/varlen-small.pickle.xz" >"$TMP/varlen.pickle"
+run "$VRAMTRACE" leaks "$TMP/varlen.pickle"
+grep -q '^shape:   steady: grows throughout from step 4 (seen in windows of 4 steps: transients hide which steps grew);' "$TMP/out"
+ok $? "leaks: under transients, steady in windows of 4 steps"
 done_testing
