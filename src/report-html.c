@@ -268,6 +268,34 @@ write_step_end_peak(FILE *f, const struct leak_report *lr)
 }
 
 /*
+ * A suspect of the leak report: its name as `leaks` prints it (origin <
+ * caller (in within), else its label), the frames that make the name,
+ * its label (site), bytes, blocks, device and stream.
+ */
+static void
+write_suspect(FILE *f, const struct leak_suspect *x, int first)
+{
+	char	*name = leak_suspect_name(x);
+
+	fputs(first ? "{\"name\":" : ",{\"name\":", f);
+	json_string_page(f, name);
+	free(name);
+	fputs(",\"origin\":", f);
+	json_string_page(f, x->origin);
+	fputs(",\"caller\":", f);
+	json_string_page(f, x->caller);
+	fputs(",\"within\":", f);
+	json_string_page(f, x->within);
+	fputs(",\"site\":", f);
+	json_string_page(f, x->site);
+	fprintf(f, ",\"bytes\":%" PRId64 ",\"blocks\":%" PRId64
+	    ",\"device\":%d,\"stream\":", x->bytes, x->blocks,
+	    (int)x->device);
+	json_stream(f, x->stream);
+	fputs("}", f);
+}
+
+/*
  * The verdict.  shape, period, onset and projection are the leak model's
  * (leak_json_shape).
  */
@@ -304,15 +332,8 @@ write_verdict(FILE *f, const struct leak_report *lr)
 	write_step_end_peak(f, lr);
 	write_bars(f, lr);
 	fputs(",\"suspects\":[", f);
-	for (i = 0; i < lr->nsuspects; i++) {
-		fputs(i > 0 ? ",{\"site\":" : "{\"site\":", f);
-		json_string_page(f, lr->suspects[i].site);
-		fprintf(f, ",\"bytes\":%" PRId64 ",\"blocks\":%" PRId64
-		    ",\"device\":%d,\"stream\":", lr->suspects[i].bytes,
-		    lr->suspects[i].blocks, (int)lr->suspects[i].device);
-		json_stream(f, lr->suspects[i].stream);
-		fputs("}", f);
-	}
+	for (i = 0; i < lr->nsuspects; i++)
+		write_suspect(f, &lr->suspects[i], i == 0);
 	fputs("],\"ranks\":[", f);
 	for (i = 0; i < lr->nranks; i++) {
 		fprintf(f, "%s{\"rank\":%" PRId64 ",\"verdict\":\"%s\","

@@ -156,9 +156,10 @@
 		/* The leak model's shape and projection, once it gives them. */
 		if (v.shape !== null)
 			box.appendChild(el('div', { id: 'shape' }, 'shape: ' +
-			    v.shape + (v.period !== null ? ', every ' +
-			    v.period + ' steps' : '') + (v.onset !== null ?
-			    ', from step ' + v.onset : '')));
+			    v.shape + (v.period !== null && v.period > 1 ?
+			    ', every ' + v.period + ' steps' : '') +
+			    (v.onset !== null ? ', from step ' + v.onset :
+			    '')));
 		if (v.projection !== null)
 			box.appendChild(el('div', { id: 'projection' },
 			    'projection: ' + fmtBytes(v.projection.bytes) +
@@ -830,6 +831,33 @@
 		box.appendChild(table);
 	}
 
+	/*
+	 * The sites holding what grew, as `vramtrace leaks` lists them: each
+	 * named by the program's own line that made its memory.
+	 */
+	function suspects() {
+		var v = D.verdict, box = $('verdict'), t;
+
+		if (v.suspects.length === 0)
+			return;
+		box.appendChild(el('div', { 'class': 'caption' }, 'sites ' +
+		    'holding memory ' + (D.steps.length === 0 ? 'live at the ' +
+		    'end' : 'allocated after the warm-up, live at the last ' +
+		    'step') + ':'));
+		t = el('table', { id: 'suspects' }, el('tr', null,
+		    el('th', null, 'bytes'), el('th', null, 'blocks'),
+		    el('th', null, 'stream'), el('th', null, 'site')));
+		v.suspects.forEach(function (x) {
+			t.appendChild(el('tr', { 'class': 'suspect',
+			    'data-bytes': x.bytes, 'title': x.site || '' },
+			    el('td', null, fmtBytes(x.bytes)),
+			    el('td', null, x.blocks),
+			    el('td', null, fmtStream(x.stream)),
+			    el('td', null, x.name)));
+		});
+		box.appendChild(t);
+	}
+
 	function ranks() {
 		var v = D.verdict, box = $('verdict'), t;
 
@@ -873,6 +901,7 @@
 	}
 
 	header();
+	suspects();
 	ranks();
 	lanes();
 	growth();

@@ -5,11 +5,12 @@
 # shows its growing side stream and the clean one's does not; the peaks
 # shown are the data's and report --format json's; the screenshot is not
 # blank; clicking a frame lists its blocks, the tabs and the grouping
-# switch; one lane per rank; a hostile stack stays text.  Skips when
+# switch; the sites holding what grew are listed as `leaks` names them;
+# one lane per rank; a hostile stack stays text.  Skips when
 # Chromium is not installed (CI installs it: .ci/deps).  The draw times
 # are printed, never judged.
 . "${srcdir:-.}/tests/lib.sh"
-NTESTS=13
+NTESTS=14
 if [ -z "$PYTHON3" ]; then
 	echo "1..0 # SKIP no python3"
 	exit 0
@@ -55,7 +56,8 @@ browse "$TMP/garbage_stream.html" leak \
     --eval "$(attr '#holder-tabs button.on' data-at)" \
     --eval "$(attr '#icicle .frame' data-bytes)" \
     --click 'input[name=group][value=layer]' \
-    --eval "Array.prototype.map.call(document.querySelectorAll('#lanes li.series'), function (e) { return e.getAttribute('data-layer'); }).join(' ')"
+    --eval "Array.prototype.map.call(document.querySelectorAll('#lanes li.series'), function (e) { return e.getAttribute('data-layer'); }).join(' ')" \
+    --eval "Array.prototype.map.call(document.querySelectorAll('#suspects tr.suspect'), function (e) { return e.lastChild.textContent; }).join('|')"
 L="$TMP/leak.json"
 jq_py "$L" 'd["ready"] and d["errors"] == [] and d["requests"] == []'
 ok $? "the leak fixture's page draws without an error and fetches nothing"
@@ -80,6 +82,16 @@ PY
 ok $? "the end tab shows what is held at the end"
 jq_py "$L" 'd["evals"][10] == "segment block"'
 ok $? "grouped by layer: one series per layer"
+"$VRAMTRACE" leaks "$TMP/garbage_stream.db" >"$TMP/leaks.txt"
+"$PY" - "$TMP/leaks.txt" "$L" <<'PY'
+import json, re, sys
+t = open(sys.argv[1]).read().split("live at the last step:\n", 1)[1]
+names = [m.group(1) for m in re.finditer(
+    r"^ +\S+ \S+ +\d+ +\S+ +(.*)$", t, re.M)]
+got = json.load(open(sys.argv[2]))["evals"][11]
+sys.exit(0 if names and got == "|".join(names) else 1)
+PY
+ok $? "the sites holding what grew, named as leaks names them"
 
 browse "$TMP/clean.html" clean \
     --eval "document.querySelectorAll('$GARBAGE').length" \
