@@ -112,7 +112,7 @@ print_text(const struct diff_report *r, const struct diff_arg *a,
 		    fmt_bytes(g->gone_bytes, y, sizeof y),
 		    g->gone_blocks, (int)g->device,
 		    fmt_stream(g->stream, z, sizeof z),
-		    g->site != NULL ? fmt_safe(g->site) : "(no stack)");
+		    g->name != NULL ? fmt_safe(g->name) : "(no stack)");
 	}
 }
 
@@ -146,7 +146,9 @@ print_json(const struct diff_report *r, const struct diff_arg *a,
 	    r->new_bytes - r->gone_bytes);
 	for (i = 0; i < r->ngroups; i++) {
 		g = &r->groups[i];
-		printf("%s\n  {\"site\": ", i ? "," : "");
+		printf("%s\n  {\"name\": ", i ? "," : "");
+		json_string(stdout, g->name);
+		printf(", \"site\": ");
 		json_string(stdout, g->site);
 		printf(", \"device\": %d, \"stream\": ", (int)g->device);
 		json_stream(stdout, g->stream);

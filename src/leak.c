@@ -45,23 +45,13 @@ leak_options_init(struct leak_options *o)
 }
 
 /*
- * The name people know suspect x by (the caller frees it): its origin,
- * with " < " and its caller and " (in ...)" and the library's frame within
- * it as far as it has them (site-origin.c), else its label, else "(no
- * stack)".  Callers and frames within are shortened (site_label_short).
+ * The name people know suspect x by (site_origin_name); the caller frees
+ * it.
  */
 char *
 leak_suspect_name(const struct leak_suspect *x)
 {
-	char	*name;
-
-	if (x->origin == NULL)
-		return (xstrdup(x->site != NULL ? x->site : "(no stack)"));
-	xasprintf(&name, "%s%s%s%s%s%s", x->origin, x->caller != NULL ?
-	    " < " : "", x->caller != NULL ? site_label_short(x->caller) : "",
-	    x->within != NULL ? " (in " : "", x->within != NULL ?
-	    site_label_short(x->within) : "", x->within != NULL ? ")" : "");
-	return (name);
+	return (site_origin_name(x->origin, x->caller, x->within, x->site));
 }
 
 /* The name of a verdict, as the reports print it. */

@@ -10,8 +10,10 @@
  * file a block is its row (one freed and made again at the same address is
  * gone and new); between runs or files blocks are matched by device,
  * address and size.  What differs is summed per (site, device, stream); as
- * site ids belong to one database, those groups are matched by the site's
- * label.
+ * site ids belong to one database, those groups are matched by the name
+ * people know the site by (site_origin_name: the program's own line, its
+ * caller and the library's frame within, else the label), which a stack
+ * of C++ frames does not hide as it hides the label.
  *
  * There are three ways to the answer, the cheapest that applies first:
  *
@@ -142,8 +144,20 @@ load_side(struct query *q, struct diff_point *p, int layer, int by_id,
 }
 
 /*
+ * Name group g by its site in q: its label and the name people know it
+ * by, the key groups are merged by (none without a stack).  0, or -1.
+ */
+static int
+group_name(struct query *q, struct diff_group *g, char **cause)
+{
+	if (g->site_id < 0)
+		return (0);
+	return (query_site_name(q, g->site_id, &g->site, &g->name, cause));
+}
+
+/*
  * Append the groups of blocks v[0..n) (summed per site, device, stream) to
- * r, as new (is_new) or gone, with labels from q.  0, or -1.
+ * r, as new (is_new) or gone, with their names from q.  0, or -1.
  */
 static int
 add_groups(struct query *q, struct diff_report *r, struct dblk *v, size_t n,
@@ -162,8 +176,7 @@ add_groups(struct query *q, struct diff_report *r, struct dblk *v, size_t n,
 			g->site_id = v[i].site_id;
 			g->device = v[i].device;
 			g->stream = v[i].stream;
-			if (g->site_id >= 0 && query_site_label(q, g->site_id,
-			    &g->site, cause) != 0)
+			if (group_name(q, g, cause) != 0)
 				return (-1);
 		}
 		if (is_new) {
@@ -183,7 +196,7 @@ cmp_group_key(const void *x, const void *y)
 	const struct diff_group	*a = x, *b = y;
 	int			 c;
 
-	c = strcmp(a->site != NULL ? a->site : "", b->site != NULL ? b->site :
+	c = strcmp(a->name != NULL ? a->name : "", b->name != NULL ? b->name :
 	    "");
 	if (c != 0)
 		return (c);
@@ -210,7 +223,7 @@ cmp_group_size(const void *x, const void *y)
 	return (cmp_group_key(x, y));
 }
 
-/* Merge the new and gone groups of one label, device and stream. */
+/* Merge the new and gone groups of one name, device and stream. */
 static void
 merge_groups(struct diff_report *r)
 {
@@ -227,6 +240,7 @@ merge_groups(struct diff_report *r)
 			last->gone_bytes += g->gone_bytes;
 			last->gone_blocks += g->gone_blocks;
 			free(g->site);
+			free(g->name);
 		} else
 			r->groups[n++] = *g;
 	}
@@ -379,8 +393,7 @@ groups_read(struct query *q, struct diff_report *r, sqlite3_stmt *st,
 		g->new_blocks = sqlite3_column_int64(st, 4);
 		g->gone_bytes = sqlite3_column_int64(st, 5);
 		g->gone_blocks = sqlite3_column_int64(st, 6);
-		if (g->site_id >= 0 && query_site_label(q, g->site_id,
-		    &g->site, cause) != 0) {
+		if (group_name(q, g, cause) != 0) {
 			sqlite3_finalize(st);
 			return (-1);
 		}
@@ -523,8 +536,10 @@ query_diff_free(struct diff_report *r)
 
 	if (r == NULL)
 		return;
-	for (i = 0; i < r->ngroups; i++)
+	for (i = 0; i < r->ngroups; i++) {
 		free(r->groups[i].site);
+		free(r->groups[i].name);
+	}
 	free(r->groups);
 	free(r);
 }

@@ -33,6 +33,7 @@ int	 query_run_layer(struct query *, int64_t);
 /* query-origin.c: the frames that name a site (site-origin.c). */
 int	 query_site_origin(struct query *, int64_t, char **, char **, char **,
 	     char **);
+int	 query_site_name(struct query *, int64_t, char **, char **, char **);
 
 /*
  * query-events.c: every allocation of a run as two events (+bytes at its

@@ -64,3 +64,29 @@ query_site_origin(struct query *q, int64_t site_id, char **origin,
 	sqlite3_finalize(st);
 	return (rc == SQLITE_DONE ? 0 : query_fail(q, cause));
 }
+
+/*
+ * Set *label to site site_id's label and *name to the name people know it
+ * by (site_origin_name): the caller frees both.  0, or -1 with *cause.
+ */
+int
+query_site_name(struct query *q, int64_t site_id, char **label, char **name,
+    char **cause)
+{
+	char	*origin, *caller, *within;
+
+	*name = NULL;
+	if (query_site_label(q, site_id, label, cause) != 0)
+		return (-1);
+	if (query_site_origin(q, site_id, &origin, &caller, &within,
+	    cause) != 0) {
+		free(*label);
+		*label = NULL;
+		return (-1);
+	}
+	*name = site_origin_name(origin, caller, within, *label);
+	free(origin);
+	free(caller);
+	free(within);
+	return (0);
+}

@@ -179,6 +179,8 @@ struct diff_group {
 	int64_t		 site_id;	/* of B for new blocks, A for gone;
 					   UNKNOWN_INT: no stack */
 	char		*site;		/* label; NULL: no stack */
+	char		*name;		/* what people know it by, the */
+					/* key (site_origin_name) */
 	int32_t		 device;
 	uint64_t	 stream;	/* UNKNOWN_U64 */
 	int64_t		 new_bytes;	/* live at B, not at A */

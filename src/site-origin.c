@@ -136,3 +136,25 @@ site_label_short(const char *label)
 	}
 	return (start);
 }
+
+/*
+ * The name people know a site by (the caller frees it): its origin, with
+ * " < " and its caller and " (in ...)" and the library's frame within it
+ * as far as it has them (labels, as site_frame_label spells them), else
+ * its label, else "(no stack)".  Callers and frames within are shortened
+ * (site_label_short).
+ */
+char *
+site_origin_name(const char *origin, const char *caller, const char *within,
+    const char *label)
+{
+	char	*name;
+
+	if (origin == NULL)
+		return (xstrdup(label != NULL ? label : "(no stack)"));
+	xasprintf(&name, "%s%s%s%s%s%s", origin, caller != NULL ? " < " : "",
+	    caller != NULL ? site_label_short(caller) : "", within != NULL ?
+	    " (in " : "", within != NULL ? site_label_short(within) : "",
+	    within != NULL ? ")" : "");
+	return (name);
+}

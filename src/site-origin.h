@@ -37,5 +37,7 @@ void	 site_origin_find(const struct site_frame *, size_t,
 	     struct site_origin *);
 char	*site_frame_label(const char *, int64_t, const char *);
 const char *site_label_short(const char *);
+char	*site_origin_name(const char *, const char *, const char *,
+	     const char *);
 
 #endif

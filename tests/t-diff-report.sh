@@ -2,7 +2,7 @@
 # t-diff-report.sh: vramtrace diff between two steps of a run and between
 # two snapshots; vramtrace report on a run and on a snapshot.
 . "${srcdir:-.}/tests/lib.sh"
-plan 19
+plan 21
 XDG_CACHE_HOME=$TMP/cache
 export XDG_CACHE_HOME
 
@@ -107,4 +107,27 @@ unfinished "$(ls "$XDG_CACHE_HOME"/vramtrace/garbage_stream.pickle-*.db)" "$TMP/
 run "$VRAMTRACE" diff "$TMP/gs.db@2" "$TMP/gs.db@5" --format json
 nofile | cmp -s - "$TMP/groups.json" && jq_py "$TMP/out" 'len(d["groups"]) >= 2 and d["gone_blocks"] > 0'
 ok $? "a snapshot's steps 2 and 5: the groups and the blocks agree"
+
+# Sites are named, and matched across files, as leaks names its suspects:
+# two stacks with one innermost frame (a library's, or a C++ frame as in a
+# stacks="all" snapshot) are two sites when the program's lines differ.
+lib=/usr/lib/python3/dist-packages/torch/nn/functional.py
+for f in a b; do
+	n=1
+	[ $f = b ] && n=2
+	{
+		echo "alloc 100 address=0x1000 bytes=1000 stream=7 site=\"cross_entropy@$lib:3504|main@train.py:10\""
+		echo "alloc 110 address=0x2000 bytes=$((2000 * n)) stream=7 site=\"cross_entropy@$lib:3504|main@train.py:20\""
+		echo "alloc 120 address=0x3000 bytes=$((3000 * n)) stream=7 site=\"gather@memory_snapshot.cpp:0|forward@model.py:7|main@train.py:30\""
+		echo "step-end 200"
+	} >"$TMP/$f.txt"
+	"$MKSPOOL" "$TMP/$f.txt" "$TMP/$f.vtr" &&
+	    "$VRAMTRACE" replay "$TMP/$f.vtr" -o "$TMP/$f.db" >/dev/null
+done
+run "$VRAMTRACE" diff "$TMP/a.db" "$TMP/b.db" --format json
+jq_py "$TMP/out" 'sorted((g["name"], g["site"], g["new_bytes"], g["gone_bytes"]) for g in d["groups"]) == [("model.py:7 forward < train.py:30 main", "memory_snapshot.cpp:0 gather", 6000, 3000), ("train.py:20 main (in torch/nn/functional.py:3504 cross_entropy)", "'"$lib"':3504 cross_entropy", 4000, 2000)]'
+ok $? "diff: sites named by the program's lines, not one innermost frame"
+run "$VRAMTRACE" diff "$TMP/a.db" "$TMP/b.db"
+grep -q ' train.py:20 main (in torch/nn/functional.py:3504 cross_entropy)$' "$TMP/out"
+ok $? "...in the text too"
 done_testing

@@ -254,7 +254,7 @@ tui_view_diff_draw_sites(struct tui *t, struct tui_view_diff *v,
 		    fmt_bytes(g->new_bytes, n, sizeof n),
 		    g->new_blocks, fmt_bytes(g->gone_bytes, o,
 		    sizeof o), g->gone_blocks, fmt_stream(g->stream,
-		    id, sizeof id), g->device, g->site != NULL ? g->site :
+		    id, sizeof id), g->device, g->name != NULL ? g->name :
 		    "(no stack)");
 		if (v->sites.top + k == v->sites.sel)
 			tui_canvas_attr(c, y + 1 + k, 0, c->w, TUI_A_SELECTED);
