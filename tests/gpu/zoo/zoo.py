@@ -22,8 +22,9 @@ end; with --no-history, dump one without having recorded any history.
 The model is a small transformer (2 layers, d 128, vocab 1024, batch 8,
 64 tokens): its logits are 2 MiB, a slice of 8 tokens 256 KiB.  The
 llama-* shapes use transformers' LlamaForCausalLM from a tiny config (lora:
-with peft's adapters); the compiled ones and cudagraphs run the small
-transformer under torch.compile (COMPILE_MODES).
+with peft's adapters; trainer-*: trained by transformers' Trainer, its own
+AdamW); the compiled ones and cudagraphs run the small transformer under
+torch.compile (COMPILE_MODES).
 """
 import argparse
 import ctypes
@@ -92,7 +93,12 @@ SHAPES = {
              "flat"),
     "lora": ("LoRA adapters (peft) on a tiny LlamaForCausalLM: only the "
              "adapters train", "CLEAN", None),
+    "trainer": ("transformers' Trainer training a tiny LlamaForCausalLM",
+                "CLEAN", None),
+    "trainer-steady": ("the same, its compute_loss keeping the logits "
+                       "(2 MiB) of every step", "LEAK", "steady"),
 }
+TRAINER = ("trainer", "trainer-steady")
 MICRO = {"accum": 4, "accum-steady": 4}
 VARLEN = ("varlen", "varlen-small")
 COMPILE_MODES = {"compiled": "default", "compiled-steady": "default",
@@ -177,6 +183,36 @@ def keep_output(kept):
     return hook
 
 
+def trainer_run(model, shape, steps, kept):
+    """Train model for `steps` optimizer steps with transformers' Trainer
+    on random tokens (batches of BATCH x SEQ); trainer-steady's
+    compute_loss keeps each step's logits."""
+    import tempfile
+    from transformers import Trainer, TrainingArguments
+
+    class Tokens(torch.utils.data.Dataset):
+        def __len__(self):
+            return BATCH * steps
+
+        def __getitem__(self, i):
+            x = torch.randint(0, V, (SEQ,),
+                              generator=torch.Generator().manual_seed(i))
+            return {"input_ids": x, "labels": x}
+
+    class Keeping(Trainer):
+        def compute_loss(self, model, inputs, return_outputs=False, **kw):
+            loss, out = super().compute_loss(model, inputs, True, **kw)
+            if shape == "trainer-steady":
+                kept.append(out.logits.detach().clone())  # LEAK: trainer
+            return (loss, out) if return_outputs else loss
+
+    args = TrainingArguments(output_dir=tempfile.mkdtemp(), max_steps=steps,
+                             per_device_train_batch_size=BATCH,
+                             logging_steps=10, save_strategy="no",
+                             report_to=[], dataloader_num_workers=0, seed=0)
+    Keeping(model=model, args=args, train_dataset=Tokens()).train()
+
+
 def evaluation_loss(model, x):
     """An evaluation's loss computed without torch.no_grad(): kept, it
     holds its forward's graph and saved tensors."""
@@ -223,7 +259,7 @@ def main():
     if a.snapshot and not a.no_history:
         torch.cuda.memory._record_memory_history(max_entries=a.max_entries,
                                                  stacks=a.stacks)
-    if shape.startswith("llama") or shape == "lora":
+    if shape.startswith("llama") or shape in ("lora",) + TRAINER:
         model = llama()
     else:
         model = Tiny(checkpointed=shape == "ckpt")
@@ -251,8 +287,14 @@ def main():
         # the tensors it lent the fused optimizer only after it returns.
         opt.register_step_post_hook(
             lambda o, args, kwargs: allocated.append(memory_allocated()))
+    if shape in TRAINER:
+        # The Trainer makes its own optimizer, and steps it itself.
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+        register_optimizer_step_post_hook(
+            lambda o, args, kwargs: allocated.append(memory_allocated()))
+        trainer_run(model, shape, steps, kept)
     onset = steps // 2 + 1
-    for step in range(1, steps + 1):
+    for step in range(1, steps + 1) if shape not in TRAINER else ():
         seq = rng.choice((32, 64, 96, 128)) if shape in VARLEN else SEQ
         x = torch.randint(0, V, (BATCH, seq), device="cuda")
         if disc is not None:
@@ -319,7 +361,7 @@ def main():
     what, verdict, named = SHAPES[shape]
     tag = {"llama-late": "late", "compiled-steady": "steady",
            "accum-steady": "steady", "gan-steady": "steady",
-           "varlen-small": "small"}.get(shape,
+           "varlen-small": "small", "trainer-steady": "trainer"}.get(shape,
                                                                  shape)
     facts.update({
         "shape": shape, "what": what, "verdict": verdict, "named": named,
