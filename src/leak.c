@@ -98,6 +98,25 @@ leak_report_onset(const struct leak_report *r)
 }
 
 /*
+ * The index of r's first whole step: the one history_from names (the
+ * steps before it ended before the snapshot's trace began, so their live
+ * bytes miss what was made and freed then), else 0.
+ */
+size_t
+leak_report_first_whole(const struct leak_report *r)
+{
+	size_t	i;
+
+	if (r->history_from <= 0)
+		return (0);
+	for (i = 0; i < r->nsteps; i++) {
+		if (r->steps[i].step >= r->history_from)
+			return (i);
+	}
+	return (r->nsteps);
+}
+
+/*
  * Whether r holds garbage that fails a CI run (--fail-on-leak): blocks on a
  * destroyed stream, or a growing side stream.  A stranded cache does not:
  * torch.cuda.empty_cache() gives it back.

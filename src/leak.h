@@ -268,6 +268,7 @@ const char *leak_verdict_name(enum leak_verdict);
 char	*leak_suspect_name(const struct leak_suspect *);
 const char *leak_garbage_name(enum leak_garbage);
 int64_t	 leak_report_onset(const struct leak_report *);
+size_t	 leak_report_first_whole(const struct leak_report *);
 int	 leak_garbage_fails(const struct leak_report *);
 double	 leak_grew_fraction(const int64_t *, size_t);
 void	 leak_analyse(struct leak_report *);

@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 42
+plan 43
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
@@ -231,6 +231,19 @@ ok $? "report: the same line"
 run "$VRAMTRACE" tui "$TMP/w8000.pickle" --dump overview
 grep -q "^ History     the snapshot's trace begins in step 22 of 40" "$TMP/out"
 ok $? "tui: a History row"
+cp "$TMP/out" "$TMP/overview"
+run "$VRAMTRACE" tui "$TMP/w8000.pickle" --dump streams
+"$PY" - "$TMP/overview" "$TMP/out" <<'PY'
+import re, sys
+ticks = "[\u2581-\u2588]+"
+over = re.search("Live/step +(%s)" % ticks,
+                 open(sys.argv[1], encoding="utf-8").read())
+rows = re.findall("default +(%s)" % ticks,
+                  open(sys.argv[2], encoding="utf-8").read())
+sys.exit(0 if over and len(over.group(1)) == 19 and
+         [len(r) for r in rows] == [19] else 1)
+PY
+ok $? "tui: the sparklines draw steps 22 to 40, not the steps the trace lost"
 
 # The shape in words: a steady leak grows at every step, unless transients
 # (the zoo's varlen-small: batches of 32 to 128 tokens) hide which steps.

@@ -167,17 +167,17 @@ tui_view_overview_history(const struct leak_report *r, struct tui_canvas *c,
     int y)
 {
 	int64_t	*v;
-	size_t	 i;
+	size_t	 i, first = leak_report_first_whole(r), n;
 	int	 x;
 
-	if (r->nsteps == 0)
+	if (first >= r->nsteps)
 		return (y);
-	v = xcalloc(r->nsteps, sizeof *v);
-	for (i = 0; i < r->nsteps; i++)
-		v[i] = r->steps[i].live_bytes;
+	n = r->nsteps - first;
+	v = xcalloc(n, sizeof *v);
+	for (i = 0; i < n; i++)
+		v[i] = r->steps[first + i].live_bytes;
 	x = tui_view_overview_label(c, y, "Live/step");
-	tui_canvas_spark(c, y++, x, c->w - x - 1, v, r->nsteps, 0,
-	    TUI_A_BAR);
+	tui_canvas_spark(c, y++, x, c->w - x - 1, v, n, 0, TUI_A_BAR);
 	free(v);
 	return (y);
 }

@@ -27,7 +27,8 @@ static const char *const tui_view_streams_help[] = {
 	"live on a stream that was destroyed; GARBAGE growing: a side stream",
 	"whose live bytes grow step after step; GARBAGE stranded: cached,",
 	"unused segments on an idle stream.  The sparkline is live bytes per",
-	"step.",
+	"step (in a snapshot whose trace lost its first steps, from the first",
+	"step it saw whole).",
 	"Enter       show the stream's blocks (view 4)",
 	NULL
 };
@@ -133,6 +134,7 @@ tui_view_streams_row(struct tui *t, const struct leak_stream *s,
     struct tui_canvas *c, int y, int spark, int64_t top, int times)
 {
 	char	id[48], live[32], rate[32], flag[32], a[32], b[32];
+	size_t	first = leak_report_first_whole(t->report);
 	int	x;
 
 	if (s->garbage != LEAK_GARBAGE_NONE)
@@ -150,8 +152,8 @@ tui_view_streams_row(struct tui *t, const struct leak_stream *s,
 	    TUI_A_BAD : TUI_A_DIM, "%-17s", flag);
 	x += 18;
 	if (spark > 0)
-		tui_canvas_spark(c, y, x, spark, s->live_per_step,
-		    t->report->nsteps, top, TUI_A_BAR);
+		tui_canvas_spark(c, y, x, spark, s->live_per_step + first,
+		    t->report->nsteps - first, top, TUI_A_BAR);
 	x += spark + 1;
 	if (times)
 		tui_canvas_printf(c, y, x, -1, TUI_A_NORMAL, "%10s %10s",
@@ -167,7 +169,7 @@ tui_view_streams_draw(struct tui *t, void *state, struct tui_canvas *c,
 	struct tui_view_streams	*v = state;
 	const size_t		*i;
 	int64_t			 row, top = 0, one;
-	size_t			 j;
+	size_t			 j, first;
 	int			 spark, times, k;
 
 	if (t->report == NULL) {
@@ -179,16 +181,18 @@ tui_view_streams_draw(struct tui *t, void *state, struct tui_canvas *c,
 		tui_canvas_put(c, y + 1, 1, -1, TUI_A_NORMAL, "no streams");
 		return;
 	}
+	/* The steps before a snapshot's trace began are not drawn. */
+	first = leak_report_first_whole(t->report);
 	times = c->w >= STREAMS_FIXED + 8 + 22;
 	spark = c->w - STREAMS_FIXED - (times ? 22 : 0);
-	if (spark > (int)t->report->nsteps)
-		spark = (int)t->report->nsteps;
+	if (spark > (int)(t->report->nsteps - first))
+		spark = (int)(t->report->nsteps - first);
 	if (spark < 0)
 		spark = 0;
 	/* One scale for every row, so that their heights compare. */
 	for (j = 0; j < t->report->nstreams; j++) {
-		one = tui_canvas_spark_top(t->report->streams[j].live_per_step,
-		    t->report->nsteps, spark);
+		one = tui_canvas_spark_top(t->report->streams[j].live_per_step +
+		    first, t->report->nsteps - first, spark);
 		top = one > top ? one : top;
 	}
 	k = tui_canvas_printf(c, y, 0, -1, TUI_A_HEADER, "%3s %-20s %10s %7s"
