@@ -4,7 +4,7 @@
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=31
+NTESTS=32
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -80,6 +80,9 @@ wait_for 'sort size ↓' && wait_for '20\.0 MiB'
 sed -n 4p "$TMP/screen" | grep -q '20.0 MiB'; ok $? "S: back to size, largest first"
 keys Enter
 wait_for '#1 +train.py:52 +backward'; ok $? "Enter: the block's stack"
+grep -q '#0 *offload.py:88  stash  ◀ origin$' "$TMP/screen" &&
+    grep -q '#1 *train.py:52  backward  ◀ caller$' "$TMP/screen"
+ok $? "...its origin and caller marked, as leaks names the site"
 keys Escape / w e i g h t Enter
 wait_for 'site ~ "weight"' && sed -n 4p "$TMP/screen" | grep -q 'model.py:7 weights' &&
     [ "$(grep -c 'MiB .*stash' "$TMP/screen")" -eq 0 ]

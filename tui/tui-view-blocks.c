@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "tui.h"
+#include "site-origin.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -47,6 +48,9 @@ static const char *const tui_view_blocks_help[] = {
 	"f           steps: a range such as 3-5, 4 or 2- (empty: all)",
 	"c           clear every filter",
 	"Enter       show the stack of the selected block; Enter or Esc closes",
+	"            it.  The program's own frames are bold, the origin (the",
+	"            line leaks names a site by), its caller and the library's",
+	"            frame within marked",
 	NULL
 };
 
@@ -273,13 +277,50 @@ tui_view_blocks_row(struct tui *t, const struct block_row *b,
 	    b->site[0] != '\0' ? b->site : "(no stack)");
 }
 
+/*
+ * The frames of the selected block's stack from row y, at most h: the
+ * program's own Python bold, native frames dim, and the frames that name
+ * the site (site-origin.c) marked as leaks names them.
+ */
+static void
+tui_view_blocks_frames(const struct tui_view_blocks *v, struct tui_canvas *c,
+    int y, int h)
+{
+	struct site_frame	f[BLOCKS_FRAMES];
+	struct site_origin	o;
+	const char		*mark;
+	int			 i, attr;
+
+	for (i = 0; i < v->nframes; i++) {
+		f[i].filename = v->frames[i].filename;
+		f[i].line = v->frames[i].line;
+		f[i].name = v->frames[i].name;
+	}
+	site_origin_find(f, (size_t)v->nframes, &o);
+	for (i = 0; i < v->nframes && i < h; i++) {
+		switch (site_frame_kind(f[i].filename)) {
+		case SITE_FRAME_PROGRAM:
+			attr = TUI_A_BOLD;
+			break;
+		case SITE_FRAME_NATIVE:
+			attr = TUI_A_DIM;
+			break;
+		default:
+			attr = TUI_A_NORMAL;
+		}
+		mark = i == o.origin ? "  ◀ origin" : i == o.caller ?
+		    "  ◀ caller" : i == o.within ? "  ◀ within" : "";
+		tui_canvas_printf(c, y + i, 2, -1, attr, "#%-2d %s:%" PRId64
+		    "  %s%s", i, f[i].filename, f[i].line, f[i].name, mark);
+	}
+}
+
 static void
 tui_view_blocks_stack(struct tui *t, struct tui_view_blocks *v,
     struct tui_canvas *c, int y, int h)
 {
 	const struct block_row	*b = tui_list_selected(t, &v->list);
 	char			*cause = NULL;
-	int			 i;
 
 	tui_canvas_fill(c, y, 0, c->w, 0x2500, TUI_A_DIM);
 	if (b == NULL)
@@ -299,10 +340,7 @@ tui_view_blocks_stack(struct tui *t, struct tui_view_blocks *v,
 		}
 		v->stack_site = b->site_id;
 	}
-	for (i = 0; i < v->nframes && i < h - 1; i++)
-		tui_canvas_printf(c, y + 1 + i, 2, -1, TUI_A_NORMAL,
-		    "#%-2d %s:%" PRId64 "  %s", i, v->frames[i].filename,
-		    v->frames[i].line, v->frames[i].name);
+	tui_view_blocks_frames(v, c, y + 1, h - 1);
 }
 
 static void
