@@ -275,19 +275,19 @@ write_step_end_peak(FILE *f, const struct leak_report *lr)
 static void
 write_suspect(FILE *f, const struct leak_suspect *x, int first)
 {
-	char	*name = leak_suspect_name(x);
+	static const char *const keys[] = { "origin", "caller", "within",
+	    "site" };
+	const char	*values[] = { x->origin, x->caller, x->within, x->site };
+	char		*name = leak_suspect_name(x);
+	size_t		 i;
 
 	fputs(first ? "{\"name\":" : ",{\"name\":", f);
 	json_string_page(f, name);
 	free(name);
-	fputs(",\"origin\":", f);
-	json_string_page(f, x->origin);
-	fputs(",\"caller\":", f);
-	json_string_page(f, x->caller);
-	fputs(",\"within\":", f);
-	json_string_page(f, x->within);
-	fputs(",\"site\":", f);
-	json_string_page(f, x->site);
+	for (i = 0; i < sizeof keys / sizeof *keys; i++) {
+		fprintf(f, ",\"%s\":", keys[i]);
+		json_string_page(f, values[i]);
+	}
 	fprintf(f, ",\"bytes\":%" PRId64 ",\"blocks\":%" PRId64
 	    ",\"device\":%d,\"stream\":", x->bytes, x->blocks,
 	    (int)x->device);
