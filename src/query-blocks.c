@@ -35,14 +35,15 @@ sort_column(enum block_sort sort)
 }
 
 /*
- * The SQL for the blocks of ?1 that match f, in f's order: `what` selects,
- * `tail` ends it.  With `head` 0, only the run's largest rows
- * (allocation_top) are read; above 0, only its first rows in that order
- * (allocation_heads.sort).  The caller frees it.
+ * The SQL for the blocks of ?1 in q that match f, in f's order: `what`
+ * selects, `tail` ends it; a search finds ?6 in the site's name or label.
+ * With `head` 0, only the run's largest rows (allocation_top) are read;
+ * above 0, only its first rows in that order (allocation_heads.sort).  The
+ * caller frees it.
  */
 static char *
-blocks_sql(const struct block_filter *f, int head, const char *what,
-    const char *tail)
+blocks_sql(struct query *q, const struct block_filter *f, int head,
+    const char *what, const char *tail)
 {
 	char	*sql, *from;
 
@@ -64,7 +65,9 @@ blocks_sql(const struct block_filter *f, int head, const char *what,
 	    f->has_stream ? " AND a.stream = ?3" : "",
 	    f->step_min > 0 ? " AND a.alloc_step >= ?4" : "",
 	    f->step_max > 0 ? " AND a.alloc_step <= ?5" : "",
-	    f->search != NULL ? " AND instr(s.label, ?6) > 0" : "",
+	    f->search == NULL ? "" : query_has_site_names(q) ?
+	    " AND (instr(s.label, ?6) > 0 OR instr(s.name, ?6) > 0)" :
+	    " AND instr(s.label, ?6) > 0",
 	    sort_column(f->sort), f->descending ? "DESC" : "ASC", tail);
 	free(from);
 	return (sql);
@@ -166,13 +169,15 @@ blocks_read(struct query *q, const struct block_filter *f, int64_t run,
     int head, int64_t offset, struct block_row *rows, int max, char **cause)
 {
 	sqlite3_stmt	*st;
-	char		*sql;
+	char		*sql, *what;
 	struct block_row *r;
 	int		 n = 0, rc = SQLITE_DONE;
 
-	sql = blocks_sql(f, head, "a.id, a.device, a.stream, a.layer,"
-	    " a.address, a.bytes, a.alloc_ns, a.free_ns, a.alloc_step,"
-	    " a.site_id, s.label", " LIMIT ?7 OFFSET ?8");
+	xasprintf(&what, "a.id, a.device, a.stream, a.layer, a.address,"
+	    " a.bytes, a.alloc_ns, a.free_ns, a.alloc_step, a.site_id, %s",
+	    query_site_shown(q));
+	sql = blocks_sql(q, f, head, what, " LIMIT ?7 OFFSET ?8");
+	free(what);
 	st = blocks_prepare(q, f, run, sql, cause);
 	free(sql);
 	if (st == NULL)
@@ -204,8 +209,8 @@ blocks_read(struct query *q, const struct block_filter *f, int64_t run,
 /*
  * Fill rows[0..max) with the blocks of run f->run_id (0: the newest) that
  * match f, in f's order, after skipping `offset` of them.  Returns the
- * number of rows filled (0 past the end), or -1 with *cause.  Site labels
- * longer than the row's buffer are cut.  Every block by size, age or
+ * number of rows filled (0 past the end), or -1 with *cause.  Sites are
+ * given by name (query_site_shown), cut to the row's buffer.  Every block by size, age or
  * stream comes from the run's first rows in that order while they have a
  * full page; past them every row is read (query_blocks_quick says
  * where).
@@ -244,7 +249,7 @@ query_blocks_quick(struct query *q, const struct block_filter *f)
 
 	if (top < 0 || top == INT64_MAX)
 		return (-1);
-	sql = blocks_sql(f, head, "count(*)", "");
+	sql = blocks_sql(q, f, head, "count(*)", "");
 	st = blocks_prepare(q, f, run, sql, NULL);
 	free(sql);
 	if (st == NULL)

@@ -596,22 +596,24 @@ query_diff(struct query *qa, const struct diff_point *a,
  * `layer` (-1: the one the run is analysed in), largest first, after
  * skipping `offset` of them: the blocks query_diff() counts for the two
  * steps.  Both steps are 1 or more.  Returns the number of rows (0 past
- * the end), or -1 with *cause.  Site labels longer than a row's buffer are
- * cut.
+ * the end), or -1 with *cause.  Sites are given by name
+ * (query_site_shown), cut to a row's buffer.
  */
 int
 query_diff_blocks(struct query *q, int64_t run_id, int64_t a, int64_t b,
     int layer, int64_t offset, struct diff_block *rows, int max, char **cause)
 {
 	sqlite3_stmt	*st;
+	char		*sql;
 	int		 n = 0, rc = SQLITE_DONE;
 
 	if (layer < 0)
 		layer = query_run_layer(q, run_id);
-	st = range_prepare(q, "SELECT d.*, s.label FROM (" DIFF_RANGE ") d"
-	    " LEFT JOIN sites s ON s.id = d.site_id"
-	    " ORDER BY d.bytes DESC, d.id LIMIT ?6 OFFSET ?7",
-	    run_id, a, b, layer, cause);
+	xasprintf(&sql, "SELECT d.*, %s FROM (" DIFF_RANGE ") d LEFT JOIN"
+	    " sites s ON s.id = d.site_id ORDER BY d.bytes DESC, d.id"
+	    " LIMIT ?6 OFFSET ?7", query_site_shown(q));
+	st = range_prepare(q, sql, run_id, a, b, layer, cause);
+	free(sql);
 	if (st == NULL)
 		return (-1);
 	sqlite3_bind_int(st, 6, max);

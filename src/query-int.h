@@ -26,6 +26,8 @@ uint64_t query_column_u64(sqlite3_stmt *, int);
 int64_t	 query_column_int(sqlite3_stmt *, int);
 char	*query_column_text(sqlite3_stmt *, int);
 void	 query_column_copy(sqlite3_stmt *, int, char *, size_t);
+int	 query_has_site_names(struct query *);
+const char *query_site_shown(struct query *);
 int	 query_has_groups(struct query *, int64_t);
 int	 query_has_alloc_steps(struct query *, int64_t);
 int	 query_run_layer(struct query *, int64_t);

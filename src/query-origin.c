@@ -10,14 +10,6 @@
 
 #include <stdlib.h>
 
-/* The frame at index i of frames as a label, or NULL for i < 0. */
-static char *
-label_at(const struct site_frame *frames, long i)
-{
-	return (i >= 0 ? site_frame_label(frames[i].filename, frames[i].line,
-	    frames[i].name) : NULL);
-}
-
 /*
  * Set *origin, *caller and *within (the caller frees them) to the labels
  * of site site_id's origin, its caller and the library's frame within it,
@@ -52,9 +44,9 @@ query_site_origin(struct query *q, int64_t site_id, char **origin,
 	}
 	if (rc == SQLITE_DONE) {
 		site_origin_find(frames, n, &o);
-		*origin = label_at(frames, o.origin);
-		*caller = label_at(frames, o.caller);
-		*within = label_at(frames, o.within);
+		*origin = site_frame_label_at(frames, o.origin);
+		*caller = site_frame_label_at(frames, o.caller);
+		*within = site_frame_label_at(frames, o.within);
 	}
 	for (i = 0; i < n; i++) {
 		free((char *)frames[i].filename);
@@ -67,15 +59,36 @@ query_site_origin(struct query *q, int64_t site_id, char **origin,
 
 /*
  * Set *label to site site_id's label and *name to the name people know it
- * by (site_origin_name): the caller frees both.  0, or -1 with *cause.
+ * by: the one the writer stored (sites.name), else site_origin_name of its
+ * frames (a file written before sites had names).  The caller frees both.
+ * 0, or -1 with *cause.
  */
 int
 query_site_name(struct query *q, int64_t site_id, char **label, char **name,
     char **cause)
 {
-	char	*origin, *caller, *within;
+	sqlite3_stmt	*st;
+	char		*origin, *caller, *within;
+	int		 rc;
 
-	*name = NULL;
+	*label = *name = NULL;
+	if (query_has_site_names(q)) {
+		if ((st = query_prepare(q, "SELECT label, name FROM sites"
+		    " WHERE id = ?1", cause)) == NULL)
+			return (-1);
+		sqlite3_bind_int64(st, 1, site_id);
+		if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			*label = query_column_text(st, 0);
+			*name = query_column_text(st, 1);
+		}
+		sqlite3_finalize(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return (query_fail(q, cause));
+		if (*name != NULL)
+			return (0);
+		free(*label);
+		*label = NULL;
+	}
 	if (query_site_label(q, site_id, label, cause) != 0)
 		return (-1);
 	if (query_site_origin(q, site_id, &origin, &caller, &within,

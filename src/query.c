@@ -233,6 +233,29 @@ query_column_copy(sqlite3_stmt *st, int i, char *buf, size_t len)
 }
 
 /*
+ * Does the file's sites table have names (site_name())?  A file written
+ * before the column existed has none; its sites are named from their
+ * frames (query_site_name).
+ */
+int
+query_has_site_names(struct query *q)
+{
+	return (query_int(q, "SELECT EXISTS (SELECT 1 FROM"
+	    " pragma_table_info('sites') WHERE name = 'name')") == 1);
+}
+
+/*
+ * The SQL expression a site s is shown by in q: its name (sites.name),
+ * else its label in a file written before sites had names.
+ */
+const char *
+query_site_shown(struct query *q)
+{
+	return (query_has_site_names(q) ? "coalesce(s.name, s.label)" :
+	    "s.label");
+}
+
+/*
  * Does run run_id have its allocation_groups (it finished, written by a
  * vramtrace that keeps them per process)?
  */

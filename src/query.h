@@ -150,7 +150,7 @@ struct block_row {
 	uint64_t	 free_ns;	/* UNKNOWN_U64: live, or unknown */
 	int64_t		 alloc_step;	/* UNKNOWN_INT */
 	int64_t		 site_id;	/* UNKNOWN_INT: no stack */
-	char		 site[160];	/* "": no stack */
+	char		 site[160];	/* its name, else label; "": none */
 };
 
 /* One frame of a site's stack, innermost first. */
@@ -216,7 +216,7 @@ struct diff_block {
 	int64_t		 alloc_step;	/* UNKNOWN_INT */
 	int64_t		 free_step;	/* UNKNOWN_INT: not freed */
 	int64_t		 site_id;	/* UNKNOWN_INT: no stack */
-	char		 site[160];	/* "": no stack */
+	char		 site[160];	/* its name, else label; "": none */
 };
 
 int	 query_diff(struct query *, const struct diff_point *,

@@ -24,6 +24,7 @@
 #include "vramtrace.h"
 #include "site-origin.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Parts of a file name that make a Python frame a library's. */
@@ -156,5 +157,35 @@ site_origin_name(const char *origin, const char *caller, const char *within,
 	    caller != NULL ? site_label_short(caller) : "", within != NULL ?
 	    " (in " : "", within != NULL ? site_label_short(within) : "",
 	    within != NULL ? ")" : "");
+	return (name);
+}
+
+/* The frame at index i of frames as a label, or NULL for i < 0. */
+char *
+site_frame_label_at(const struct site_frame *frames, long i)
+{
+	return (i >= 0 ? site_frame_label(frames[i].filename, frames[i].line,
+	    frames[i].name) : NULL);
+}
+
+/*
+ * The name people know the stack frames[0..n) (innermost first) by, whose
+ * label is label: site_origin_name of the frames site_origin_find picks.
+ * The caller frees it.
+ */
+char *
+site_name(const struct site_frame *frames, size_t n, const char *label)
+{
+	struct site_origin	 o;
+	char			*origin, *caller, *within, *name;
+
+	site_origin_find(frames, n, &o);
+	origin = site_frame_label_at(frames, o.origin);
+	caller = site_frame_label_at(frames, o.caller);
+	within = site_frame_label_at(frames, o.within);
+	name = site_origin_name(origin, caller, within, label);
+	free(origin);
+	free(caller);
+	free(within);
 	return (name);
 }

@@ -39,5 +39,7 @@ char	*site_frame_label(const char *, int64_t, const char *);
 const char *site_label_short(const char *);
 char	*site_origin_name(const char *, const char *, const char *,
 	     const char *);
+char	*site_frame_label_at(const struct site_frame *, long);
+char	*site_name(const struct site_frame *, size_t, const char *);
 
 #endif

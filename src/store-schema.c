@@ -193,7 +193,8 @@ const char *store_schema_sql =
 "  hash INTEGER NOT NULL UNIQUE,\n"
 "  depth INTEGER NOT NULL,\n"
 "  label TEXT NOT NULL,\n"
-"  kind TEXT);\n"			/* python, native; NULL: a snapshot's */
+"  kind TEXT,\n"			/* python, native; NULL: a snapshot's */
+"  name TEXT);\n"			/* site_name(); NULL: made before it */
 "CREATE TABLE site_frames(\n"
 "  site_id INTEGER NOT NULL REFERENCES sites(id),\n"
 "  depth INTEGER NOT NULL,\n"

@@ -4,7 +4,8 @@
  * A site is a stack of frames (innermost first).  Frames are rows of
  * `frames`, unique by (filename, line, name); a site is a row of `sites`
  * unique by a 64-bit hash of its frame ids, with its frames in
- * `site_frames`.  Two maps from 64-bit hashes to row ids (store-idmap.c)
+ * `site_frames`, its label (the innermost frame with a file) and its name
+ * (site_name(): the program's line that leaks names it by).  Two maps from 64-bit hashes to row ids (store-idmap.c)
  * keep both lookups in memory, so a stack that repeats costs a hash and no
  * SQL.  A hash of 0 is reserved for empty map slots and never stored.
  */
@@ -24,8 +25,8 @@ static const struct store_sql_text site_sql[] = {
 	    " line) VALUES (?1, ?2, ?3)" },
 	{ STMT_FRAME_FIND, "SELECT id FROM frames WHERE name = ?1 AND"
 	    " filename = ?2 AND line = ?3" },
-	{ STMT_SITE_INSERT, "INSERT INTO sites(hash, depth, label)"
-	    " VALUES (?1, ?2, ?3) ON CONFLICT(hash) DO NOTHING" },
+	{ STMT_SITE_INSERT, "INSERT INTO sites(hash, depth, label, name)"
+	    " VALUES (?1, ?2, ?3, ?4) ON CONFLICT(hash) DO NOTHING" },
 	{ STMT_SITE_FIND, "SELECT id FROM sites WHERE hash = ?1" },
 	{ STMT_SITE_FRAME, "INSERT INTO site_frames(site_id, depth, frame_id)"
 	    " VALUES (?1, ?2, ?3)" },
@@ -127,6 +128,29 @@ site_label(const struct store_frame *frames, size_t n)
 	return (site_frame_label(f->filename, f->line, f->name));
 }
 
+/* Bind the label and the name of the site of frames[0..n) to st's ?3, ?4. */
+static void
+site_bind_names(sqlite3_stmt *st, const struct store_frame *frames, size_t n)
+{
+	struct site_frame	*f;
+	char			*label, *name;
+	size_t			 i;
+
+	f = xreallocarray(NULL, n, sizeof *f);
+	for (i = 0; i < n; i++) {
+		f[i].filename = frames[i].filename;
+		f[i].line = frames[i].line;
+		f[i].name = frames[i].name;
+	}
+	label = site_label(frames, n);
+	name = site_name(f, n, label);
+	sqlite3_bind_text(st, 3, label, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(st, 4, name, -1, SQLITE_TRANSIENT);
+	free(label);
+	free(name);
+	free(f);
+}
+
 /*
  * Say which kind of stack site is ("python", "native"), unless it was said
  * already.  0, or -1 with *cause.
@@ -157,7 +181,6 @@ store_site_add(struct store *s, const struct store_frame *frames, size_t n,
 	uint64_t	 h = FNV_OFFSET;
 	size_t		 i;
 	sqlite3_stmt	*st;
-	char		*label;
 	int		 rc = -1;
 
 	*id = 0;
@@ -176,12 +199,10 @@ store_site_add(struct store *s, const struct store_frame *frames, size_t n,
 		rc = 0;
 		goto out;
 	}
-	label = site_label(frames, n);
 	st = s->stmt[STMT_SITE_INSERT];
 	sqlite3_bind_int64(st, 1, (int64_t)h);
 	sqlite3_bind_int64(st, 2, (int64_t)n);
-	sqlite3_bind_text(st, 3, label, -1, SQLITE_TRANSIENT);
-	free(label);
+	site_bind_names(st, frames, n);
 	if (store_sql_step(s, st, "sites", cause) != 0)
 		goto out;
 	if (sqlite3_changes(s->db) == 0) {

@@ -76,6 +76,7 @@ store_add_missing(struct store *s, char **cause)
 		const char	*table, *column, *type;
 	} added[] = {
 		{ "sites", "kind", "TEXT" },
+		{ "sites", "name", "TEXT" },
 		{ "processes", "job", "TEXT" },
 	};
 	char	*sql;

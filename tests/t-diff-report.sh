@@ -2,9 +2,10 @@
 # t-diff-report.sh: vramtrace diff between two steps of a run and between
 # two snapshots; vramtrace report on a run and on a snapshot.
 . "${srcdir:-.}/tests/lib.sh"
-plan 21
+plan 23
 XDG_CACHE_HOME=$TMP/cache
 export XDG_CACHE_HOME
+q() { "$VRAMTRACE" sql "$1" "$2" --format csv | tail -n +2; }
 
 # Step 1 makes the model (A, B); step 2 frees B and stashes C on stream 13;
 # step 3 stashes D; E is made and freed within step 3.
@@ -130,4 +131,17 @@ ok $? "diff: sites named by the program's lines, not one innermost frame"
 run "$VRAMTRACE" diff "$TMP/a.db" "$TMP/b.db"
 grep -q ' train.py:20 main (in torch/nn/functional.py:3504 cross_entropy)$' "$TMP/out"
 ok $? "...in the text too"
+cp "$TMP/out" "$TMP/names.txt"
+[ "$(q "$TMP/a.db" "select group_concat(name, '|') from (select name from sites order by id)")" = \
+    "train.py:10 main (in torch/nn/functional.py:3504 cross_entropy)|train.py:20 main (in torch/nn/functional.py:3504 cross_entropy)|model.py:7 forward < train.py:30 main" ]
+ok $? "sites.name: each site's name, written with the site"
+# A file written before sites had names: named from their frames alike.
+cp "$TMP/b.db" "$TMP/old.db"
+"$PY" -c 'import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("alter table sites drop column name")
+c.commit()' "$TMP/old.db" || exit 99
+run "$VRAMTRACE" diff "$TMP/a.db" "$TMP/old.db"
+sed 's/old\.db/b.db/' "$TMP/out" | cmp -s - "$TMP/names.txt"
+ok $? "...and a file without sites.name diffs with the same names"
 done_testing

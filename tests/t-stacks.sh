@@ -104,17 +104,20 @@ ok $? "the sitecustomize: a step hook, and the history with Python stacks"
     "65536,2,0,python,/m/model.py:12 forward 131072,2,1,python,/m/model.py:12 forward " ]
 ok $? "the history's blocks at exit: block layer, freed or not, their stack"
 
-# A database made before sites.kind gets the column when a run is added.
+# A database made before sites.kind and sites.name gets the columns when
+# a run is added.
 cp "$TMP/python.db" "$TMP/old.db"
 "$PY" -c 'import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
 c.execute("alter table sites drop column kind")
+c.execute("alter table sites drop column name")
 c.commit()' "$TMP/old.db" 2>/dev/null &&
     "$VRAMTRACE" replay --append "$TMP/python.vtr" -o "$TMP/old.db" \
     >/dev/null 2>&1 &&
     [ "$(q "$TMP/old.db" "select count(*) from sites where kind =
-    'python'")" != "0 " ]
-ok $? "an older database gets sites.kind on --append"
+    'python'")" != "0 " ] &&
+    [ "$(q "$TMP/old.db" "select count(name) from sites")" = "0 " ]
+ok $? "an older database gets sites.kind and sites.name on --append (its sites keep no name)"
 
 plan $tap_n
 done_testing

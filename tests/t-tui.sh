@@ -4,7 +4,7 @@
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=32
+NTESTS=33
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -87,6 +87,11 @@ keys Escape / w e i g h t Enter
 wait_for 'site ~ "weight"' && sed -n 4p "$TMP/screen" | grep -q 'model.py:7 weights' &&
     [ "$(grep -c 'MiB .*stash' "$TMP/screen")" -eq 0 ]
 ok $? "/: search by site"
+keys c / t r a i n . p y : 5 2 Enter
+wait_for 'site ~ "train.py:52"' && wait_for 'offload.py:88 stash < train.py:52 backward' &&
+    [ "$(grep -c 'weights' "$TMP/screen")" -eq 0 ]
+ok $? "/: the rows are named as leaks names their site, and found by that name"
+keys c
 tm resize-window -t ui -x 80 -y 24
 wait_for '\? help +q quit *$' && [ "$(wc -l <"$TMP/screen")" -le 24 ]
 ok $? "80x24: the footer stays"
