@@ -128,6 +128,19 @@ spool() {
 	"$VRAMTRACE" replay "$TMP/$1.vtr" -o "$TMP/$1.db" >/dev/null
 }
 
+# older_file DB COPY TABLE.COLUMN...: COPY, the database DB as a vramtrace
+# made before those columns existed (dropped through Python's sqlite3).
+older_file() {
+	cp "$1" "$2" || return
+	"$PY" - "$2" "$@" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+for col in sys.argv[4:]:
+    c.execute("alter table %s drop column %s" % tuple(col.split(".")))
+c.commit()
+PY
+}
+
 # page DB OUT.html: write the HTML report of DB to OUT.html.
 page() {
 	"$VRAMTRACE" report "$1" --html "$2"

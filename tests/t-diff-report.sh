@@ -136,11 +136,7 @@ cp "$TMP/out" "$TMP/names.txt"
     "train.py:10 main (in torch/nn/functional.py:3504 cross_entropy)|train.py:20 main (in torch/nn/functional.py:3504 cross_entropy)|model.py:7 forward < train.py:30 main" ]
 ok $? "sites.name: each site's name, written with the site"
 # A file written before sites had names: named from their frames alike.
-cp "$TMP/b.db" "$TMP/old.db"
-"$PY" -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-c.execute("alter table sites drop column name")
-c.commit()' "$TMP/old.db" || exit 99
+older_file "$TMP/b.db" "$TMP/old.db" sites.name || exit 99
 run "$VRAMTRACE" diff "$TMP/a.db" "$TMP/old.db"
 sed 's/old\.db/b.db/' "$TMP/out" | cmp -s - "$TMP/names.txt"
 ok $? "...and a file without sites.name diffs with the same names"

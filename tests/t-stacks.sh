@@ -106,12 +106,8 @@ ok $? "the history's blocks at exit: block layer, freed or not, their stack"
 
 # A database made before sites.kind and sites.name gets the columns when
 # a run is added.
-cp "$TMP/python.db" "$TMP/old.db"
-"$PY" -c 'import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-c.execute("alter table sites drop column kind")
-c.execute("alter table sites drop column name")
-c.commit()' "$TMP/old.db" 2>/dev/null &&
+older_file "$TMP/python.db" "$TMP/old.db" sites.kind sites.name \
+    2>/dev/null &&
     "$VRAMTRACE" replay --append "$TMP/python.vtr" -o "$TMP/old.db" \
     >/dev/null 2>&1 &&
     [ "$(q "$TMP/old.db" "select count(*) from sites where kind =
