@@ -18,6 +18,9 @@
  * code PyTorch generates (torch.fx's "<eval_with_key>", Inductor's
  * torchinductor_ cache).  A program installed as a package is a library by
  * that rule: its stacks have no origin and are named by their label.
+ *
+ * A site's name (site_name, written into sites.name) spells those frames:
+ * "origin < caller (in within)", the last two shortened.
  */
 #include "config.h"
 

@@ -5,9 +5,10 @@
  * `frames`, unique by (filename, line, name); a site is a row of `sites`
  * unique by a 64-bit hash of its frame ids, with its frames in
  * `site_frames`, its label (the innermost frame with a file) and its name
- * (site_name(): the program's line that leaks names it by).  Two maps from 64-bit hashes to row ids (store-idmap.c)
- * keep both lookups in memory, so a stack that repeats costs a hash and no
- * SQL.  A hash of 0 is reserved for empty map slots and never stored.
+ * (site_name(): the program's line that leaks names it by).  Two maps from
+ * 64-bit hashes to row ids (store-idmap.c) keep both lookups in memory, so
+ * a stack that repeats costs a hash and no SQL.  A hash of 0 is reserved
+ * for empty map slots and never stored.
  */
 #include "config.h"
 
