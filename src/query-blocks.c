@@ -210,10 +210,10 @@ blocks_read(struct query *q, const struct block_filter *f, int64_t run,
  * Fill rows[0..max) with the blocks of run f->run_id (0: the newest) that
  * match f, in f's order, after skipping `offset` of them.  Returns the
  * number of rows filled (0 past the end), or -1 with *cause.  Sites are
- * given by name (query_site_shown), cut to the row's buffer.  Every block by size, age or
- * stream comes from the run's first rows in that order while they have a
- * full page; past them every row is read (query_blocks_quick says
- * where).
+ * given by name (query_site_shown), cut to the row's buffer.  Every block
+ * by size, age or stream comes from the run's first rows in that order
+ * while they have a full page; past them every row is read
+ * (query_blocks_quick says where).
  */
 int
 query_blocks(struct query *q, const struct block_filter *f,

@@ -294,7 +294,9 @@ def main():
             lambda o, args, kwargs: allocated.append(memory_allocated()))
         trainer_run(model, shape, steps, kept)
     onset = steps // 2 + 1
-    for step in range(1, steps + 1) if shape not in TRAINER else ():
+    # Every other shape runs this loop; the Trainer ran its own.
+    own_steps = () if shape in TRAINER else range(1, steps + 1)
+    for step in own_steps:
         seq = rng.choice((32, 64, 96, 128)) if shape in VARLEN else SEQ
         x = torch.randint(0, V, (BATCH, seq), device="cuda")
         if disc is not None:
