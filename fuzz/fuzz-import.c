@@ -11,10 +11,12 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "import.h"
@@ -59,6 +61,21 @@ fuzz_only_input(int with_db)
 	return (ok);
 }
 
+/*
+ * A file bigger than 256 MiB fails to be written (EFBIG, SIGXFSZ ignored),
+ * as on a full disk: a compressed input that unpacks to gigabytes (zstd
+ * and xz reach ratios of thousands) is then quick to refuse.
+ */
+static void
+fuzz_limit_files(void)
+{
+	struct rlimit	rl = { (rlim_t)256 << 20, (rlim_t)256 << 20 };
+
+	signal(SIGXFSZ, SIG_IGN);
+	if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
+		abort();
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -78,6 +95,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(fuzz_wal, sizeof fuzz_wal, "%s-wal", fuzz_out);
 		snprintf(fuzz_shm, sizeof fuzz_shm, "%s-shm", fuzz_out);
 		atexit(fuzz_cleanup);
+		fuzz_limit_files();
 	}
 	if ((f = fopen(fuzz_in, "wb")) == NULL ||
 	    fwrite(data, 1, size, f) != size || fclose(f) != 0)

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "import.h"
+#include "unwrap.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -174,7 +175,8 @@ state_free(struct import_state *st)
  * Import the snapshot at path into the database out (a new file, or a new
  * run of an existing one with opt->append).  Fills *sum.  Returns 0, or
  * with *cause (one line naming the file) -1 when the snapshot is at fault
- * and IMPORT_FAIL_OUTPUT when out could not be written; on error no
+ * and IMPORT_FAIL_OUTPUT when out (or the temporary file a compressed
+ * snapshot is unpacked into) could not be written; on error no
  * database is left (and an appended-to database keeps only what it had).
  */
 int
@@ -189,8 +191,8 @@ import_snapshot(const char *path, const char *out,
 	struct import_state	 st;
 	struct pickle_value	*root = NULL;
 	struct stat		 sb;
-	char			*real = NULL;
-	int			 rc;
+	char			*real = NULL, *name = NULL;
+	int			 rc, fd = -1;
 
 	memset(sum, 0, sizeof *sum);
 	memset(&st, 0, sizeof st);
@@ -201,13 +203,18 @@ import_snapshot(const char *path, const char *out,
 	cb.arg = &st;
 	if (opt->progress)
 		cb.progress = on_progress;
-	if (util_check_input(path, cause) != 0)
+	if ((rc = unwrap_open(path, &fd, &name, cause)) != 0)
+		return (rc == UNWRAP_FAIL_LOCAL ? IMPORT_FAIL_OUTPUT : -1);
+	if (import_steps_begin(&st, opt, cause) != 0) {
+		close(fd);
+		free(name);
 		return (-1);
-	if (import_steps_begin(&st, opt, cause) != 0)
-		return (-1);
+	}
 	st.store = store_open(out, (opt->append ? STORE_APPEND : STORE_CREATE) |
 	    STORE_ATOMIC | STORE_BULK, cause);
 	if (st.store == NULL) {
+		close(fd);
+		free(name);
 		state_free(&st);
 		return (IMPORT_FAIL_OUTPUT);
 	}
@@ -220,7 +227,9 @@ import_snapshot(const char *path, const char *out,
 	    0 ? (int64_t)sb.st_size : -1, cause) != 0)
 		goto fail;
 	import_pipe_begin(&st);
-	root = pickle_parse_file(path, &cb, cause);
+	root = pickle_parse_fd(fd, name, &cb, cause);
+	close(fd);	/* an unpacked pickle's disk is given back now */
+	fd = -1;
 	if (import_pipe_end(&st, root == NULL, cause) != 0 || root == NULL)
 		goto fail;
 	if (import_check_root(&st, root, cause) != 0 ||
@@ -237,6 +246,7 @@ import_snapshot(const char *path, const char *out,
 	pickle_free(root);
 	state_free(&st);
 	free(real);
+	free(name);
 	return (store_close(st.store, cause) == 0 ? 0 : IMPORT_FAIL_OUTPUT);
 
 fail:
@@ -245,5 +255,8 @@ fail:
 	state_free(&st);
 	store_abort(st.store);
 	free(real);
+	if (fd != -1)
+		close(fd);
+	free(name);
 	return (rc);
 }

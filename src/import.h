@@ -122,7 +122,8 @@ struct import_state {
 #define IMPORT_VERSION		4
 
 /* import.c */
-#define IMPORT_FAIL_OUTPUT	(-2)	/* the database could not be written */
+#define IMPORT_FAIL_OUTPUT	(-2)	/* the database (or a temporary file)
+					   could not be written */
 int	 import_snapshot(const char *, const char *,
 	     const struct import_options *, struct import_summary *, char **);
 

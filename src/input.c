@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "import.h"
+#include "unwrap.h"
 
 /* How much of the pickle key_of reads at a time. */
 #define INPUT_KEY_CHUNK	(1 << 20)
@@ -303,6 +304,34 @@ import_to_cache(const char *pickle, char **cause)
 }
 
 /*
+ * Is path a pickle rather than a database?  Looks at the name first
+ * (.pickle, .pkl) and then at the first bytes of a regular file: the
+ * PROTO opcode 0x80, or a container unwrap.c knows (a compressed file, a
+ * zip archive).  Anything else is left to the reader to refuse.
+ */
+static int
+is_pickle(const char *path)
+{
+	const char	*dot = strrchr(path, '.');
+	unsigned char	 head[UNWRAP_SNIFF_LEN];
+	char		*cause = NULL;
+	int		 fd;
+	ssize_t		 n;
+
+	if (dot != NULL && (strcmp(dot, ".pickle") == 0 ||
+	    strcmp(dot, ".pkl") == 0))
+		return (1);
+	if ((fd = util_open_input(path, &cause)) == -1) {
+		free(cause);
+		return (0);
+	}
+	n = read(fd, head, sizeof head);
+	close(fd);
+	return (n >= 1 && (head[0] == 0x80 ||
+	    unwrap_sniff(head, (size_t)n)));
+}
+
+/*
  * The database to read for path: path itself when it is not a pickle, else
  * its imported copy (imported now when the cache has none).  The caller
  * frees it; NULL with *cause.  A second connection to the same input
@@ -311,7 +340,7 @@ import_to_cache(const char *pickle, char **cause)
 char *
 input_database(const char *path, char **cause)
 {
-	if (!util_is_pickle(path))
+	if (!is_pickle(path))
 		return (xstrdup(path));
 	return (import_to_cache(path, cause));
 }

@@ -130,32 +130,6 @@ util_check_input(const char *path, char **cause)
 	return (0);
 }
 
-/*
- * Is path a pickle rather than a database?  Looks at the name first
- * (.pickle, .pkl) and then at the first byte (PROTO opcode 0x80) of a
- * regular file (anything else is left to the reader to refuse).
- */
-int
-util_is_pickle(const char *path)
-{
-	const char	*dot = strrchr(path, '.');
-	unsigned char	 c;
-	char		*cause = NULL;
-	int		 fd;
-	ssize_t		 n;
-
-	if (dot != NULL && (strcmp(dot, ".pickle") == 0 ||
-	    strcmp(dot, ".pkl") == 0))
-		return (1);
-	if ((fd = util_open_input(path, &cause)) == -1) {
-		free(cause);
-		return (0);
-	}
-	n = read(fd, &c, 1);
-	close(fd);
-	return (n == 1 && c == 0x80);
-}
-
 /* Is standard output a terminal? */
 int
 util_isatty_out(void)

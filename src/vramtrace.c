@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "unwrap.h"
 
 int
 main(int argc, char **argv)
@@ -26,8 +27,9 @@ main(int argc, char **argv)
 		return (EXIT_OK);
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
-		printf("vramtrace %s (event encoding %d, schema %d)\n",
-		    PACKAGE_VERSION, EVENT_VERSION, STORE_SCHEMA_VERSION);
+		printf("vramtrace %s (event encoding %d, schema %d;"
+		    " snapshots unpacked from %s)\n", PACKAGE_VERSION,
+		    EVENT_VERSION, STORE_SCHEMA_VERSION, unwrap_formats());
 		return (EXIT_OK);
 	}
 	if (argv[1][0] == '-') {

@@ -62,7 +62,6 @@ void	*util_select(void *, size_t, size_t, size_t,
 	     int (*)(const void *, const void *));
 int	 util_open_input(const char *, char **);
 int	 util_check_input(const char *, char **);
-int	 util_is_pickle(const char *);
 int	 util_isatty_out(void);
 int	 util_isatty_err(void);
 int	 util_scratch_file(const char *);

@@ -1,9 +1,10 @@
 # tests/gpu/build.sh: source it to build vramtrace from source on a GPU
 # machine.  Sets V (the vramtrace binary) and TOP; logs to $OUT/build.log.
-# The lent GPU machines have no SQLite or ncursesw development files: when
-# they are missing, headers and libraries are taken from .gpu-deps/ in the
-# source tree (sqlite/: sqlite3.h, libsqlite3.so.0; ncurses/: include/,
-# lib/), which the caller carries along (it is git-ignored).  With
+# The lent GPU machines have no SQLite, ncursesw or liblzma development
+# files: when they are missing, headers and libraries are taken from
+# .gpu-deps/ in the source tree (sqlite/: sqlite3.h, libsqlite3.so.0;
+# ncurses/: include/, lib/; lzma/: lzma.h and lzma/, with the machine's
+# liblzma.so.5), which the caller carries along (it is git-ignored).  With
 # GPU_DEPS_ONLY=1 it only points configure at them (SQLITE_CFLAGS and the
 # like, exported), for a build of its own (pip install .).
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -24,6 +25,10 @@ if [ ! -f /usr/include/ncursesw/curses.h ] && [ -d "$deps/ncurses" ]; then
 		NCURSES_LIBS="$NCURSES_LIBS $lib -Wl,-rpath,${lib%/*}"
 	done
 	export NCURSES_LIBS
+fi
+if [ ! -f /usr/include/lzma.h ] && [ -f "$deps/lzma/lzma.h" ]; then
+	export LZMA_CFLAGS="-I$deps/lzma"
+	export LZMA_LIBS=/usr/lib/x86_64-linux-gnu/liblzma.so.5
 fi
 if [ -n "${GPU_DEPS_ONLY:-}" ]; then
 	:
