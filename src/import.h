@@ -119,7 +119,7 @@ struct import_state {
  * change that makes the same pickle give another database, so that no
  * cached import (input.c) made by an older importer answers.
  */
-#define IMPORT_VERSION		4
+#define IMPORT_VERSION		5
 
 /* import.c */
 #define IMPORT_FAIL_OUTPUT	(-2)	/* the database (or a temporary file)

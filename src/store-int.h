@@ -212,6 +212,9 @@ struct store_groups {
  * STORE_TOP_STREAMS streams (kept in streams[], not orders[]).
  */
 #define STORE_TOP_ROWS		10000
+/* Rows written per order: an eighth of the run's, at least STORE_TOP_MIN. */
+#define STORE_TOP_SHARE		8
+#define STORE_TOP_MIN		1000
 #define STORE_TOP_STREAMS	64
 enum store_top_order {
 	STORE_TOP_SIZE_DESC,
@@ -244,6 +247,7 @@ struct store_top {
 	size_t		 nstreams;
 	size_t		 last;		/* the stream of the last row */
 	size_t		 max;		/* rows kept per heap */
+	uint64_t	 rows;		/* rows noted */
 };
 
 struct store {

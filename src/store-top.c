@@ -16,6 +16,12 @@
  * below every row kept in its order, so the first rows of any filter, in
  * that order, are exact as long as the table holds enough of them.
  *
+ * Not all the rows kept are written: an eighth of the run's rows per order
+ * (STORE_TOP_SHARE), at least STORE_TOP_MIN and at most `max`.  Each
+ * costs two b-tree searches to insert, and a small run, which readers sort
+ * whole quickly once they are past what was written, would spend a third
+ * of its import writing nearly every row eight times over.
+ *
  * Some orders take nearly every row (newest first: rows keep getting
  * newer), and a sift per row would cost log(max) moves each time.  So
  * once a heap is full, a row that ranks above heap[0] waits in `pend`;
@@ -164,6 +170,7 @@ store_top_reset(struct store_top *t)
 	}
 	t->nstreams = 0;
 	t->last = 0;
+	t->rows = 0;
 	t->max = STORE_TOP_ROWS;
 	if (e != NULL && atoi(e) > 0 && atoi(e) < STORE_TOP_ROWS)
 		t->max = (size_t)atoi(e);
@@ -206,6 +213,7 @@ store_top_note(struct store_top *t, int64_t id,
 	struct store_top_row	 stream = { id, (int64_t)a->stream, 0 };
 	struct store_top_row	 site = { id, a->site_id, a->site_id == 0 };
 
+	t->rows++;
 	age.null = a->alloc_ns == EVENT_NONE;
 	stream.null = a->stream == EVENT_NONE;
 	top_offer(&t->orders[STORE_TOP_SIZE_DESC], t->max, &bytes);
@@ -220,16 +228,32 @@ store_top_note(struct store_top *t, int64_t id,
 		top_offer(h, t->max, &bytes);
 }
 
+/* The rows of each order to write: store-top.c's top comment says why. */
+static size_t
+top_written(const struct store_top *t)
+{
+	uint64_t	n = t->rows / STORE_TOP_SHARE;
+
+	if (n < STORE_TOP_MIN)
+		n = STORE_TOP_MIN;
+	return (n < t->max ? (size_t)n : t->max);
+}
+
 /*
- * Insert heap h: into allocation_top (order -1), or allocation_heads as
- * sort `order`, part `part`.
+ * Insert the first `keep` rows of heap h (all when it has fewer): into
+ * allocation_top (order -1), or allocation_heads as sort `order`, part
+ * `part`.  The heap is left unordered.
  */
 static int
 top_insert(struct store *s, sqlite3_stmt *st, int order, int64_t part,
-    const struct store_top_heap *h)
+    struct store_top_heap *h, size_t keep)
 {
 	size_t	i;
 
+	if (h->n > keep) {
+		top_select(h, h->heap, h->n, keep);
+		h->n = keep;
+	}
 	for (i = 0; i < h->n; i++) {
 		sqlite3_bind_int64(st, 1, s->run_id);
 		if (order < 0) {
@@ -256,7 +280,7 @@ store_top_write(struct store *s, char **cause)
 {
 	struct store_top	*t = &s->top;
 	sqlite3_stmt		*st = NULL, *hs = NULL;
-	size_t			 i;
+	size_t			 i, keep;
 	int			 rc = -1;
 
 	for (i = 0; i < STORE_TOP_ORDERS; i++)
@@ -270,16 +294,18 @@ store_top_write(struct store *s, char **cause)
 	    sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO allocation_heads"
 	    " VALUES (?1, ?2, ?3, ?4)", -1, &hs, NULL) != SQLITE_OK)
 		goto out;
-	if (top_insert(s, st, -1, 0, &t->orders[STORE_TOP_SIZE_DESC]) != 0)
+	keep = top_written(t);
+	if (top_insert(s, st, -1, 0, &t->orders[STORE_TOP_SIZE_DESC],
+	    keep) != 0)
 		goto out;
 	for (i = STORE_TOP_SIZE_ASC; i < STORE_TOP_ORDERS; i++) {
 		if (i != STORE_TOP_STREAM_SIZE &&
-		    top_insert(s, hs, (int)i, 0, &t->orders[i]) != 0)
+		    top_insert(s, hs, (int)i, 0, &t->orders[i], keep) != 0)
 			goto out;
 	}
 	for (i = 0; i < t->nstreams; i++) {
 		if (top_insert(s, hs, STORE_TOP_STREAM_SIZE,
-		    (int64_t)t->stream_ids[i], &t->streams[i]) != 0)
+		    (int64_t)t->stream_ids[i], &t->streams[i], keep) != 0)
 			goto out;
 	}
 	rc = 0;
