@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Write a large, valid PyTorch memory snapshot pickle for benchmarks.
 
-usage: gen-snapshot.py [-s SIZE] [-d DEVICES] [--share] [--check] OUT
+usage: gen-snapshot.py [-s SIZE] [-d DEVICES] [--share] [--fresh-frames]
+                       [--check] OUT
 
 SIZE is in bytes with an optional K, M or G suffix (default 1G).  The file
 has the shape of torch.cuda.memory._dump_snapshot(): segments with blocks,
@@ -13,8 +14,12 @@ pickle.dump writes them: memoized containers, batches of 1000 for APPENDS),
 so memory stays small whatever the size.  --share writes what a script that
 filtered a snapshot writes: after device 0's trace, device 1's is every
 other entry of it (references to the same dicts), and the original list
-is kept under "raw_traces" (a reference).  --check loads the result with
-pickle.load and verifies its shape (use it only on small sizes).
+is kept under "raw_traces" (a reference).  --fresh-frames gives each
+trace entry a list of its own around the shared frame dicts, as PyTorch
+2.11's _dump_snapshot writes most entries (two in three in the leak zoo's
+snapshots), where by default every entry refers to a shared list.
+--check loads the result with pickle.load and verifies its shape (use it
+only on small sizes).
 """
 import argparse
 import pickle
@@ -118,8 +123,9 @@ class Writer:
 class Frames:
     """A pool of call stacks, each written once and then shared."""
 
-    def __init__(self, w, rnd):
+    def __init__(self, w, rnd, fresh=False):
         self.w = w
+        self.fresh = fresh
         self.stacks = []
         names = ["forward", "backward", "_conv_forward", "linear", "step",
                  "<module>", "train_step", "_call_impl", "empty_like"]
@@ -133,7 +139,11 @@ class Frames:
         self.list_memo = {}
 
     def get(self, i):
-        """Bytes that push call stack i as a list of frame dicts."""
+        """Bytes that push call stack i as a list of frame dicts: the
+        shared list, or with fresh a new list of the shared dicts."""
+        if self.fresh:
+            return self.w.list(lambda: [self.frame(fr)
+                                        for fr in self.stacks[i]])
         if i in self.list_memo:
             return self.w.get(self.list_memo[i])
         self.list_memo[i] = self.w.memo
@@ -246,6 +256,7 @@ def main():
     ap.add_argument("-s", "--size", default="1G")
     ap.add_argument("-d", "--devices", type=int, default=1)
     ap.add_argument("--share", action="store_true")
+    ap.add_argument("--fresh-frames", action="store_true")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("out")
     a = ap.parse_args()
@@ -256,7 +267,7 @@ def main():
 
     with open(a.out, "wb") as f:
         w = Writer(f)
-        frames = Frames(w, rnd)
+        frames = Frames(w, rnd, a.fresh_frames)
         w.raw(b"\x80\x04}\x94(")
         w.memoize()
         nseg = max(2, min(2000, size // (1 << 20)))

@@ -1,12 +1,15 @@
 #!/bin/sh
 # import.sh [SIZE [DIR]]: how fast `vramtrace import` reads snapshots, and
 # how much memory it takes, for fixture_large.pickle (12 MB, a real one),
-# a generated snapshot of SIZE (default 300M) with the same structure
-# (bench/gen-snapshot.py), one of SIZE that shares objects as a filtering
-# script writes it (gen-snapshot.py --share: a second device made of
-# references to every other entry of the first, and the original list
-# kept under another key), and a 32 MiB pickle of MEMOIZE opcodes (not a
-# snapshot: it is refused, after the whole file is read).
+# the leak zoo's trainer-steady snapshot (3.3 MB, real: transformers'
+# Trainer with Python stacks), a generated snapshot of SIZE (default 300M)
+# with the same structure (bench/gen-snapshot.py), one of SIZE whose
+# trace entries each have a frames list of their own, as PyTorch writes
+# most (gen-snapshot.py --fresh-frames), one of SIZE that shares objects as
+# a filtering script writes it (gen-snapshot.py --share: a second device
+# made of references to every other entry of the first, and the original
+# list kept under another key), and a 32 MiB pickle of MEMOIZE opcodes
+# (not a snapshot: it is refused, after the whole file is read).
 # Prints, for each, seconds, MB/s (file bytes per wall-clock second), CPU
 # seconds (user and system), MB/s of CPU (file bytes per CPU second: what
 # the machine's load does not change), peak RSS, RSS per file byte and the
@@ -28,6 +31,9 @@ gen() {		# gen NAME ARGS...: a generated snapshot in $dir, once
 }
 gen "snapshot-$size" -s "$size"
 gen "shared-$size" -s "$size" --share
+gen "fresh-$size" -s "$size" --fresh-frames
+[ -f "$dir/trainer-steady.pickle" ] || xz -dc \
+    "$top/tests/data/zoo/trainer-steady.pickle.xz" >"$dir/trainer-steady.pickle"
 [ -f "$dir/memoize-32M.pickle" ] || python3 -c '
 import sys
 open(sys.argv[1], "wb").write(b"\x80\x04}" + b"\x94" * (32 << 20) + b".")
@@ -35,7 +41,8 @@ open(sys.argv[1], "wb").write(b"\x80\x04}" + b"\x94" * (32 << 20) + b".")
 printf '%-24s %8s %8s %7s %7s %7s %9s %8s %4s\n' file MB seconds MB/s \
     "cpu s" "MB/cpu" "RSS MB" RSS/file exit
 for f in "$shared/snapshots/fixture_large.pickle" \
-    "$dir/snapshot-$size.pickle" "$dir/shared-$size.pickle" \
+    "$dir/trainer-steady.pickle" "$dir/snapshot-$size.pickle" \
+    "$dir/fresh-$size.pickle" "$dir/shared-$size.pickle" \
     "$dir/memoize-32M.pickle"; do
 	[ -f "$f" ] || continue
 	rm -f "$work/out.db"
