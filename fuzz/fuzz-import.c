@@ -10,15 +10,13 @@
 
 #include "config.h"
 
-#include <dirent.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
+#include "fuzz-common.h"
 #include "import.h"
 #include "leak.h"
 #include "query.h"
@@ -38,47 +36,11 @@ fuzz_cleanup(void)
 	rmdir(fuzz_dir);
 }
 
-/* The directory holds the input and, when with_db, the database only. */
-static int
-fuzz_only_input(int with_db)
-{
-	struct dirent	*de;
-	DIR		*d;
-	int		 ok = 1;
-
-	if ((d = opendir(fuzz_dir)) == NULL)
-		return (0);
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0 ||
-		    strcmp(de->d_name, "in.pickle") == 0 ||
-		    (with_db && strcmp(de->d_name, "out.db") == 0))
-			continue;
-		fprintf(stderr, "left behind: %s\n", de->d_name);
-		ok = 0;
-	}
-	closedir(d);
-	return (ok);
-}
-
-/*
- * A file bigger than 256 MiB fails to be written (EFBIG, SIGXFSZ ignored),
- * as on a full disk: a compressed input that unpacks to gigabytes (zstd
- * and xz reach ratios of thousands) is then quick to refuse.
- */
-static void
-fuzz_limit_files(void)
-{
-	struct rlimit	rl = { (rlim_t)256 << 20, (rlim_t)256 << 20 };
-
-	signal(SIGXFSZ, SIG_IGN);
-	if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
-		abort();
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const char *const input[] = { "in.pickle", NULL };
+	static const char *const with_db[] = { "in.pickle", "out.db", NULL };
 	struct import_options	 opt;
 	struct import_summary	 sum;
 	struct leak_options	 lo;
@@ -95,7 +57,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(fuzz_wal, sizeof fuzz_wal, "%s-wal", fuzz_out);
 		snprintf(fuzz_shm, sizeof fuzz_shm, "%s-shm", fuzz_out);
 		atexit(fuzz_cleanup);
-		fuzz_limit_files();
+		fuzz_limit_files(256);
 	}
 	if ((f = fopen(fuzz_in, "wb")) == NULL ||
 	    fwrite(data, 1, size, f) != size || fclose(f) != 0)
@@ -103,11 +65,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&opt, 0, sizeof opt);
 	if (import_snapshot(fuzz_in, fuzz_out, &opt, &sum, &cause) != 0) {
 		free(cause);
-		if (!fuzz_only_input(0))
+		if (!fuzz_holds_only(fuzz_dir, input))
 			abort();
 		return (0);
 	}
-	if (!fuzz_only_input(1))
+	if (!fuzz_holds_only(fuzz_dir, with_db))
 		abort();
 	leak_options_init(&lo);
 	if ((q = query_open(fuzz_out, &cause)) != NULL &&

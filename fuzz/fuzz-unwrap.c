@@ -9,15 +9,13 @@
 
 #include "config.h"
 
-#include <dirent.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
+#include "fuzz-common.h"
 #include "unwrap.h"
 
 int	LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -32,28 +30,6 @@ fuzz_cleanup(void)
 	rmdir(fuzz_dir);
 }
 
-/* The directory holds the input only. */
-static int
-fuzz_only_input(void)
-{
-	struct dirent	*de;
-	DIR		*d;
-	int		 ok = 1;
-
-	if ((d = opendir(fuzz_dir)) == NULL)
-		return (0);
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0 ||
-		    strcmp(de->d_name, "in") == 0)
-			continue;
-		fprintf(stderr, "left behind: %s\n", de->d_name);
-		ok = 0;
-	}
-	closedir(d);
-	return (ok);
-}
-
 /* The lowest free descriptor: the same before and after an input. */
 static int
 fuzz_lowest_fd(void)
@@ -64,24 +40,10 @@ fuzz_lowest_fd(void)
 	return (fd);
 }
 
-/*
- * A file bigger than 64 MiB fails to be written (EFBIG, SIGXFSZ ignored),
- * as on a full disk: a compressed input that unpacks to gigabytes (zstd
- * and xz reach ratios of thousands) is then quick to refuse.
- */
-static void
-fuzz_limit_files(void)
-{
-	struct rlimit	rl = { (rlim_t)64 << 20, (rlim_t)64 << 20 };
-
-	signal(SIGXFSZ, SIG_IGN);
-	if (setrlimit(RLIMIT_FSIZE, &rl) != 0)
-		abort();
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const char *const only[] = { "in", NULL };
 	char	 buf[65536], *name = NULL, *cause = NULL;
 	FILE	*f;
 	int	 fd, lowest;
@@ -91,7 +53,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		snprintf(fuzz_in, sizeof fuzz_in, "%s/in", fuzz_dir);
 		setenv("TMPDIR", fuzz_dir, 1);
-		fuzz_limit_files();
+		fuzz_limit_files(64);
 		atexit(fuzz_cleanup);
 	}
 	if ((f = fopen(fuzz_in, "wb")) == NULL ||
@@ -105,7 +67,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(name);
 	} else
 		free(cause);
-	if (!fuzz_only_input() || fuzz_lowest_fd() != lowest)
+	if (!fuzz_holds_only(fuzz_dir, only) || fuzz_lowest_fd() != lowest)
 		abort();
 	return (0);
 }

@@ -25,10 +25,12 @@ core=$(make -s -C "$top" print-vtcore-sources | grep "\.c$" |
 $cc "$top/fuzz/fuzz-pickle.c" "$top"/pickle/pickle*.c \
 	-o "$work/fuzz-pickle" || exit 1
 # shellcheck disable=SC2086
-$cc "$top/fuzz/fuzz-import.c" $core $libs -lm -lpthread \
+$cc "$top/fuzz/fuzz-import.c" "$top/fuzz/fuzz-common.c" $core $libs \
+	-lm -lpthread \
 	-o "$work/fuzz-import" || exit 1
 # shellcheck disable=SC2086
-$cc "$top/fuzz/fuzz-unwrap.c" $core $libs -lm -lpthread \
+$cc "$top/fuzz/fuzz-unwrap.c" "$top/fuzz/fuzz-common.c" $core $libs \
+	-lm -lpthread \
 	-o "$work/fuzz-unwrap" || exit 1
 $cc "$top/fuzz/fuzz-event.c" "$top/lib/event.c" "$top/lib/lib.c" \
 	-o "$work/fuzz-event" || exit 1
