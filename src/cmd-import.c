@@ -45,20 +45,41 @@ const struct cmd_entry cmd_import_entry = {
 #define PROGRESS_BYTES	(100u << 20)
 
 /*
- * The default output for a snapshot: its name with the .pickle (or .pkl)
- * suffix replaced by .db, or .db appended.  The caller frees it.
+ * The length of path without suffix (one of the NULL-terminated list) when
+ * its base name ends in one, else its length.
+ */
+static size_t
+strip_suffix(const char *path, size_t len, const char *const *suffix)
+{
+	const char	*slash = strrchr(path, '/');
+	size_t		 base = slash != NULL ? (size_t)(slash + 1 - path) : 0, n;
+
+	for (; *suffix != NULL; suffix++) {
+		n = strlen(*suffix);
+		if (len - base > n && strncmp(path + len - n, *suffix, n) == 0)
+			return (len - n);
+	}
+	return (len);
+}
+
+/*
+ * The default output for a snapshot: its name with the .pickle, .pkl, .pt
+ * or .pth suffix (each also followed by .gz, .xz or .zst) replaced by .db,
+ * or .db appended.  The caller frees it.
  */
 static char *
 default_output(const char *path)
 {
-	const char	*dot = strrchr(path, '.'), *slash = strrchr(path, '/');
-	char		*out;
+	static const char *const packed[] = { ".gz", ".xz", ".zst", NULL };
+	static const char *const pickle[] = { ".pickle", ".pkl", ".pt",
+	    ".pth", NULL };
+	size_t	 len = strlen(path), inner, cut;
+	char	*out;
 
-	if (dot != NULL && (slash == NULL || dot > slash) &&
-	    (strcmp(dot, ".pickle") == 0 || strcmp(dot, ".pkl") == 0))
-		xasprintf(&out, "%.*s.db", (int)(dot - path), path);
-	else
-		xasprintf(&out, "%s.db", path);
+	inner = strip_suffix(path, len, packed);
+	cut = strip_suffix(path, inner, pickle);
+	/* No pickle's suffix: the name stays whole. */
+	xasprintf(&out, "%.*s.db", (int)(cut < inner ? cut : len), path);
 	return (out);
 }
 

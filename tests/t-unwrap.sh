@@ -20,7 +20,7 @@ reads() {	# reads CODEC: whether this build unpacks CODEC
 	return 1
 }
 nbad=$(grep -cv '^#' "$data/bad/EXPECT")
-plan $((24 + nbad))
+plan $((25 + nbad))
 
 TMPDIR=$TMP/tmp
 export TMPDIR
@@ -92,6 +92,11 @@ same hand-stored.zip "a zip made by hand, its .pickle stored: the same rows"
 same hand-deflated.zip "...and deflated: the same rows"
 mv "$TMP/real.pickle.gz" "$TMP/snapshot.data" || exit 99
 same snapshot.data "a compressed file is known by its bytes, not its name"
+
+mkdir "$TMP/named" && cp "$TMP/real.pt.gz" "$TMP/named/" || exit 99
+(cd "$TMP/named" && "$VRAMTRACE" import real.pt.gz) >"$TMP/out" 2>&1
+grep -q -- "-> real.db$" "$TMP/out" && [ -f "$TMP/named/real.db" ]
+ok $? "without -o, real.pt.gz is imported into real.db"
 
 run "$VRAMTRACE" import "$data/tiny.pt" -o "$TMP/tiny.db"
 [ $rc -eq 0 ] && grep -q "1 segments, 2 blocks, 0 trace entries" "$TMP/out"
