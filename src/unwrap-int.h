@@ -21,6 +21,7 @@ struct unwrap_out {
 	const char	*what;		/* "gzip", "zip entry" */
 	int		 fd;		/* -1 until the first write */
 	uint64_t	 size;		/* bytes written */
+	uint32_t	 crc;		/* their CRC-32 (zip's, zlib's) */
 	int		 local;		/* the temporary file failed */
 };
 
@@ -71,13 +72,11 @@ int	unwrap_inflate_raw(int fd, off_t off, uint64_t clen,
 
 /* unwrap-out.c */
 /*
- * Append len bytes to out, refusing more than UNWRAP_MAX in all.  0, or
- * -1 with *cause (and out->local set when the temporary file failed).
+ * Append len bytes to out, refusing more than UNWRAP_MAX in all, and add
+ * them to out->crc.  0, or -1 with *cause (and out->local set when the
+ * temporary file failed).
  */
 int	unwrap_out_write(struct unwrap_out *out, const void *buf, size_t len,
 	    char **cause);
-
-/* The CRC-32 of what out holds (zip's, zlib's).  0, or -1 with *cause. */
-int	unwrap_out_crc(struct unwrap_out *out, uint32_t *crc, char **cause);
 
 #endif

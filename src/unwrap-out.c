@@ -1,8 +1,8 @@
 /*
  * unwrap-out.c: the temporary file a packed snapshot's pickle is unpacked
  * into (unwrap.c says why a file): made at the first write, unlinked at
- * once, at most UNWRAP_MAX bytes; what fails there is this machine's
- * fault (out->local), not the input's.
+ * once, at most UNWRAP_MAX bytes, its CRC-32 kept as it is written; what
+ * fails there is this machine's fault (out->local), not the input's.
  */
 #include "config.h"
 
@@ -11,10 +11,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <unistd.h>
 #include <zlib.h>
 
+/*
+ * Append len bytes to out (unwrap-int.h).  0, or -1 with *cause, and
+ * out->local set when the temporary file failed.
+ */
 int
 unwrap_out_write(struct unwrap_out *out, const void *buf, size_t len,
     char **cause)
@@ -47,30 +50,7 @@ unwrap_out_write(struct unwrap_out *out, const void *buf, size_t len,
 			return (-1);
 		}
 	}
+	out->crc = (uint32_t)crc32(out->crc, buf, (uInt)len);
 	out->size += len;
-	return (0);
-}
-
-int
-unwrap_out_crc(struct unwrap_out *out, uint32_t *crc, char **cause)
-{
-	unsigned char	*buf = xmalloc(UNWRAP_CHUNK);
-	uLong		 c = crc32(0, NULL, 0);
-	off_t		 at = 0;
-	ssize_t		 n;
-
-	while (out->fd != -1 && (uint64_t)at < out->size) {
-		if ((n = pread(out->fd, buf, UNWRAP_CHUNK, at)) <= 0) {
-			free(buf);
-			*cause = xstrerror_cause("%s: cannot read its %s"
-			    " content back", out->path, out->what);
-			out->local = 1;
-			return (-1);
-		}
-		c = crc32(c, buf, (uInt)n);
-		at += n;
-	}
-	free(buf);
-	*crc = (uint32_t)c;
 	return (0);
 }

@@ -285,7 +285,6 @@ zip_extract(int fd, uint64_t size, const struct zip_entry *e,
 {
 	unsigned char	 local[ZIP_LOCAL_LEN], *buf;
 	uint64_t	 data, done, n;
-	uint32_t	 crc;
 	int		 rc = 0;
 
 	if (e->flags & 1)
@@ -331,9 +330,7 @@ zip_extract(int fd, uint64_t size, const struct zip_entry *e,
 	if (out->size != e->usize)
 		return (zip_fail(out, cause, "the pickle's size is not the"
 		    " one its entry says"));
-	if (unwrap_out_crc(out, &crc, cause) != 0)
-		return (-1);
-	if (crc != e->crc)
+	if (out->crc != e->crc)
 		return (zip_fail(out, cause, "the pickle's CRC-32 is not the"
 		    " one its entry says"));
 	return (0);
