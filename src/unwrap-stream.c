@@ -251,6 +251,7 @@ static const struct unwrap_codec unwrap_codecs[] = {
 static const struct unwrap_codec unwrap_deflate = { "deflate", "", 0,
     NULL, NULL, deflate_begin, gzip_step, gzip_end };
 
+/* Whether the n bytes at head begin with the len bytes of magic. */
 int
 unwrap_has_magic(const unsigned char *head, size_t n, const char *magic,
     size_t len)
@@ -258,6 +259,7 @@ unwrap_has_magic(const unsigned char *head, size_t n, const char *magic,
 	return (n >= len && memcmp(head, magic, len) == 0);
 }
 
+/* The codec whose magic the n bytes at head begin with, or NULL. */
 const struct unwrap_codec *
 unwrap_codec_of(const unsigned char *head, size_t n)
 {
@@ -271,6 +273,7 @@ unwrap_codec_of(const unsigned char *head, size_t n)
 	return (NULL);
 }
 
+/* The containers this build reads, for --version. */
 const char *
 unwrap_formats(void)
 {
@@ -284,6 +287,10 @@ unwrap_formats(void)
 	    ", zip");
 }
 
+/*
+ * 0 when this build reads codec; else -1 with *cause naming path and the
+ * command that decompresses it.
+ */
 int
 unwrap_codec_refuse(const struct unwrap_codec *codec, const char *path,
     char **cause)
@@ -301,6 +308,11 @@ unwrap_codec_refuse(const struct unwrap_codec *codec, const char *path,
 	return (-1);
 }
 
+/*
+ * Feed the len bytes at offset start of the file on in through codec into
+ * out.  0, or -1 with *cause: the input damaged or ending inside a stream
+ * (its byte offset), or out failing.
+ */
 int
 unwrap_stream(const struct unwrap_codec *codec, int in, off_t start,
     uint64_t len, struct unwrap_out *out, char **cause)
@@ -373,6 +385,7 @@ unwrap_stream(const struct unwrap_codec *codec, int in, off_t start,
 	return (rc);
 }
 
+/* A zip entry's raw deflate stream of clen bytes at off into out. */
 int
 unwrap_inflate_raw(int fd, off_t off, uint64_t clen, struct unwrap_out *out,
     char **cause)

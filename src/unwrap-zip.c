@@ -336,6 +336,10 @@ zip_extract(int fd, uint64_t size, const struct zip_entry *e,
 	return (0);
 }
 
+/*
+ * The one pickle of the zip archive on fd (size bytes) into out, its entry
+ * name in *entry (the caller frees it).  0, or -1 with *cause.
+ */
 int
 unwrap_zip(int fd, uint64_t size, struct unwrap_out *out, char **entry,
     char **cause)

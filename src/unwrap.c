@@ -34,6 +34,10 @@
 /* What a compressed database unpacks to. */
 #define SQLITE_MAGIC	"SQLite format 3"
 
+/*
+ * Whether the first n bytes of a file begin a container this file knows:
+ * a codec of unwrap-stream.c, a zip archive, torch.save's legacy format.
+ */
 int
 unwrap_sniff(const unsigned char *head, size_t n)
 {
@@ -110,6 +114,11 @@ changed(int fd, const struct stat *sb)
 	    now.st_mtim.tv_nsec != sb->st_mtim.tv_nsec);
 }
 
+/*
+ * The snapshot pickle at path, open for reading: the file, or its content
+ * unpacked into an unlinked file (unwrap.h).  0, or with *cause -1 (the
+ * file is at fault) or UNWRAP_FAIL_LOCAL (the temporary file failed).
+ */
 int
 unwrap_open(const char *path, int *fd, char **name, char **cause)
 {
