@@ -6,6 +6,7 @@
     bench.py checkpointing [big|small|both]
     bench.py cost
     bench.py parts
+    bench.py contention
 
 table: the engines side by side on LlamaForCausalLM, bf16 autocast, AdamW,
 15 steps each (the median step of steps 5-15, their peak
@@ -23,7 +24,11 @@ d2h bandwidth) + max(backward, bytes in / h2d bandwidth) + the rest of the
 step, from the row's compute baseline: no offload, or recompute without
 offload for recompute rows) and how far above it (over: the medians'
 ratio; paired: the median of each round's ratio to its own round's
-baseline, which the machine's drift between rounds does not move), bytes
+baseline, which the machine's drift between rounds does not move), the
+step of its baseline with only the row's copies beside it and how far
+above that the row is (alone: the same bytes out and back on side
+streams, with no hooks and no per-tensor work: what the copies cost a
+CPU-bound step, which the floor counts as free; see CopiesAlone), bytes
 each way, waits, and the largest difference of the 15 losses from no
 offload's.
 
@@ -57,6 +62,16 @@ Each side twice: until the device is done (sync), and the CPU's own time
 until the call returns (cpu: what the hooks cost the CPU, which a large
 tensor's copies hide in the first); learn: vramtrace's learning steps
 among the five (they sample memory at every operation).
+
+contention: what copies between the device and pinned host memory,
+running on side streams, take from the CPU: microseconds per launch of a
+tiny kernel, per matmul, multiply and transposed copy, and nanoseconds per
+iteration of a Python loop, with no copy running, then while about 80
+ms of copies run: 4 GiB to pinned host memory, from it, or both at once
+(median of 5 rounds; the last column says in how many the copies
+outlasted the three loops).  On a step bound by the CPU that launches
+its kernels (the small model), any slowdown here is step time that the
+copy floor does not count.
 
 parts: where the pack and unpack hooks' time goes: each Python access
 the extension makes on a saved tensor (a Linear's output under autocast,
@@ -173,6 +188,83 @@ def batches(size, varlen=False):
 class NoCtx(contextlib.nullcontext):
     def stats(self):
         return {}
+
+
+ALONE = " (copies alone)"   # results' name of a row's CopiesAlone
+
+
+class CopiesAlone:
+    """A row's copies without an engine: inside inner (no offload, or
+    recompute without offload), a side stream copies out bytes from the
+    device to pinned host memory as forward reaches start, and another
+    copies back bytes from the host once the first back bytes out are
+    done;
+    leaving waits for both, as the engine's exit does.  No saved-tensor
+    hook, no per-tensor work: what the step costs with only the copies
+    (their bandwidth, and what they take from the CPU that launches the
+    kernels: `bench.py contention`) running beside it.
+    The copies go in PIECE-byte pieces, queued as the module start (the
+    first decoder layer) begins: before it, the model reads a value of
+    the device (HF Llama's mask: is_nonzero), a copy to the host that
+    copies queued earlier on the same copy engine would hold up, with the
+    CPU waiting, which an engine's copies (made as tensors are saved,
+    after it) do not.  The copies back wait only for the bytes that went
+    out first."""
+
+    PIECE = 64 << 20
+    HOST = 1 << 30      # pieces cycle through it: far larger than a cache
+
+    def __init__(self, inner, out, back, start):
+        self.inner, self.out, self.back = inner, int(out), int(back)
+        self.dev = torch.empty(self.PIECE, dtype=torch.uint8, device="cuda")
+        self.host = torch.empty(self.HOST, dtype=torch.uint8,
+                                pin_memory=True)
+        self.d2h, self.h2d = torch.cuda.Stream(), torch.cuda.Stream()
+        self.pending = False
+        start.register_forward_pre_hook(self._start)
+
+    def stats(self):
+        return {}
+
+    def _copies(self, stream, nbytes, out, mark=0):
+        """Copy nbytes on stream; returns an event recorded there once
+        the first mark bytes (at least) are copied."""
+        pieces = self.HOST // self.PIECE
+        event = None
+        with torch.cuda.stream(stream):
+            for i in range((nbytes + self.PIECE - 1) // self.PIECE):
+                n = min(self.PIECE, nbytes - i * self.PIECE)
+                at = (i % pieces) * self.PIECE
+                host, dev = self.host[at:at + n], self.dev[:n]
+                (host if out else dev).copy_(dev if out else host,
+                                             non_blocking=True)
+                if event is None and i * self.PIECE + n >= mark:
+                    event = stream.record_event()
+        return event
+
+    def _start(self, *unused):
+        if not self.pending:
+            return
+        self.pending = False
+        self.d2h.wait_stream(torch.cuda.current_stream())
+        # What comes back went out first (an engine keeps or copies last
+        # what forward saves last): the copies back wait for those only.
+        first = self._copies(self.d2h, self.out, True, self.back)
+        if first is not None:
+            self.h2d.wait_event(first)
+        self._copies(self.h2d, self.back, False)
+
+    def __enter__(self):
+        self.inner.__enter__()
+        self.pending = True
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.d2h.synchronize()
+            self.h2d.synchronize()
+        finally:
+            self.inner.__exit__(*exc)
 
 
 _began = [0]   # bytes allocated when the configuration measured began
@@ -359,12 +451,12 @@ def report(rows, results, bw, trl_peak, size):
     plain = [r for n in ("no offload", "no offload (again: noise)")
              for r in ok.get(n, [])]
     noise = dloss(plain, ref) if ref and len(plain) > 1 else float("nan")
-    fmt = ("| %-44s | %7s | %13s | %7s | %7s | %6s | %6s | %5s | %5s |"
-           " %9s | %5s | %10s | %9s |")
+    fmt = ("| %-44s | %7s | %13s | %7s | %7s | %6s | %6s | %7s | %6s |"
+           " %5s | %5s | %9s | %5s | %10s | %9s |")
     print(fmt % ("engine", "ms/step", "rounds", "peak GB", "floor",
-                 "over", "paired", "out", "in", "waits f/b", "casts",
-                 "learn/idle", "max dloss"))
-    print(fmt % tuple(["---"] * 13))
+                 "over", "paired", "alone", "over", "out", "in",
+                 "waits f/b", "casts", "learn/idle", "max dloss"))
+    print(fmt % tuple(["---"] * 15))
     for name, _, kind in rows:
         if name not in med:
             err = results.get(name, [{}])[0].get("error", "not run")
@@ -377,12 +469,16 @@ def report(rows, results, bw, trl_peak, size):
             "no offload, recompute only" if kind == "recompute" else
             "no offload", []), bw) if kind else None
         st = r["st"]
+        alone = med.get(name + ALONE, {}).get("ms")
         print(fmt % (name, "%.1f" % r["ms"],
                      "%.1f-%.1f" % (r["lo"], r["hi"]),
                      "%.2f" % r["peak"],
                      "%.1f" % fl if fl else "-",
                      "%+.0f%%" % (100 * (r["ms"] / fl - 1)) if fl else "-",
                      "%+.0f%%" % (100 * pair) if pair is not None else "-",
+                     "%.1f" % alone if alone else "-",
+                     "%+.0f%%" % (100 * (r["ms"] / alone - 1)) if alone
+                     else "-",
                      "%.2f" % (st.get("offloaded_bytes", 0) / GB)
                      if st else "-",
                      "%.2f" % (st.get("restored_bytes", 0) / GB)
@@ -398,6 +494,9 @@ def report(rows, results, bw, trl_peak, size):
     print("peak: max_memory_allocated over steps %d-%d, the highest of the "
           "rounds; TRL's peak %.3f GB" % (WARM + 1, STEPS,
                                           (trl_peak or 0) / GB))
+    print("alone: the step of the row's baseline with only its copies "
+          "beside it (the same bytes out and back on side streams, no "
+          "hooks: CopiesAlone), and how far above it the row is")
     print("out, in: GB copied each way a step; waits: forward waits on a "
           "copy, unpacks restored on demand, a step; casts: autocast casts "
           "of parameters made again in backward, a step; learn/idle: learning "
@@ -414,7 +513,8 @@ def report(rows, results, bw, trl_peak, size):
     trl = med.get("TRL get_act_offloading_ctx_manager")
     if trl:
         fits = [(r["ms"], n) for n, r in med.items()
-                if n.startswith("vramtrace") and r["peak"] <= trl["peak"]]
+                if n.startswith("vramtrace") and not n.endswith(ALONE) and
+                r["peak"] <= trl["peak"]]
         if fits:
             ms, name = min(fits)
             print("at TRL's peak (%.3f GB, %.1f ms): fastest vramtrace row "
@@ -424,6 +524,23 @@ def report(rows, results, bw, trl_peak, size):
         else:
             print("at TRL's peak (%.3f GB): no vramtrace row at or under it"
                   % trl["peak"])
+
+
+def measure_row(template, make, data, rnd, name, results):
+    """One configuration's round into results[name], said as it ends."""
+    t0 = time.time()
+    try:
+        r = measure(template, make, data)
+    except Exception as exc:  # noqa: BLE001 - reported in the table
+        import traceback
+        traceback.print_exc()
+        r = dict(error=repr(exc))
+        release()
+    results.setdefault(name, []).append(r)
+    print("  round %d %-44s %s (%.0f s)" % (
+        rnd + 1, name, "%.1f ms %.3f GB" % (r["ms"], r["peak"])
+        if "ms" in r else "failed", time.time() - t0), flush=True)
+    return r
 
 
 def table(size, rounds, trl, bw, deadline, varlen=False):
@@ -444,25 +561,26 @@ def table(size, rounds, trl, bw, deadline, varlen=False):
     results = {}
     trl_peak = [0]
     rows = configs(trl, trl_peak)
+    makes = {name: make for name, make, _ in rows}
+    base = {"base": makes["no offload"],
+            "recompute": makes["no offload, recompute only"]}
     for rnd in range(rounds):
         if rnd > 0 and time.time() > deadline:
             print("deadline: %d of %d rounds" % (rnd, rounds))
             break
         for name, make, _ in rows:
-            t0 = time.time()
-            try:
-                r = measure(template, make, data)
-                if name.startswith("TRL") and not trl_peak[0]:
-                    trl_peak[0] = int(r["peak"] * GB)
-            except Exception as exc:  # noqa: BLE001 - reported in the table
-                import traceback
-                traceback.print_exc()
-                r = dict(error=repr(exc))
-                release()
-            results.setdefault(name, []).append(r)
-            print("  round %d %-44s %s (%.0f s)" % (
-                rnd + 1, name, "%.1f ms %.3f GB" % (r["ms"], r["peak"])
-                if "ms" in r else "failed", time.time() - t0), flush=True)
+            r = measure_row(template, make, data, rnd, name, results)
+            if name.startswith("TRL") and not trl_peak[0] and "ms" in r:
+                trl_peak[0] = int(r["peak"] * GB)
+        for name, _, kind in rows:
+            st = results[name][-1].get("st") or {}
+            out = st.get("offloaded_bytes", 0)
+            back = st.get("restored_bytes", 0)
+            if kind and (out or back):
+                measure_row(template, lambda m, inner=base[kind], out=out,
+                            back=back: CopiesAlone(
+                                inner(m), out, back, m.model.layers[0]),
+                            data, rnd, name + ALONE, results)
         print("-- %s, after round %d of %d:" % (size, rnd + 1, rounds))
         report(rows, results, bw, trl_peak[0], size)
     del template
@@ -683,10 +801,73 @@ def parts():
         print("| %-36s | %8.3f |" % (name, best * 1e6))
 
 
+def contention():
+    """The CPU's time while copies run beside it (see the module's
+    docstring)."""
+    n = 1 << 30
+    dev = torch.empty(n, dtype=torch.uint8, device="cuda")
+    host = torch.empty(n, dtype=torch.uint8, pin_memory=True)
+    host.fill_(1)
+    out, back = torch.cuda.Stream(), torch.cuda.Stream()
+    x = torch.zeros(16, device="cuda")
+    y = torch.zeros(1024, 1024, device="cuda", dtype=torch.bfloat16)
+
+    def per_call(f, calls):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            f()
+        return (time.perf_counter() - t0) / calls
+
+    def python():
+        s, d = 0, {}
+        for i in range(1000):
+            s += i
+            d[i & 127] = s
+
+    def ops():
+        (y @ y * 2).t().contiguous()
+
+    def load(kind):
+        for _ in range(4):
+            for stream, dst, src, k in ((out, host, dev, "d2h"),
+                                        (back, dev, host, "h2d")):
+                if kind in (k, "both"):
+                    with torch.cuda.stream(stream):
+                        dst.copy_(src, non_blocking=True)
+
+    kinds = ("none", "d2h", "h2d", "both")
+    res = {k: [] for k in kinds}
+    for _ in range(5):
+        for kind in kinds:
+            torch.cuda.synchronize()
+            load(kind)
+            r = (per_call(lambda: x.add_(1), 2000) * 1e6,
+                 per_call(ops, 200) * 1e6,
+                 per_call(python, 200) * 1e6)
+            running = not (out.query() and back.query())
+            torch.cuda.synchronize()
+            res[kind].append(r + (running,))
+    print("CPU time while 4 GiB copies run on side streams (median of 5 "
+          "rounds; pinned host memory)")
+    print("| %-5s | %9s | %9s | %9s | %s |" % (
+        "copy", "launch us", "ops us", "py ns/it", "copies outlasted it"))
+    print("| --- | --- | --- | --- | --- |")
+    for kind in kinds:
+        rs = res[kind]
+        print("| %-5s | %9.2f | %9.2f | %9.1f | %s |" % (
+            kind, statistics.median(r[0] for r in rs),
+            statistics.median(r[1] for r in rs),
+            statistics.median(r[2] for r in rs),
+            "-" if kind == "none" else "%d of 5" % sum(r[3] for r in rs)))
+
+
 def main():
     print("device: %s, torch %s" % (torch.cuda.get_device_name(),
                                      torch.__version__))
     mode = sys.argv[1] if len(sys.argv) > 1 else "table"
+    if mode == "contention":
+        contention()
+        return
     if mode == "cost":
         cost(int(sys.argv[2]) if len(sys.argv) > 2 else 16)
         return
