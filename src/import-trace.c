@@ -150,8 +150,17 @@ import_trace_entry(struct import_state *st, int32_t device,
 
 	import_check_at(st, IMPORT_AT_TRACE, (size_t)device, index);
 	if (import_check_value(st, e, NULL, PICKLE_DICT, 0, &v, cause) != 0 ||
-	    import_check_str(st, e, "action", 0, &action, cause) != 0 ||
-	    import_check_int(st, e, "time_us", 0, IMPORT_TIME_US_MAX, 0,
+	    import_check_str(st, e, "action", 0, &action, cause) != 0)
+		return (-1);
+	if (pickle_dict_get(e, "time_us") == NULL) {
+		/* PyTorch 2.2 added the times (pytorch/pytorch#112266). */
+		xasprintf(cause, "%s: %s.time_us is missing: the trace has no"
+		    " times, as PyTorch before 2.2 wrote it; take the snapshot"
+		    " again with PyTorch 2.2 or later", st->file,
+		    import_check_path(st));
+		return (-1);
+	}
+	if (import_check_int(st, e, "time_us", 0, IMPORT_TIME_US_MAX, 0,
 	    &time_us, cause) != 0 ||
 	    count_action(st, device, action, cause) != 0)
 		return (-1);

@@ -121,6 +121,12 @@ CASES = [
     ("entry-time-overflow", setter(ENTRY + ["time_us"], MAX_TIME + 1),
      "device_traces[1][4].time_us is %d, not in 0 to %d"
      % (MAX_TIME + 1, MAX_TIME)),
+    # PyTorch before 2.2 wrote no times, and no annotations
+    ("entry-time-missing", lambda s: [e.pop("time_us") for t in
+                                      s["device_traces"] for e in t] and
+     s.pop("external_annotations"),
+     "device_traces[0][0].time_us is missing: the trace has no times, as"
+     " PyTorch before 2.2 wrote it"),
     ("entry-stream-negative", setter(ENTRY + ["stream"], -2),
      "device_traces[1][4].stream is -2, negative"),
     ("entry-action-missing", setter(ENTRY + ["action"], DELETE),
