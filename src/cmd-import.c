@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "import.h"
+#include "unwrap.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -98,10 +99,15 @@ cmd_import_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	opt.append = cmd_args_has(args, 'a');
 	opt.step_marker = cmd_args_text(args, 'm', NULL);
 	opt.step_every_ns = cmd_args_number(args, 'e', 0) * 1000000;
-	if ((output = cmd_args_text(args, 'o', NULL)) == NULL)
+	if ((output = cmd_args_text(args, 'o', NULL)) == NULL) {
+		if (strcmp(input, "-") == 0)
+			return (cmd_fail(EXIT_USAGE, xstrdup("import: standard"
+			    " input has no name to make the output's from:"
+			    " give --output")));
 		output = def = default_output(input);
+	}
 	opt.progress = util_isatty_err() && stat(input, &sb) == 0 &&
-	    sb.st_size > PROGRESS_BYTES;
+	    S_ISREG(sb.st_mode) && sb.st_size > PROGRESS_BYTES;
 	rc = import_snapshot(input, output, &opt, &sum, &cause);
 	if (rc != 0) {
 		free(def);
@@ -109,7 +115,7 @@ cmd_import_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		    EXIT_INPUT, cause));
 	}
 	printf("%s: %" PRId64 " segments, %" PRId64 " blocks, %" PRId64
-	    " trace entries, %" PRId64 " steps -> %s\n", input,
+	    " trace entries, %" PRId64 " steps -> %s\n", unwrap_label(input),
 	    sum.segments, sum.blocks, sum.trace_entries, sum.steps, output);
 	if (strcmp(sum.step_source, "time") == 0)
 		printf("no step annotations: steps are fixed windows of "

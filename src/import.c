@@ -197,7 +197,7 @@ import_snapshot(const char *path, const char *out,
 	memset(sum, 0, sizeof *sum);
 	memset(&st, 0, sizeof st);
 	sum->step_source = "none";
-	st.file = path;
+	st.file = unwrap_label(path);
 	st.summary = sum;
 	st.first_ns = EVENT_NONE;
 	cb.arg = &st;
@@ -221,10 +221,10 @@ import_snapshot(const char *path, const char *out,
 	memset(&info, 0, sizeof info);
 	info.source = "import";
 	real = realpath(path, NULL);
-	info.input = real != NULL ? real : path;
+	info.input = real != NULL ? real : st.file;
 	if (store_run_begin(st.store, &info, cause) != 0 ||
 	    store_snapshot_begin(st.store, info.input, stat(info.input, &sb) ==
-	    0 ? (int64_t)sb.st_size : -1, cause) != 0)
+	    0 && S_ISREG(sb.st_mode) ? (int64_t)sb.st_size : -1, cause) != 0)
 		goto fail;
 	import_pipe_begin(&st);
 	root = pickle_parse_fd(fd, name, &cb, cause);

@@ -333,13 +333,24 @@ is_pickle(const char *path)
 
 /*
  * The database to read for path: path itself when it is not a pickle, else
- * its imported copy (imported now when the cache has none).  The caller
+ * its imported copy (imported now when the cache has none); standard input
+ * ("-") and a FIFO are refused with a line saying to import them.  The caller
  * frees it; NULL with *cause.  A second connection to the same input
  * opens this path, so that a pickle is neither hashed nor imported twice.
  */
 char *
 input_database(const char *path, char **cause)
 {
+	struct stat	sb;
+
+	if (strcmp(path, "-") == 0 || (stat(path, &sb) == 0 &&
+	    S_ISFIFO(sb.st_mode))) {
+		xasprintf(cause, "%s%s, not a file to read: import it first"
+		    " (vramtrace import %s -o FILE.db)", unwrap_label(path),
+		    strcmp(path, "-") == 0 ? "" : ": a named pipe (FIFO)",
+		    path);
+		return (NULL);
+	}
 	if (!is_pickle(path))
 		return (xstrdup(path));
 	return (import_to_cache(path, cause));

@@ -14,12 +14,17 @@
  * compressed file (torch.save's, kept compressed) is opened in turn.
  * Containers it knows but does not read (bzip2, lz4, the codecs a build was made without, torch.save's
  * legacy format) get a line that says how to make a pickle of them.
+ * Standard input ("-") and a FIFO are streams: what they give, to their
+ * end, goes to such a file first, which is then read as a file would be.
  */
 #include "config.h"
 
 #include "vramtrace.h"
 #include "unwrap-int.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -115,24 +120,138 @@ changed(int fd, const struct stat *sb)
 }
 
 /*
- * The snapshot pickle at path, open for reading: the file, or its content
- * unpacked into an unlinked file (unwrap.h).  0, or with *cause -1 (the
+ * What messages call the input at path: "standard input" for "-", else
+ * path.
+ */
+const char *
+unwrap_label(const char *path)
+{
+	return (strcmp(path, "-") == 0 ? "standard input" : path);
+}
+
+/*
+ * Copy the stream on fd to its end into out, whose temporary file it
+ * makes even when the stream is empty, and close fd.  out's descriptor,
+ * or -1 with *cause.
+ */
+static int
+spool(int fd, struct unwrap_out *out, char **cause)
+{
+	static char	buf[UNWRAP_CHUNK];
+	ssize_t		n;
+	int		rc = 0;
+
+	while (rc == 0 && (n = read(fd, buf, sizeof buf)) != 0) {
+		if (n == -1 && errno != EINTR) {
+			*cause = xstrerror_cause("%s", out->path);
+			rc = -1;
+		} else if (n > 0)
+			rc = unwrap_out_write(out, buf, (size_t)n, cause);
+	}
+	close(fd);
+	if (rc == 0 && out->fd == -1)
+		rc = unwrap_out_write(out, "", 0, cause);
+	return (rc == 0 ? out->fd : -1);
+}
+
+/*
+ * Open the FIFO at path and spool what it gives into out.  A FIFO that
+ * has no writer yet reads as empty when opened without waiting: then it
+ * is opened again, waiting for one, and standard error says so.  out's
+ * descriptor, or -1 with *cause.
+ */
+static int
+open_fifo(const char *path, struct unwrap_out *out, char **cause)
+{
+	ssize_t	n;
+	char	first;
+	int	fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) != -1 &&
+	    (n = read(fd, &first, 1)) == 0) {
+		fprintf(stderr, "vramtrace: %s: a named pipe (FIFO) without"
+		    " a writer: waiting for one\n", path);
+		close(fd);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	} else if (fd != -1 && n == -1 && errno != EAGAIN) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd == -1 || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) &
+	    ~O_NONBLOCK) == -1) {
+		*cause = xstrerror_cause("%s", path);
+		if (fd != -1)
+			close(fd);
+		return (-1);
+	}
+	if (n == 1 && unwrap_out_write(out, &first, 1, cause) != 0) {
+		close(fd);
+		return (-1);
+	}
+	return (spool(fd, out, cause));
+}
+
+/*
+ * Open path ("-": standard input) for reading: a regular file as it is;
+ * a stream (standard input as a pipe or a socket, a FIFO) spooled into out
+ * first, whose descriptor then comes back; anything else is refused as
+ * util_open_input() refuses it.  The descriptor, or -1 with *cause
+ * (out->local set when the temporary file failed).
+ */
+static int
+open_input(const char *path, struct unwrap_out *out, char **cause)
+{
+	struct stat	sb;
+	int		fd;
+
+	out->what = "piped";
+	if (strcmp(path, "-") != 0)
+		return (stat(path, &sb) == 0 && S_ISFIFO(sb.st_mode) ?
+		    open_fifo(path, out, cause) : util_open_input(path, cause));
+	if ((fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 0)) == -1 ||
+	    fstat(fd, &sb) != 0) {
+		*cause = xstrerror_cause("%s", out->path);
+		if (fd != -1)
+			close(fd);
+		return (-1);
+	}
+	if (S_ISREG(sb.st_mode))
+		return (fd);
+	if (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode))
+		return (spool(fd, out, cause));
+	xasprintf(cause, "%s: a terminal or a device, not a snapshot: give"
+	    " a file, or pipe one in", out->path);
+	close(fd);
+	return (-1);
+}
+
+/*
+ * The snapshot pickle at input ("-": standard input), open for reading:
+ * the file, or its content unpacked into an unlinked file (unwrap.h).  0, or with *cause -1 (the
  * file is at fault) or UNWRAP_FAIL_LOCAL (the temporary file failed).
  */
 int
-unwrap_open(const char *path, int *fd, char **name, char **cause)
+unwrap_open(const char *input, int *fd, char **name, char **cause)
 {
 	struct unwrap_out	 out;
 	struct stat		 sb;
 	unsigned char		 head[UNWRAP_SNIFF_LEN];
+	const char		*path;
 	char			*entry = NULL;
 	ssize_t			 n;
 	int			 in;
 
 	*fd = -1;
 	*name = NULL;
-	if ((in = util_open_input(path, cause)) == -1)
-		return (-1);
+	path = unwrap_label(input);
+	memset(&out, 0, sizeof out);
+	out.path = path;
+	out.fd = -1;
+	if ((in = open_input(input, &out, cause)) == -1)
+		return (out.local ? UNWRAP_FAIL_LOCAL : -1);
+	out.fd = -1;
+	out.size = 0;
+	out.crc = 0;
 	if (fstat(in, &sb) != 0 || (n = pread(in, head, sizeof head, 0)) < 0) {
 		*cause = xstrerror_cause("%s", path);
 		close(in);
@@ -143,9 +262,6 @@ unwrap_open(const char *path, int *fd, char **name, char **cause)
 		*name = xstrdup(path);
 		return (0);
 	}
-	memset(&out, 0, sizeof out);
-	out.path = path;
-	out.fd = -1;
 	if (unpack(in, &sb, head, (size_t)n, &out, &entry, cause) != 0)
 		goto fail;
 	if (changed(in, &sb)) {

@@ -27,15 +27,20 @@ const char *unwrap_formats(void);
 int	unwrap_sniff(const unsigned char *head, size_t n);
 
 /*
- * Open the snapshot pickle at path for reading: the file itself, or, when
+ * Open the snapshot pickle at input for reading: the file itself, or, when
  * it is gzip-, xz- or zstd-compressed or a zip archive holding one pickle
  * (torch.save's), an unlinked temporary file that holds the pickle's
- * bytes.  Sets *fd (the caller closes it) and *name, what messages about
- * the pickle's bytes call it (path, or "path (gzip content)"; the caller
- * frees it).  0, or with *cause (one line naming path and what is wrong)
- * -1 when the file is at fault, UNWRAP_FAIL_LOCAL when the temporary file
- * could not be made or written (a full disk).
+ * bytes.  Standard input ("-") and a FIFO are read to their end into such
+ * a file first.  Sets *fd (the caller closes it) and *name, what messages
+ * about the pickle's bytes call it (unwrap_label(input), or "path (gzip
+ * content)"; the caller frees it).  0, or with *cause (one line naming the
+ * input and what is wrong) -1 when the input is at fault,
+ * UNWRAP_FAIL_LOCAL when the temporary file could not be made or written
+ * (a full disk).
  */
-int	unwrap_open(const char *path, int *fd, char **name, char **cause);
+int	unwrap_open(const char *input, int *fd, char **name, char **cause);
+
+/* What messages call the input at path: "standard input" for "-". */
+const char *unwrap_label(const char *path);
 
 #endif

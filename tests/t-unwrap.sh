@@ -10,7 +10,9 @@
 # imports, and a reading command must give the plain pickle's verdict.
 # The hostile corpus (packed/bad, made by packed/make-bad.py) gets exit 4,
 # one line naming the file with the substring its EXPECT lists, and leaves
-# nothing behind; a codec the build lacks is named as such.
+# nothing behind; a codec the build lacks is named as such.  Standard
+# input and a FIFO, spooled first, import the same rows; the other reading
+# commands refuse them with a line saying to import them.
 . "${srcdir:-.}/tests/lib.sh"
 
 data=$srcdir/tests/data/packed
@@ -20,7 +22,7 @@ reads() {	# reads CODEC: whether this build unpacks CODEC
 	return 1
 }
 nbad=$(grep -cv '^#' "$data/bad/EXPECT")
-plan $((25 + nbad))
+plan $((38 + nbad))
 
 TMPDIR=$TMP/tmp
 export TMPDIR
@@ -92,6 +94,56 @@ same hand-stored.zip "a zip made by hand, its .pickle stored: the same rows"
 same hand-deflated.zip "...and deflated: the same rows"
 mv "$TMP/real.pickle.gz" "$TMP/snapshot.data" || exit 99
 same snapshot.data "a compressed file is known by its bytes, not its name"
+
+# Streams: standard input ("-") and a FIFO, spooled into TMPDIR first.
+# stream DESCRIPTION SCRIPT: sh -c SCRIPT, with $V the program and $T the
+# test's directory, imports the plain pickle's rows into $T/packed.db
+stream() {
+	rm -f "$TMP/packed.db"
+	V=$VRAMTRACE T=$TMP run sh -c "$2"
+	[ $rc -eq 0 ] && [ "$(rows "$TMP/packed.db")" = "$want" ] &&
+	    [ -z "$(ls "$TMPDIR")" ]
+	st=$?
+	[ $st -eq 0 ] || echo "# exit $rc: $(head -c 300 "$TMP/err")"
+	ok $st "$1"
+}
+stream "a pipe on standard input: the same rows" \
+    'cat "$T/real.pickle" | "$V" import - -o "$T/packed.db"'
+grep -q "^standard input: 6 segments" "$TMP/out"
+ok $? "...and the command calls it standard input"
+stream "a gzip piped in: the same rows" \
+    'cat "$T/two.gz" | "$V" import - -o "$T/packed.db"'
+stream "a file on standard input: the same rows" \
+    '"$V" import - -o "$T/packed.db" <"$T/real.pt"'
+mkfifo "$TMP/fifo" || exit 99
+stream "a FIFO whose writer comes after the reader: the same rows" \
+    '"$V" import "$T/fifo" -o "$T/packed.db" & sleep 1;
+    cat "$T/real.pt.gz" >"$T/fifo"; wait $!'
+run "$VRAMTRACE" import -
+expect 2 "standard input has no name .*give --output" \
+    "import - without --output: exit 2, saying why"
+run sh -c '"$1" import - -o "$2" </dev/null' sh "$VRAMTRACE" "$TMP/dev.db"
+expect 4 "^vramtrace: standard input: a terminal or a device, not a snapshot" \
+    "a device on standard input: exit 4, one line"
+run sh -c ': | "$1" import - -o "$2"' sh "$VRAMTRACE" "$TMP/empty.db"
+expect 4 "^vramtrace: standard input: empty" "an empty pipe: exit 4, one line"
+run sh -c 'head -c 5000 "$1" | gzip -c | "$2" import - -o "$3"' sh \
+    "$TMP/real.pickle" "$VRAMTRACE" "$TMP/cut.db"
+expect 4 "standard input \(gzip content\): .*truncated at offset 5000" \
+    "a truncated pickle piped in, gzipped: named standard input (gzip content)"
+TMPDIR=$TMP/none run sh -c 'cat "$1" | "$2" import - -o "$3"' sh \
+    "$TMP/real.pickle" "$VRAMTRACE" "$TMP/none.db"
+expect 7 "standard input: cannot make a temporary file for its piped content" \
+    "no TMPDIR to spool a pipe into: exit 7"
+[ ! -e "$TMP/dev.db" ] && [ ! -e "$TMP/empty.db" ] && [ ! -e "$TMP/cut.db" ] &&
+    [ ! -e "$TMP/none.db" ] && [ -z "$(ls "$TMPDIR")" ]
+ok $? "...and no database, nothing left in TMPDIR"
+run "$VRAMTRACE" leaks - <"$TMP/real.pickle"
+expect 4 "standard input, not a file to read: import it first \(vramtrace import - -o FILE.db\)" \
+    "leaks -: one line saying to import it first"
+run "$VRAMTRACE" report "$TMP/fifo"
+expect 4 "fifo: a named pipe \(FIFO\), not a file to read: import it first" \
+    "report FIFO: the same line, without waiting for a writer"
 
 mkdir "$TMP/named" && cp "$TMP/real.pt.gz" "$TMP/named/" || exit 99
 (cd "$TMP/named" && "$VRAMTRACE" import real.pt.gz) >"$TMP/out" 2>&1
