@@ -8,6 +8,8 @@
 
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "cmd.h"
 #include "tui.h"
 
@@ -56,5 +58,8 @@ cmd_tui_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	if (!util_isatty_out())
 		return (cmd_usage_error(self, "standard output is not a"
 		    " terminal (--dump VIEW prints a view as text)"));
+	if (strcmp(path, "-") == 0)
+		return (cmd_usage_error(self, "the keys come from standard"
+		    " input: give the snapshot as a file or a FIFO"));
 	return (tui_main(path, run, live));
 }

@@ -36,25 +36,30 @@
 /* How much of the pickle key_of reads at a time. */
 #define INPUT_KEY_CHUNK	(1 << 20)
 
-static char	*input_tmp;
+/* The temporary databases to remove at exit. */
+static char	**input_tmp;
+static size_t	  input_ntmp;
 
 static void
 input_cleanup(void)
 {
-	if (input_tmp != NULL) {
-		unlink(input_tmp);
-		free(input_tmp);
-		input_tmp = NULL;
+	while (input_ntmp > 0) {
+		unlink(input_tmp[--input_ntmp]);
+		free(input_tmp[input_ntmp]);
 	}
+	free(input_tmp);
+	input_tmp = NULL;
 }
 
-/* Remove the database at path at exit (one at a time). */
+/* Remove the database at path at exit. */
 static void
 input_remove_at_exit(const char *path)
 {
-	input_cleanup();
-	input_tmp = xstrdup(path);
-	atexit(input_cleanup);
+	if (input_ntmp == 0 && input_tmp == NULL)
+		atexit(input_cleanup);
+	input_tmp = xreallocarray(input_tmp, input_ntmp + 1,
+	    sizeof *input_tmp);
+	input_tmp[input_ntmp++] = xstrdup(path);
 }
 
 /* Import pickle into the new database db.  0, or -1 with *cause. */
@@ -258,12 +263,40 @@ cache_fill(const char *pickle, char *cache, const char *others,
 	return (tmp);
 }
 
+/*
+ * Import pickle into a temporary database, removed at exit: for a stream,
+ * and when the cache directory cannot be made.  Its path, or NULL with
+ * *cause.
+ */
+static char *
+import_to_temporary(const char *pickle, char **cause)
+{
+	char	*cache;
+	int	 fd;
+
+	xasprintf(&cache, "%s/vramtrace-import-XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if ((fd = mkstemp(cache)) == -1) {
+		*cause = xstrerror_cause("%s: cannot make a temporary file",
+		    cache);
+		free(cache);
+		return (NULL);
+	}
+	close(fd);
+	unlink(cache);
+	if (input_import(pickle, cache, cause) != 0) {
+		free(cache);
+		return (NULL);
+	}
+	input_remove_at_exit(cache);
+	return (cache);
+}
+
 static char *
 import_to_cache(const char *pickle, char **cause)
 {
 	uint64_t	 key;
 	char		*real, *cache, *others = NULL;
-	int		 fd;
 
 	if ((real = realpath(pickle, NULL)) == NULL) {
 		*cause = xstrerror_cause("%s", pickle);
@@ -285,23 +318,9 @@ import_to_cache(const char *pickle, char **cause)
 		free(others);
 		return (cache);
 	}
-	xasprintf(&cache, "%s/vramtrace-import-XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if ((fd = mkstemp(cache)) == -1) {
-		*cause = xstrerror_cause("%s: cannot make a temporary file",
-		    cache);
-		free(cache);
-		return (NULL);
-	}
-	close(fd);
-	unlink(cache);
-	if (input_import(pickle, cache, cause) != 0) {
-		free(cache);
-		return (NULL);
-	}
-	input_remove_at_exit(cache);
-	return (cache);
+	return (import_to_temporary(pickle, cause));
 }
+
 
 /*
  * Is path a pickle rather than a database?  Looks at the name first
@@ -334,7 +353,8 @@ is_pickle(const char *path)
 /*
  * The database to read for path: path itself when it is not a pickle, else
  * its imported copy (imported now when the cache has none); standard input
- * ("-") and a FIFO are refused with a line saying to import them.  The caller
+ * ("-") and a FIFO, streams, are imported each time, into a temporary
+ * database.  The caller
  * frees it; NULL with *cause.  A second connection to the same input
  * opens this path, so that a pickle is neither hashed nor imported twice.
  */
@@ -344,13 +364,8 @@ input_database(const char *path, char **cause)
 	struct stat	sb;
 
 	if (strcmp(path, "-") == 0 || (stat(path, &sb) == 0 &&
-	    S_ISFIFO(sb.st_mode))) {
-		xasprintf(cause, "%s%s, not a file to read: import it first"
-		    " (vramtrace import %s -o FILE.db)", unwrap_label(path),
-		    strcmp(path, "-") == 0 ? "" : ": a named pipe (FIFO)",
-		    path);
-		return (NULL);
-	}
+	    S_ISFIFO(sb.st_mode)))
+		return (import_to_temporary(path, cause));
 	if (!is_pickle(path))
 		return (xstrdup(path));
 	return (import_to_cache(path, cause));

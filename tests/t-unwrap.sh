@@ -22,7 +22,7 @@ reads() {	# reads CODEC: whether this build unpacks CODEC
 	return 1
 }
 nbad=$(grep -cv '^#' "$data/bad/EXPECT")
-plan $((38 + nbad))
+plan $((39 + nbad))
 
 TMPDIR=$TMP/tmp
 export TMPDIR
@@ -95,6 +95,30 @@ same hand-deflated.zip "...and deflated: the same rows"
 mv "$TMP/real.pickle.gz" "$TMP/snapshot.data" || exit 99
 same snapshot.data "a compressed file is known by its bytes, not its name"
 
+mkdir "$TMP/named" && cp "$TMP/real.pt.gz" "$TMP/named/" || exit 99
+(cd "$TMP/named" && "$VRAMTRACE" import real.pt.gz) >"$TMP/out" 2>&1
+grep -q -- "-> real.db$" "$TMP/out" && [ -f "$TMP/named/real.db" ]
+ok $? "without -o, real.pt.gz is imported into real.db"
+
+run "$VRAMTRACE" import "$data/tiny.pt" -o "$TMP/tiny.db"
+[ $rc -eq 0 ] && grep -q "1 segments, 2 blocks, 0 trace entries" "$TMP/out"
+ok $? "a snapshot without a trace, saved by torch.save, imports"
+
+# A reading command takes them too, through its cache, with the verdict
+# of the plain pickle.
+run "$VRAMTRACE" leaks "$TMP/real.pickle"
+grep '^verdict:' "$TMP/out" >"$TMP/verdict" &&
+    grep -q "verdict: LEAK, +256.0 KiB per step" "$TMP/verdict"
+ok $? "leaks on the plain pickle: LEAK, +256.0 KiB per step"
+for f in real.pt snapshot.data hand-deflated.zip; do
+	run "$VRAMTRACE" leaks "$TMP/$f"
+	[ $rc -eq 0 ] && grep '^verdict:' "$TMP/out" | cmp -s - "$TMP/verdict"
+	ok $? "leaks $f: the plain pickle's verdict"
+done
+run "$VRAMTRACE" leaks "$TMP/real.pt" --format json
+[ $rc -eq 0 ] && [ -z "$(ls "$TMPDIR")" ]
+ok $? "...read from the cache the second time, nothing left in TMPDIR"
+
 # Streams: standard input ("-") and a FIFO, spooled into TMPDIR first.
 # stream DESCRIPTION SCRIPT: sh -c SCRIPT, with $V the program and $T the
 # test's directory, imports the plain pickle's rows into $T/packed.db
@@ -138,36 +162,18 @@ expect 7 "standard input: cannot make a temporary file for its piped content" \
 [ ! -e "$TMP/dev.db" ] && [ ! -e "$TMP/empty.db" ] && [ ! -e "$TMP/cut.db" ] &&
     [ ! -e "$TMP/none.db" ] && [ -z "$(ls "$TMPDIR")" ]
 ok $? "...and no database, nothing left in TMPDIR"
-run "$VRAMTRACE" leaks - <"$TMP/real.pickle"
-expect 4 "standard input, not a file to read: import it first \(vramtrace import - -o FILE.db\)" \
-    "leaks -: one line saying to import it first"
-run "$VRAMTRACE" report "$TMP/fifo"
-expect 4 "fifo: a named pipe \(FIFO\), not a file to read: import it first" \
-    "report FIFO: the same line, without waiting for a writer"
-
-mkdir "$TMP/named" && cp "$TMP/real.pt.gz" "$TMP/named/" || exit 99
-(cd "$TMP/named" && "$VRAMTRACE" import real.pt.gz) >"$TMP/out" 2>&1
-grep -q -- "-> real.db$" "$TMP/out" && [ -f "$TMP/named/real.db" ]
-ok $? "without -o, real.pt.gz is imported into real.db"
-
-run "$VRAMTRACE" import "$data/tiny.pt" -o "$TMP/tiny.db"
-[ $rc -eq 0 ] && grep -q "1 segments, 2 blocks, 0 trace entries" "$TMP/out"
-ok $? "a snapshot without a trace, saved by torch.save, imports"
-
-# A reading command takes them too, through its cache, with the verdict
-# of the plain pickle.
-run "$VRAMTRACE" leaks "$TMP/real.pickle"
-grep '^verdict:' "$TMP/out" >"$TMP/verdict" &&
-    grep -q "verdict: LEAK, +256.0 KiB per step" "$TMP/verdict"
-ok $? "leaks on the plain pickle: LEAK, +256.0 KiB per step"
-for f in real.pt snapshot.data hand-deflated.zip; do
-	run "$VRAMTRACE" leaks "$TMP/$f"
-	[ $rc -eq 0 ] && grep '^verdict:' "$TMP/out" | cmp -s - "$TMP/verdict"
-	ok $? "leaks $f: the plain pickle's verdict"
-done
-run "$VRAMTRACE" leaks "$TMP/real.pt" --format json
-[ $rc -eq 0 ] && [ -z "$(ls "$TMPDIR")" ]
-ok $? "...read from the cache the second time, nothing left in TMPDIR"
+run sh -c 'gzip -c "$1" | "$2" leaks -' sh "$TMP/real.pickle" "$VRAMTRACE"
+[ $rc -eq 0 ] && grep '^verdict:' "$TMP/out" | cmp -s - "$TMP/verdict" &&
+    [ -z "$(ls "$TMPDIR")" ]
+ok $? "leaks -, a gzip piped in: the plain pickle's verdict, nothing left"
+V=$VRAMTRACE T=$TMP run sh -c 'cat "$T/real.pt" >"$T/fifo" &
+    cat "$T/real.pickle" | "$V" diff - "$T/fifo"'
+[ $rc -eq 0 ] && grep -q "^A: - run 1 end, 69.6 MiB live" "$TMP/out" &&
+    grep -q "^B: .*fifo run 1 end, 69.6 MiB live" "$TMP/out"
+ok $? "diff of standard input and a FIFO: both read"
+run sh -c 'cat "$1" | "$2" leaks -' sh "$TMP/plain.db" "$VRAMTRACE"
+expect 4 "^vramtrace: standard input: a database, not a snapshot: give its file name" \
+    "a database piped in: one line saying to give its file name"
 
 # Messages about the pickle's bytes name where they came from.
 head -c 5000 "$TMP/real.pickle" | gzip -c >"$TMP/cut.gz" || exit 99
