@@ -257,13 +257,6 @@ unwrap_open(const char *input, int *fd, char **name, char **cause)
 		close(in);
 		return (-1);
 	}
-	if ((size_t)n >= sizeof SQLITE_MAGIC && memcmp(head, SQLITE_MAGIC,
-	    sizeof SQLITE_MAGIC) == 0) {
-		xasprintf(cause, "%s: a database, not a snapshot%s", path,
-		    strcmp(input, "-") == 0 ? ": give its file name" : "");
-		close(in);
-		return (-1);
-	}
 	if (!unwrap_sniff(head, (size_t)n)) {
 		*fd = in;
 		*name = xstrdup(path);

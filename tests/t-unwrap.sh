@@ -172,8 +172,8 @@ V=$VRAMTRACE T=$TMP run sh -c 'cat "$T/real.pt" >"$T/fifo" &
     grep -q "^B: .*fifo run 1 end, 69.6 MiB live" "$TMP/out"
 ok $? "diff of standard input and a FIFO: both read"
 run sh -c 'cat "$1" | "$2" leaks -' sh "$TMP/plain.db" "$VRAMTRACE"
-expect 4 "^vramtrace: standard input: a database, not a snapshot: give its file name" \
-    "a database piped in: one line saying to give its file name"
+expect 4 "^vramtrace: standard input: a SQLite database, not a pickle" \
+    "a database piped in: one line saying so"
 
 # Messages about the pickle's bytes name where they came from.
 head -c 5000 "$TMP/real.pickle" | gzip -c >"$TMP/cut.gz" || exit 99
