@@ -24,6 +24,7 @@
 #endif
 #ifdef HAVE_ZSTD
 #include <zstd.h>
+#include <zstd_errors.h>
 #endif
 
 /* What a codec's step did. */
@@ -220,6 +221,12 @@ zstd_step(void *arg, struct unwrap_io *io, const char **msg)
 	io->in_len -= in.pos;
 	io->out += out.pos;
 	io->out_len -= out.pos;
+	if (ZSTD_getErrorCode(r) ==
+	    ZSTD_error_frameParameter_windowTooLarge) {
+		*msg = "needs a window over 128 MiB (zstd --long): decompress"
+		    " it with zstd -d --long=31 first";
+		return (STEP_ERROR);
+	}
 	if (ZSTD_isError(r)) {
 		*msg = ZSTD_getErrorName(r);
 		return (STEP_ERROR);

@@ -73,6 +73,11 @@ zst = subprocess.run(["zstd", "-q", "-c"], input=PICKLE, check=True,
                      stdout=subprocess.PIPE).stdout
 write("truncated.zst", zst[:len(zst) // 2],
       "truncated: its zstd data ends early", "zstd")
+# zstd --long=31 on a pipe (the size unknown) keeps its 2 GiB window
+long = subprocess.run(["zstd", "-q", "--long=31", "-c"], input=PICKLE,
+                      check=True, stdout=subprocess.PIPE).stdout
+write("long-window.zst", long, "needs a window over 128 MiB (zstd --long):"
+      " decompress it with zstd -d --long=31 first", "zstd")
 write("snapshot.bz2", bz2.compress(PICKLE),
       "compressed with bzip2, which vramtrace does not read")
 write("snapshot.lz4", b"\x04\x22\x4d\x18" + bytes(64),
