@@ -51,6 +51,25 @@ input_cleanup(void)
 	input_tmp = NULL;
 }
 
+/*
+ * Remove the temporary database at path now, if it is one, and forget it:
+ * once a connection has it open, its name is no longer needed.
+ */
+static void
+input_remove_now(const char *path)
+{
+	size_t	i;
+
+	for (i = 0; i < input_ntmp; i++) {
+		if (strcmp(input_tmp[i], path) != 0)
+			continue;
+		unlink(path);
+		free(input_tmp[i]);
+		input_tmp[i] = input_tmp[--input_ntmp];
+		return;
+	}
+}
+
 /* Remove the database at path at exit. */
 static void
 input_remove_at_exit(const char *path)
@@ -373,7 +392,10 @@ input_database(const char *path, char **cause)
 
 /*
  * Open path for reading: a database as it is, a pickle through its
- * imported copy.  Returns the query handle, or NULL with *cause.
+ * imported copy.  A temporary database (a stream's, or one made for want
+ * of a cache directory) is removed as soon as it is open, so that nothing
+ * is left whatever ends the command.  Returns the query handle, or NULL
+ * with *cause.
  */
 struct query *
 input_open(const char *path, char **cause)
@@ -384,6 +406,8 @@ input_open(const char *path, char **cause)
 	if ((db = input_database(path, cause)) == NULL)
 		return (NULL);
 	q = query_open(db, cause);
+	if (q != NULL)
+		input_remove_now(db);
 	free(db);
 	return (q);
 }

@@ -22,7 +22,7 @@ reads() {	# reads CODEC: whether this build unpacks CODEC
 	return 1
 }
 nbad=$(grep -cv '^#' "$data/bad/EXPECT")
-plan $((39 + nbad))
+plan $((40 + nbad))
 
 TMPDIR=$TMP/tmp
 export TMPDIR
@@ -171,6 +171,22 @@ V=$VRAMTRACE T=$TMP run sh -c 'cat "$T/real.pt" >"$T/fifo" &
 [ $rc -eq 0 ] && grep -q "^A: - run 1 end, 69.6 MiB live" "$TMP/out" &&
     grep -q "^B: .*fifo run 1 end, 69.6 MiB live" "$TMP/out"
 ok $? "diff of standard input and a FIFO: both read"
+# A stream's temporary database goes as soon as the command has it open:
+# a SIGKILL in the middle of a query leaves nothing.
+cat "$TMP/real.pickle" | "$VRAMTRACE" sql - 'WITH RECURSIVE c(x) AS
+    (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c' \
+    >/dev/null 2>&1 &
+pid=$!
+i=0
+until ls -l "/proc/$pid/fd" 2>/dev/null | grep -q 'vramtrace-import-.* (deleted)'
+do
+	[ $i -lt 600 ] && kill -0 $pid 2>/dev/null || break
+	i=$((i + 1))
+	sleep 0.1
+done
+kill -9 $pid 2>/dev/null && wait $pid 2>/dev/null
+[ $i -lt 600 ] && [ -z "$(ls "$TMPDIR")" ]
+ok $? "sql - killed in its query: its database already gone, nothing left"
 run sh -c 'cat "$1" | "$2" leaks -' sh "$TMP/plain.db" "$VRAMTRACE"
 expect 4 "^vramtrace: standard input: a SQLite database, not a pickle" \
     "a database piped in: one line saying so"
