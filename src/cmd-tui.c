@@ -7,7 +7,6 @@
 #include "vramtrace.h"
 
 #include <stdlib.h>
-
 #include <string.h>
 
 #include "cmd.h"

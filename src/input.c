@@ -340,7 +340,6 @@ import_to_cache(const char *pickle, char **cause)
 	return (import_to_temporary(pickle, cause));
 }
 
-
 /*
  * Is path a pickle rather than a database?  Looks at the name first
  * (.pickle, .pkl) and then at the first bytes of a regular file: the
@@ -373,9 +372,9 @@ is_pickle(const char *path)
  * The database to read for path: path itself when it is not a pickle, else
  * its imported copy (imported now when the cache has none); standard input
  * ("-") and a FIFO, streams, are imported each time, into a temporary
- * database.  The caller
- * frees it; NULL with *cause.  A second connection to the same input
- * opens this path, so that a pickle is neither hashed nor imported twice.
+ * database.  The caller frees it; NULL with *cause.  A second connection
+ * to the same input opens this path, so that a pickle is neither hashed
+ * nor imported twice.
  */
 char *
 input_database(const char *path, char **cause)

@@ -12,8 +12,9 @@
  * pickle, at most UNWRAP_MAX bytes; the file has no name, so nothing is
  * left behind, whatever ends the program.  A zip archive found inside a
  * compressed file (torch.save's, kept compressed) is opened in turn.
- * Containers it knows but does not read (bzip2, lz4, the codecs a build was made without, torch.save's
- * legacy format) get a line that says how to make a pickle of them.
+ * Containers it knows but does not read (bzip2, lz4, the codecs a build
+ * was made without, torch.save's legacy format) get a line that says how
+ * to make a pickle of them.
  * Standard input ("-") and a FIFO are streams: what they give, to their
  * end, goes to such a file first, which is then read as a file would be.
  */
@@ -24,7 +25,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -132,7 +132,7 @@ unwrap_label(const char *path)
 /*
  * Copy the stream on fd to its end into out, whose temporary file it
  * makes even when the stream is empty, and close fd.  out's descriptor,
- * or -1 with *cause.
+ * or -1 with *cause (and out's file closed).
  */
 static int
 spool(int fd, struct unwrap_out *out, char **cause)
@@ -151,7 +151,11 @@ spool(int fd, struct unwrap_out *out, char **cause)
 	close(fd);
 	if (rc == 0 && out->fd == -1)
 		rc = unwrap_out_write(out, "", 0, cause);
-	return (rc == 0 ? out->fd : -1);
+	if (rc != 0 && out->fd != -1) {
+		close(out->fd);
+		out->fd = -1;
+	}
+	return (out->fd);
 }
 
 /*
@@ -163,14 +167,14 @@ spool(int fd, struct unwrap_out *out, char **cause)
 static int
 open_fifo(const char *path, struct unwrap_out *out, char **cause)
 {
-	ssize_t	n;
+	ssize_t	n = 0;
 	char	first;
 	int	fd;
 
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) != -1 &&
 	    (n = read(fd, &first, 1)) == 0) {
-		fprintf(stderr, "vramtrace: %s: a named pipe (FIFO) without"
-		    " a writer: waiting for one\n", path);
+		log_warn("%s: a named pipe (FIFO) without a writer: waiting"
+		    " for one", path);
 		close(fd);
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 	} else if (fd != -1 && n == -1 && errno != EAGAIN) {
@@ -186,6 +190,9 @@ open_fifo(const char *path, struct unwrap_out *out, char **cause)
 	}
 	if (n == 1 && unwrap_out_write(out, &first, 1, cause) != 0) {
 		close(fd);
+		if (out->fd != -1)
+			close(out->fd);
+		out->fd = -1;
 		return (-1);
 	}
 	return (spool(fd, out, cause));
