@@ -3,10 +3,12 @@ activations a step, with the allocation history recorded; save the
 snapshot the ways people keep one: _dump_snapshot (snapshot.pickle),
 torch.save (snapshot.pt), and both compressed with gzip and xz
 (snapshot.pickle.gz, snapshot.pt.xz).  Prints the bytes the leak kept per
-step, as memory_allocated() saw it."""
+step, as memory_allocated() saw it.  save.py -: the snapshot pickled to
+standard output instead (the bytes kept go to standard error)."""
 import gzip
 import lzma
 import os
+import pickle
 import shutil
 import sys
 
@@ -29,6 +31,13 @@ for step in range(12):
         kept.append(torch.empty(48 * 1024, device="cuda"))  # 192 KiB
     torch.cuda.synchronize()
     seen.append(torch.cuda.memory_allocated())
+if out == "-":
+    pickle.dump(torch.cuda.memory._snapshot(), sys.stdout.buffer)
+    sys.stdout.flush()
+    print("kept per step (memory_allocated):",
+          sorted({b - a for a, b in zip(seen[1:], seen[2:])}),
+          file=sys.stderr)
+    sys.exit(0)
 torch.cuda.memory._dump_snapshot(os.path.join(out, "snapshot.pickle"))
 torch.save(torch.cuda.memory._snapshot(), os.path.join(out, "snapshot.pt"))
 torch.cuda.memory._record_memory_history(enabled=None)
