@@ -24,9 +24,10 @@ static const struct cmd_option cmd_leaks_options[] = {
 	CMD_OPTION_FORMAT(formats, "text (default), json or csv (live bytes"
 	    " per step and stream)"),
 	{ .name = "fail-on-leak", .letter = 'F', .kind = CMD_FLAG,
-	  .help = "exit 1 on a LEAK verdict or on garbage (blocks left on a"
-	  " destroyed stream, a growing side stream), 6 on any other"
-	  " verdict of a run cut short" },
+	  .help = "exit 1 on a LEAK verdict (the device's, or the pinned host"
+	  " memory's) or on garbage (blocks left on a destroyed stream, a"
+	  " growing side stream), 6 on any other verdict of a run cut"
+	  " short" },
 	{ .name = "all-steps", .letter = 'A', .kind = CMD_FLAG,
 	  .help = "text: a line for every step, not a summary of a long run" },
 	{ .name = "fail-on-inconclusive", .letter = 'I', .kind = CMD_FLAG,
@@ -136,9 +137,9 @@ print_steps(const struct leak_report *r, int all)
 }
 
 static void
-print_text(const struct leak_report *r, const struct leak_options *opts,
-    const struct query_check *c, const struct leak_print_peak *peak,
-    int complete, int all)
+print_text(const struct leak_report *r, const struct leak_report *host,
+    const struct leak_options *opts, const struct query_check *c,
+    const struct leak_print_peak *peak, int complete, int all)
 {
 	char	a[FMT_LEN];
 
@@ -149,13 +150,16 @@ print_text(const struct leak_report *r, const struct leak_options *opts,
 		printf(" (%s over %" PRId64 " steps%s)", r->device_bytes > 0 ?
 		    "1% of the device's memory" : "1 GiB",
 		    r->shape.horizon > 0 ? r->shape.horizon :
-		    (int64_t)LEAK_SHAPE_HORIZON, r->device_bytes > 0 ? "" :
+		    (int64_t)LEAK_SHAPE_HORIZON, r->device_bytes > 0 ||
+		    r->layer == EVENT_LAYER_HOST ? "" :
 		    ", the device's memory unknown");
 	printf(", layer %s\n", event_layer_name((unsigned int)r->layer));
 	leak_print_history(stdout, "history: ", r);
 	if (!complete)
 		printf("%s\n", CMD_UNFINISHED_NOTE);
 	leak_print_verdict(stdout, "verdict: ", r);
+	if (host != NULL)
+		leak_print_verdict(stdout, "host:    ", host);
 	check_report_text(stdout, "", c);
 	leak_print_peak(stdout, "peak: ", peak);
 	if (r->nranks > 0) {
@@ -213,9 +217,32 @@ print_json_ranks(const struct leak_report *r)
 	printf("}");
 }
 
+/*
+ * The verdict on the host layer (pinned memory), or null when it was not
+ * judged.
+ */
 static void
-print_json(const struct leak_report *r, const struct query_check *c,
-    const struct leak_print_peak *peak, int complete)
+print_json_host(const struct leak_report *host)
+{
+	printf(",\n \"host\": ");
+	if (host == NULL) {
+		printf("null");
+		return;
+	}
+	printf("{\"verdict\": \"%s\", \"reason\": ",
+	    leak_verdict_name(host->verdict));
+	json_string(stdout, host->reason);
+	printf(", ");
+	leak_json_growth(stdout, host);
+	printf(", ");
+	leak_json_shape(stdout, host);
+	printf("}");
+}
+
+static void
+print_json(const struct leak_report *r, const struct leak_report *host,
+    const struct query_check *c, const struct leak_print_peak *peak,
+    int complete)
 {
 	size_t	i;
 
@@ -238,6 +265,7 @@ print_json(const struct leak_report *r, const struct query_check *c,
 	printf(",\n \"usage_only\": %s, \"note\": ", r->usage_only ? "true" :
 	    "false");
 	json_string(stdout, r->usage_only ? LEAK_USAGE_NOTE : NULL);
+	print_json_host(host);
 	printf(",\n \"offload_check\": ");
 	check_report_json(stdout, c);
 	printf(",\n \"per_step\": [");
@@ -285,20 +313,22 @@ print_csv(const struct leak_report *r)
 }
 
 /*
- * The exit status a CI acts on (vramtrace(1), EXIT STATUS): a LEAK, or
- * garbage that fails (leak_garbage_fails), under
- * --fail-on-leak; then a run cut short, under either --fail-on option,
- * since its CLEAN or INCONCLUSIVE covers only part of it; then an
- * INCONCLUSIVE under --fail-on-inconclusive.
+ * The exit status a CI acts on (vramtrace(1), EXIT STATUS): a LEAK (of the
+ * device's memory, or of the pinned host memory when it was judged), or
+ * garbage that fails (leak_garbage_fails), under --fail-on-leak; then a
+ * run cut short, under either --fail-on option, since its CLEAN or
+ * INCONCLUSIVE covers only part of it; then an INCONCLUSIVE under
+ * --fail-on-inconclusive.
  */
 static int
 leaks_status(const struct cmd_args *args, const struct leak_report *r,
-    int complete)
+    const struct leak_report *host, int complete)
 {
 	int	leak = cmd_args_has(args, 'F');
 	int	inconclusive = cmd_args_has(args, 'I');
 
-	if (leak && (r->verdict == LEAK_LEAK || leak_garbage_fails(r)))
+	if (leak && (r->verdict == LEAK_LEAK || leak_garbage_fails(r) ||
+	    (host != NULL && host->verdict == LEAK_LEAK)))
 		return (EXIT_LEAK);
 	if ((leak || inconclusive) && !complete)
 		return (EXIT_UNFINISHED);
@@ -307,11 +337,30 @@ leaks_status(const struct cmd_args *args, const struct leak_report *r,
 	return (EXIT_OK);
 }
 
+/*
+ * The run of r judged again in the host layer (pinned host memory), into
+ * *host: when the layer was chosen rather than asked for and the run
+ * allocated pinned memory; else *host is NULL.  0, or -1 with *cause.
+ */
+static int
+leaks_host(struct query *q, const struct leak_options *opts,
+    const struct leak_report *r, struct leak_report **host, char **cause)
+{
+	struct leak_options	o = *opts;
+
+	*host = NULL;
+	if (opts->layer >= 0 || !query_run_has_host(q, r->run_id))
+		return (0);
+	o.run_id = r->run_id;
+	o.layer = EVENT_LAYER_HOST;
+	return (query_leaks(q, &o, host, cause));
+}
+
 static int
 cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
 	struct leak_options	 opts;
-	struct leak_report	*r = NULL;
+	struct leak_report	*r = NULL, *host = NULL;
 	struct query_check	 c;
 	struct leak_print_peak	 peak;
 	struct query_run	 run;
@@ -329,7 +378,8 @@ cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	    query_leaks(q, &opts, &r, &cause) != 0 ||
 	    query_check(q, r->run_id, CMD_CHECK_FIRST, &c, &cause) != 0 ||
 	    query_run(q, r->run_id, 0, &run, &cause) != 0 ||
-	    leak_print_peak_read(q, r, &peak, &cause) != 0) {
+	    leak_print_peak_read(q, r, &peak, &cause) != 0 ||
+	    leaks_host(q, &opts, r, &host, &cause) != 0) {
 		query_check_free(&c);
 		leak_report_free(r);
 		query_run_free(&run);
@@ -338,21 +388,22 @@ cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	}
 	query_close(q);
 	if (format == FORMAT_JSON)
-		print_json(r, &c, &peak, run.complete);
+		print_json(r, host, &c, &peak, run.complete);
 	else if (format == FORMAT_CSV) {
 		print_csv(r);
 		if (c.diffs > 0)
 			log_warn("%s", check_report_summary(&c, line,
 			    sizeof line));
 	} else
-		print_text(r, &opts, &c, &peak, run.complete,
+		print_text(r, host, &opts, &c, &peak, run.complete,
 		    cmd_args_has(args, 'A'));
 	if (c.diffs > 0)
 		rc = EXIT_CORRUPT;
 	else
-		rc = leaks_status(args, r, run.complete);
+		rc = leaks_status(args, r, host, run.complete);
 	query_check_free(&c);
 	leak_report_free(r);
+	leak_report_free(host);
 	query_run_free(&run);
 	return (rc);
 }

@@ -188,7 +188,10 @@ leak_print_verdict(FILE *f, const char *prefix, const struct leak_report *r)
 	fprintf(f, ", %s per step, %s of %" PRId64 " steps grew",
 	    fmt_delta(r->growth_bytes_per_step, b, sizeof b),
 	    fmt_percent(r->grew_fraction, p, sizeof p), r->steps_analysed);
-	if (r->verdict == LEAK_LEAK && r->top_stream >= 0 && r->usage_only) {
+	if (r->layer == EVENT_LAYER_HOST)
+		;	/* pinned host memory: no stream, not the device's */
+	else if (r->verdict == LEAK_LEAK && r->top_stream >= 0 &&
+	    r->usage_only) {
 		top = &r->streams[r->top_stream];
 		fprintf(f, ", mostly on device %d (%s)", (int)top->device,
 		    fmt_delta(top->growth_bytes_per_step, b,

@@ -774,7 +774,8 @@ query_scan(struct query *q, const struct leak_options *opts,
 		goto fail;
 	if (build_suspects(q, r, &sc, cause) != 0)
 		goto fail;
-	load_device_bytes(r, &run);
+	if (r->layer != EVENT_LAYER_HOST)	/* not the device's memory */
+		load_device_bytes(r, &run);
 	leak_analyse(r);
 	query_run_free(&run);
 	scan_free(&sc);

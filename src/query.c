@@ -283,6 +283,25 @@ query_has_alloc_steps(struct query *q, int64_t run_id)
 }
 
 /*
+ * 1 when run run_id allocated pinned host memory (the host layer), else 0:
+ * from its step sums or its groups when it has them, else from its rows.
+ */
+int
+query_run_has_host(struct query *q, int64_t run_id)
+{
+	if (query_has_alloc_steps(q, run_id))
+		return (query_int_arg(q, "SELECT EXISTS (SELECT 1 FROM"
+		    " allocation_steps WHERE run_id = ?1 AND layer = 3)",
+		    run_id) == 1);
+	if (query_has_groups(q, run_id))
+		return (query_int_arg(q, "SELECT EXISTS (SELECT 1 FROM"
+		    " allocation_groups WHERE run_id = ?1 AND layer = 3)",
+		    run_id) == 1);
+	return (query_int_arg(q, "SELECT EXISTS (SELECT 1 FROM allocations"
+	    " WHERE run_id = ?1 AND layer = 3)", run_id) == 1);
+}
+
+/*
  * The layer a run is analysed in when none is asked for: block if it has
  * blocks, else pool, else segment.
  */

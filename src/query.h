@@ -112,6 +112,7 @@ void	 query_run_free(struct query_run *);
 int	 query_run_list(struct query *, struct query_run **, size_t *,
 	     char **);
 int	 query_run_poll(struct query *, int64_t, struct query_poll *);
+int	 query_run_has_host(struct query *, int64_t);
 
 /* query-leaks.c: the leak report of a run (leak.h). */
 int	 query_leaks(struct query *, const struct leak_options *,

@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 43
+plan 48
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
@@ -255,4 +255,49 @@ xz -dc "$srcdir/tests/data/zoo/varlen-small.pickle.xz" >"$TMP/varlen.pickle"
 run "$VRAMTRACE" leaks "$TMP/varlen.pickle"
 grep -q '^shape:   steady: grows throughout from step 4 (seen in windows of 4 steps: transients hide which steps grew);' "$TMP/out"
 ok $? "leaks: under transients, steady in windows of 4 steps"
+
+# Pinned host memory, judged beside the device's layer when the run has
+# some: host_run NAME KEEP writes a run whose device memory is flat (100
+# MiB made and freed each step) and whose pinned memory grows by 64 MiB
+# at every step (KEEP all), or only in steps 1 to 3 and then is reused
+# (KEEP 3: a caching host allocator's pool filling up).
+host_run() {
+	{
+		echo 'process-start 1000 pid=10'
+		echo 'device 1000 device=0 total=85899345920 name="NVIDIA H100"'
+		echo 'stream-create 1000 stream=13 device=0'
+		t=1100
+		for k in 1 2 3 4 5 6 7 8 9 10 11 12; do
+			echo "alloc $t address=0x100000 bytes=104857600 stream=13"
+			echo "free $((t + 10)) address=0x100000 bytes=104857600 stream=13"
+			if [ "$2" = all ] || [ $k -le "$2" ]; then
+				echo "alloc $((t + 20)) address=$((0x7f0000000000 + 0x10000000 * k)) bytes=67108864 layer=host site=\"stash@offload.py:40\""
+			fi
+			echo "step-end $((t + 30))"
+			t=$((t + 100))
+		done
+		echo "process-end $t pid=10"
+	} >"$TMP/$1.txt" && spool "$1"
+}
+host_run hostleak all || exit 99
+run "$VRAMTRACE" leaks "$TMP/hostleak.db" --fail-on-leak
+[ $rc -eq 1 ] && grep -q '^verdict: CLEAN, +0 B per step' "$TMP/out" &&
+    grep -q '^host:    LEAK, +64.0 MiB per step, 100% of 11 steps grew, layer host$' "$TMP/out"
+ok $? "a pinned host memory leak under a flat device: host LEAK, --fail-on-leak exits 1"
+run "$VRAMTRACE" leaks "$TMP/hostleak.db" --format json
+jq_py "$TMP/out" 'd["verdict"] == "CLEAN" and d["host"]["verdict"] == "LEAK" and d["host"]["growth_bytes_per_step"] == 67108864 and d["host"]["shape"] == "steady"'
+ok $? "...and in JSON, under \"host\""
+run "$VRAMTRACE" leaks "$TMP/hostleak.db" --layer pool --fail-on-leak
+[ $rc -eq 0 ] && ! grep -q '^host:' "$TMP/out"
+ok $? "...not judged when a layer is asked for"
+host_run hostpool 3 || exit 99
+run "$VRAMTRACE" leaks "$TMP/hostpool.db" --fail-on-leak
+[ $rc -eq 0 ] && grep -q '^host:    CLEAN' "$TMP/out"
+ok $? "pinned memory that fills a pool in 3 steps and stays: host CLEAN, exit 0"
+run "$VRAMTRACE" leaks "$TMP/leak.db" --format json
+jq_py "$TMP/out" 'd["host"] is None'
+st=$?
+run "$VRAMTRACE" leaks "$TMP/leak.db"
+[ $st -eq 0 ] && ! grep -q '^host:' "$TMP/out"
+ok $? "a run without pinned memory: no host line, host null"
 done_testing
