@@ -159,7 +159,7 @@ print_text(const struct leak_report *r, const struct leak_report *host,
 		printf("%s\n", CMD_UNFINISHED_NOTE);
 	leak_print_verdict(stdout, "verdict: ", r);
 	if (host != NULL)
-		leak_print_verdict(stdout, "host:    ", host);
+		leak_print_verdict(stdout, "pinned:  ", host);
 	check_report_text(stdout, "", c);
 	leak_print_peak(stdout, "peak: ", peak);
 	if (r->nranks > 0) {
@@ -217,28 +217,6 @@ print_json_ranks(const struct leak_report *r)
 	printf("}");
 }
 
-/*
- * The verdict on the host layer (pinned memory), or null when it was not
- * judged.
- */
-static void
-print_json_host(const struct leak_report *host)
-{
-	printf(",\n \"host\": ");
-	if (host == NULL) {
-		printf("null");
-		return;
-	}
-	printf("{\"verdict\": \"%s\", \"reason\": ",
-	    leak_verdict_name(host->verdict));
-	json_string(stdout, host->reason);
-	printf(", ");
-	leak_json_growth(stdout, host);
-	printf(", ");
-	leak_json_shape(stdout, host);
-	printf("}");
-}
-
 static void
 print_json(const struct leak_report *r, const struct leak_report *host,
     const struct query_check *c, const struct leak_print_peak *peak,
@@ -265,7 +243,7 @@ print_json(const struct leak_report *r, const struct leak_report *host,
 	printf(",\n \"usage_only\": %s, \"note\": ", r->usage_only ? "true" :
 	    "false");
 	json_string(stdout, r->usage_only ? LEAK_USAGE_NOTE : NULL);
-	print_json_host(host);
+	leak_json_host(stdout, host);
 	printf(",\n \"offload_check\": ");
 	check_report_json(stdout, c);
 	printf(",\n \"per_step\": [");
@@ -337,25 +315,6 @@ leaks_status(const struct cmd_args *args, const struct leak_report *r,
 	return (EXIT_OK);
 }
 
-/*
- * The run of r judged again in the host layer (pinned host memory), into
- * *host: when the layer was chosen rather than asked for and the run
- * allocated pinned memory; else *host is NULL.  0, or -1 with *cause.
- */
-static int
-leaks_host(struct query *q, const struct leak_options *opts,
-    const struct leak_report *r, struct leak_report **host, char **cause)
-{
-	struct leak_options	o = *opts;
-
-	*host = NULL;
-	if (opts->layer >= 0 || !query_run_has_host(q, r->run_id))
-		return (0);
-	o.run_id = r->run_id;
-	o.layer = EVENT_LAYER_HOST;
-	return (query_leaks(q, &o, host, cause));
-}
-
 static int
 cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
@@ -379,7 +338,7 @@ cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	    query_check(q, r->run_id, CMD_CHECK_FIRST, &c, &cause) != 0 ||
 	    query_run(q, r->run_id, 0, &run, &cause) != 0 ||
 	    leak_print_peak_read(q, r, &peak, &cause) != 0 ||
-	    leaks_host(q, &opts, r, &host, &cause) != 0) {
+	    query_leaks_host(q, &opts, r, &host, &cause) != 0) {
 		query_check_free(&c);
 		leak_report_free(r);
 		query_run_free(&run);

@@ -45,7 +45,8 @@ const struct cmd_entry cmd_report_entry = {
 
 static void
 print_text(const struct query_run *run, const struct leak_report *r,
-    const struct query_check *c, const struct leak_print_peak *peak)
+    const struct leak_report *pinned, const struct query_check *c,
+    const struct leak_print_peak *peak)
 {
 	char	b[FMT_LEN];
 
@@ -65,6 +66,8 @@ print_text(const struct query_run *run, const struct leak_report *r,
 	printf("layer      %s\n", event_layer_name((unsigned int)r->layer));
 	leak_print_peak(stdout, "peak       ", peak);
 	leak_print_verdict(stdout, "verdict    ", r);
+	if (pinned != NULL)
+		leak_print_verdict(stdout, "pinned     ", pinned);
 	check_report_text(stdout, "check      ", c);
 	leak_print_ranks(stdout, r);
 	printf("\ntop streams, live at the last step:\n");
@@ -78,7 +81,8 @@ print_text(const struct query_run *run, const struct leak_report *r,
 
 static void
 print_json(const struct query_run *run, const struct leak_report *r,
-    const struct query_check *c, const struct leak_print_peak *peak)
+    const struct leak_report *pinned, const struct query_check *c,
+    const struct leak_print_peak *peak)
 {
 	printf("{\"run_id\": %" PRId64 ", \"source\": ", run->id);
 	json_string(stdout, run->source);
@@ -107,6 +111,7 @@ print_json(const struct query_run *run, const struct leak_report *r,
 	leak_json_growth(stdout, r);
 	printf(",\n ");
 	leak_json_shape(stdout, r);
+	leak_json_host(stdout, pinned);
 	printf(",\n \"offload_check\": ");
 	check_report_json(stdout, c);
 	leak_json_streams(stdout, r, 0);
@@ -152,7 +157,7 @@ static int
 cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
 	struct leak_options	 opts;
-	struct leak_report	*r = NULL;
+	struct leak_report	*r = NULL, *pinned = NULL;
 	struct leak_print_peak	 peak;
 	struct query_run	 run = { 0 };
 	struct query_check	 c;
@@ -172,9 +177,11 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	    QUERY_COUNT_DEVICES | QUERY_COUNT_ALLOCATIONS, &run,
 	    &cause) != 0 ||
 	    query_leaks(q, &opts, &r, &cause) != 0 ||
+	    query_leaks_host(q, &opts, r, &pinned, &cause) != 0 ||
 	    query_check(q, r->run_id, CMD_CHECK_FIRST, &c, &cause) != 0 ||
 	    leak_print_peak_read(q, r, &peak, &cause) != 0) {
 		query_check_free(&c);
+		leak_report_free(pinned);
 		leak_report_free(r);
 		query_run_free(&run);
 		query_close(q);
@@ -186,9 +193,9 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		job.lr = r;
 		rc = util_write_file(html, html_write, &job, &cause);
 	} else if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
-		print_json(&run, r, &c, &peak);
+		print_json(&run, r, pinned, &c, &peak);
 	else
-		print_text(&run, r, &c, &peak);
+		print_text(&run, r, pinned, &c, &peak);
 	query_close(q);
 	if (rc != 0)	/* the page could not be made or written */
 		rc = cmd_fail(EXIT_ERROR, cause);
@@ -196,6 +203,7 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		rc = c.diffs > 0 ? EXIT_CORRUPT : EXIT_OK;
 	query_check_free(&c);
 	query_run_free(&run);
+	leak_report_free(pinned);
 	leak_report_free(r);
 	return (rc);
 }

@@ -109,3 +109,25 @@ leak_json_streams(FILE *f, const struct leak_report *r, int series)
 	}
 	fputc(']', f);
 }
+
+/*
+ * ", "pinned": {...}" for the host layer's report (pinned host memory), or
+ * null when it was not judged (host NULL).
+ */
+void
+leak_json_host(FILE *f, const struct leak_report *host)
+{
+	fputs(",\n \"pinned\": ", f);
+	if (host == NULL) {
+		fputs("null", f);
+		return;
+	}
+	fprintf(f, "{\"verdict\": \"%s\", \"reason\": ",
+	    leak_verdict_name(host->verdict));
+	json_string(f, host->reason);
+	fputs(", ", f);
+	leak_json_growth(f, host);
+	fputs(", ", f);
+	leak_json_shape(f, host);
+	fputs("}", f);
+}

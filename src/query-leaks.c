@@ -41,3 +41,23 @@ query_leaks(struct query *q, const struct leak_options *opts,
 	*out = r;
 	return (0);
 }
+
+/*
+ * The run of report r judged again in the host layer (pinned host
+ * memory), into *host: when opts chose the layer rather than asked for one
+ * and the run allocated pinned memory; else *host is NULL.  The caller
+ * frees it with leak_report_free.  0, or -1 with *cause.
+ */
+int
+query_leaks_host(struct query *q, const struct leak_options *opts,
+    const struct leak_report *r, struct leak_report **host, char **cause)
+{
+	struct leak_options	o = *opts;
+
+	*host = NULL;
+	if (opts->layer >= 0 || !query_run_has_host(q, r->run_id))
+		return (0);
+	o.run_id = r->run_id;
+	o.layer = EVENT_LAYER_HOST;
+	return (query_leaks(q, &o, host, cause));
+}

@@ -117,6 +117,8 @@ int	 query_run_has_host(struct query *, int64_t);
 /* query-leaks.c: the leak report of a run (leak.h). */
 int	 query_leaks(struct query *, const struct leak_options *,
 	     struct leak_report **, char **);
+int	 query_leaks_host(struct query *, const struct leak_options *,
+	     const struct leak_report *, struct leak_report **, char **);
 
 /* query-blocks.c: blocks (allocations) for browsing, paged. */
 enum block_sort {

@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 48
+plan 49
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
@@ -282,22 +282,27 @@ host_run() {
 host_run hostleak all || exit 99
 run "$VRAMTRACE" leaks "$TMP/hostleak.db" --fail-on-leak
 [ $rc -eq 1 ] && grep -q '^verdict: CLEAN, +0 B per step' "$TMP/out" &&
-    grep -q '^host:    LEAK, +64.0 MiB per step, 100% of 11 steps grew, layer host$' "$TMP/out"
+    grep -q '^pinned:  LEAK, +64.0 MiB per step, 100% of 11 steps grew, layer host$' "$TMP/out"
 ok $? "a pinned host memory leak under a flat device: host LEAK, --fail-on-leak exits 1"
 run "$VRAMTRACE" leaks "$TMP/hostleak.db" --format json
-jq_py "$TMP/out" 'd["verdict"] == "CLEAN" and d["host"]["verdict"] == "LEAK" and d["host"]["growth_bytes_per_step"] == 67108864 and d["host"]["shape"] == "steady"'
-ok $? "...and in JSON, under \"host\""
+jq_py "$TMP/out" 'd["verdict"] == "CLEAN" and d["pinned"]["verdict"] == "LEAK" and d["pinned"]["growth_bytes_per_step"] == 67108864 and d["pinned"]["shape"] == "steady"'
+ok $? "...and in JSON, under \"pinned\""
 run "$VRAMTRACE" leaks "$TMP/hostleak.db" --layer pool --fail-on-leak
-[ $rc -eq 0 ] && ! grep -q '^host:' "$TMP/out"
+[ $rc -eq 0 ] && ! grep -q '^pinned:' "$TMP/out"
 ok $? "...not judged when a layer is asked for"
+run "$VRAMTRACE" report "$TMP/hostleak.db"
+grep -q '^pinned     LEAK, +64.0 MiB per step' "$TMP/out" &&
+    "$VRAMTRACE" report "$TMP/hostleak.db" --format json >"$TMP/r.json" &&
+    jq_py "$TMP/r.json" 'd["pinned"]["verdict"] == "LEAK" and d["verdict"] == "CLEAN"'
+ok $? "report: the pinned line, and \"pinned\" in JSON"
 host_run hostpool 3 || exit 99
 run "$VRAMTRACE" leaks "$TMP/hostpool.db" --fail-on-leak
-[ $rc -eq 0 ] && grep -q '^host:    CLEAN' "$TMP/out"
+[ $rc -eq 0 ] && grep -q '^pinned:  CLEAN' "$TMP/out"
 ok $? "pinned memory that fills a pool in 3 steps and stays: host CLEAN, exit 0"
 run "$VRAMTRACE" leaks "$TMP/leak.db" --format json
-jq_py "$TMP/out" 'd["host"] is None'
+jq_py "$TMP/out" 'd["pinned"] is None'
 st=$?
 run "$VRAMTRACE" leaks "$TMP/leak.db"
-[ $st -eq 0 ] && ! grep -q '^host:' "$TMP/out"
-ok $? "a run without pinned memory: no host line, host null"
+[ $st -eq 0 ] && ! grep -q '^pinned:' "$TMP/out"
+ok $? "a run without pinned memory: no pinned line, pinned null"
 done_testing
