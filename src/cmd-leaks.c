@@ -137,7 +137,7 @@ print_steps(const struct leak_report *r, int all)
 }
 
 static void
-print_text(const struct leak_report *r, const struct leak_report *host,
+print_text(const struct leak_report *r, const struct leak_report *pinned,
     const struct leak_options *opts, const struct query_check *c,
     const struct leak_print_peak *peak, int complete, int all)
 {
@@ -158,8 +158,8 @@ print_text(const struct leak_report *r, const struct leak_report *host,
 	if (!complete)
 		printf("%s\n", CMD_UNFINISHED_NOTE);
 	leak_print_verdict(stdout, "verdict: ", r);
-	if (host != NULL)
-		leak_print_verdict(stdout, "pinned:  ", host);
+	if (pinned != NULL)
+		leak_print_verdict(stdout, "pinned:  ", pinned);
 	check_report_text(stdout, "", c);
 	leak_print_peak(stdout, "peak: ", peak);
 	if (r->nranks > 0) {
@@ -218,7 +218,7 @@ print_json_ranks(const struct leak_report *r)
 }
 
 static void
-print_json(const struct leak_report *r, const struct leak_report *host,
+print_json(const struct leak_report *r, const struct leak_report *pinned,
     const struct query_check *c, const struct leak_print_peak *peak,
     int complete)
 {
@@ -243,7 +243,7 @@ print_json(const struct leak_report *r, const struct leak_report *host,
 	printf(",\n \"usage_only\": %s, \"note\": ", r->usage_only ? "true" :
 	    "false");
 	json_string(stdout, r->usage_only ? LEAK_USAGE_NOTE : NULL);
-	leak_json_host(stdout, host);
+	leak_json_pinned(stdout, pinned);
 	printf(",\n \"offload_check\": ");
 	check_report_json(stdout, c);
 	printf(",\n \"per_step\": [");
@@ -300,13 +300,13 @@ print_csv(const struct leak_report *r)
  */
 static int
 leaks_status(const struct cmd_args *args, const struct leak_report *r,
-    const struct leak_report *host, int complete)
+    const struct leak_report *pinned, int complete)
 {
 	int	leak = cmd_args_has(args, 'F');
 	int	inconclusive = cmd_args_has(args, 'I');
 
 	if (leak && (r->verdict == LEAK_LEAK || leak_garbage_fails(r) ||
-	    (host != NULL && host->verdict == LEAK_LEAK)))
+	    (pinned != NULL && pinned->verdict == LEAK_LEAK)))
 		return (EXIT_LEAK);
 	if ((leak || inconclusive) && !complete)
 		return (EXIT_UNFINISHED);
@@ -319,7 +319,7 @@ static int
 cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 {
 	struct leak_options	 opts;
-	struct leak_report	*r = NULL, *host = NULL;
+	struct leak_report	*r = NULL, *pinned = NULL;
 	struct query_check	 c;
 	struct leak_print_peak	 peak;
 	struct query_run	 run;
@@ -338,7 +338,7 @@ cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	    query_check(q, r->run_id, CMD_CHECK_FIRST, &c, &cause) != 0 ||
 	    query_run(q, r->run_id, 0, &run, &cause) != 0 ||
 	    leak_print_peak_read(q, r, &peak, &cause) != 0 ||
-	    query_leaks_host(q, &opts, r, &host, &cause) != 0) {
+	    query_leaks_host(q, &opts, r, &pinned, &cause) != 0) {
 		query_check_free(&c);
 		leak_report_free(r);
 		query_run_free(&run);
@@ -347,22 +347,22 @@ cmd_leaks_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	}
 	query_close(q);
 	if (format == FORMAT_JSON)
-		print_json(r, host, &c, &peak, run.complete);
+		print_json(r, pinned, &c, &peak, run.complete);
 	else if (format == FORMAT_CSV) {
 		print_csv(r);
 		if (c.diffs > 0)
 			log_warn("%s", check_report_summary(&c, line,
 			    sizeof line));
 	} else
-		print_text(r, host, &opts, &c, &peak, run.complete,
+		print_text(r, pinned, &opts, &c, &peak, run.complete,
 		    cmd_args_has(args, 'A'));
 	if (c.diffs > 0)
 		rc = EXIT_CORRUPT;
 	else
-		rc = leaks_status(args, r, host, run.complete);
+		rc = leaks_status(args, r, pinned, run.complete);
 	query_check_free(&c);
 	leak_report_free(r);
-	leak_report_free(host);
+	leak_report_free(pinned);
 	query_run_free(&run);
 	return (rc);
 }

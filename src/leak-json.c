@@ -115,7 +115,7 @@ leak_json_streams(FILE *f, const struct leak_report *r, int series)
  * null when it was not judged (host NULL).
  */
 void
-leak_json_host(FILE *f, const struct leak_report *host)
+leak_json_pinned(FILE *f, const struct leak_report *host)
 {
 	fputs(",\n \"pinned\": ", f);
 	if (host == NULL) {

@@ -277,7 +277,7 @@ void	 leak_skew(const struct leak_rank *, size_t, struct leak_skew *);
 /* leak-json.c */
 void	 leak_json_shape(FILE *, const struct leak_report *);
 void	 leak_json_growth(FILE *, const struct leak_report *);
-void	 leak_json_host(FILE *, const struct leak_report *);
+void	 leak_json_pinned(FILE *, const struct leak_report *);
 void	 leak_json_streams(FILE *, const struct leak_report *, int);
 
 /* leak-trend.c */
