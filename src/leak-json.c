@@ -112,22 +112,22 @@ leak_json_streams(FILE *f, const struct leak_report *r, int series)
 
 /*
  * ", "pinned": {...}" for the host layer's report (pinned host memory), or
- * null when it was not judged (host NULL).
+ * null when it was not judged (pinned NULL).
  */
 void
-leak_json_pinned(FILE *f, const struct leak_report *host)
+leak_json_pinned(FILE *f, const struct leak_report *pinned)
 {
 	fputs(",\n \"pinned\": ", f);
-	if (host == NULL) {
+	if (pinned == NULL) {
 		fputs("null", f);
 		return;
 	}
 	fprintf(f, "{\"verdict\": \"%s\", \"reason\": ",
-	    leak_verdict_name(host->verdict));
-	json_string(f, host->reason);
+	    leak_verdict_name(pinned->verdict));
+	json_string(f, pinned->reason);
 	fputs(", ", f);
-	leak_json_growth(f, host);
+	leak_json_growth(f, pinned);
 	fputs(", ", f);
-	leak_json_shape(f, host);
+	leak_json_shape(f, pinned);
 	fputs("}", f);
 }
