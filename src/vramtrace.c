@@ -6,6 +6,7 @@
 #include "vramtrace.h"
 
 #include <locale.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,12 @@ main(int argc, char **argv)
 {
 	const struct cmd_entry	*e;
 
+	/*
+	 * Nothing here reads SQLite's memory statistics, and keeping them
+	 * takes a mutex on every allocation: an import runs 8% faster
+	 * without (bench/import.sh).  Before SQLite is first used.
+	 */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	setlocale(LC_ALL, "");
 	if (argc < 2) {
 		cmd_print_usage(stderr);
