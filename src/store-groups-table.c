@@ -23,6 +23,9 @@
 /* Groups read back at once from each sorted run. */
 #define SPILL_CHUNK	256
 
+/* What failed when the temporary file cannot be written or read. */
+#define TABLE_IO	"group the allocations in a temporary file"
+
 /* One sorted run in the file, while the runs are merged. */
 struct spill_reader {
 	off_t			 at;		/* next byte to read */
@@ -109,15 +112,6 @@ table_compare(const void *a, const void *b)
 	return (0);
 }
 
-static int
-table_io_error(struct store *s, char **cause)
-{
-	if (cause != NULL)
-		*cause = xstrerror_cause("%s: cannot group the allocations in"
-		    " a temporary file", s->path);
-	return (-1);
-}
-
 /* Empty the table (the sorted runs stay). */
 static void
 table_clear(struct store_groups *gs)
@@ -141,7 +135,7 @@ table_spill(struct store *s, char **cause)
 
 	if (gs->spill_fd == -1 &&
 	    (gs->spill_fd = util_scratch_file("vramtrace-groups")) == -1)
-		return (table_io_error(s, cause));
+		return (store_io_error(s, cause, TABLE_IO));
 	v = xreallocarray(NULL, gs->count == 0 ? 1 : gs->count, sizeof *v);
 	for (i = 0; gs->slots != NULL && i <= gs->mask; i++) {
 		if (gs->slots[i].blocks != 0)
@@ -152,7 +146,7 @@ table_spill(struct store *s, char **cause)
 		if ((w = pwrite(gs->spill_fd, (char *)v + i, len - i,
 		    gs->spill_size + (off_t)i)) <= 0) {
 			free(v);
-			return (table_io_error(s, cause));
+			return (store_io_error(s, cause, TABLE_IO));
 		}
 	}
 	free(v);
@@ -213,7 +207,7 @@ table_merge(struct store *s, struct spill_reader *rd, size_t nruns,
 			found |= e != NULL;
 		}
 		if (failed)
-			return (table_io_error(s, cause));
+			return (store_io_error(s, cause, TABLE_IO));
 		if (!found)
 			return (0);
 		g.bytes = g.blocks = 0;

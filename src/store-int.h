@@ -284,6 +284,7 @@ struct store {
 /* store-sql.c */
 int	 store_sql_error(struct store *, char **, const char *, ...)
 	     printflike(3, 4);
+int	 store_io_error(struct store *, char **, const char *);
 int	 store_sql_prepare(struct store *, const struct store_sql_text *,
 	     size_t, char **);
 void	 store_sql_bind_opt(sqlite3_stmt *, int, uint64_t);

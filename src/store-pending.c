@@ -22,14 +22,8 @@
 /* Rows buffered before a write, and read back at once. */
 #define PENDING_ROWS	2048
 
-static int
-pending_io_error(struct store *s, char **cause)
-{
-	if (cause != NULL)
-		*cause = xstrerror_cause("%s: cannot keep rows in a temporary"
-		    " file", s->path);
-	return (-1);
-}
+/* What failed when the temporary file cannot be written or read. */
+#define PENDING_IO	"keep rows in a temporary file"
 
 /* Write the buffered rows at the end of the file.  0, or -1 with *cause. */
 static int
@@ -40,11 +34,11 @@ pending_write(struct store *s, char **cause)
 	ssize_t			 w;
 
 	if (p->fd == -1 && (p->fd = util_scratch_file("vramtrace-rows")) == -1)
-		return (pending_io_error(s, cause));
+		return (store_io_error(s, cause, PENDING_IO));
 	for (i = 0; i < len; i += (size_t)w) {
 		if ((w = pwrite(p->fd, (char *)p->buf + i, len - i,
 		    p->size + (off_t)i)) <= 0)
-			return (pending_io_error(s, cause));
+			return (store_io_error(s, cause, PENDING_IO));
 	}
 	p->size += (off_t)len;
 	p->nbuf = 0;
@@ -102,7 +96,7 @@ store_pending_insert(struct store *s, int (*insert)(struct store *,
 	for (at = 0; at < p->size; at += got) {
 		got = pread(p->fd, p->buf, PENDING_ROWS * sizeof *p->buf, at);
 		if (got <= 0 || (size_t)got % sizeof *p->buf != 0)
-			return (pending_io_error(s, cause));
+			return (store_io_error(s, cause, PENDING_IO));
 		n = (size_t)got / sizeof *p->buf;
 		for (i = 0; i < n; i++) {
 			if (insert(s, &p->buf[i], cause) != 0)

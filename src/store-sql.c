@@ -94,6 +94,21 @@ store_sql_bind_text(sqlite3_stmt *st, int i, const char *v)
 }
 
 /*
+ * Set *cause to "PATH: cannot DOING: strerror(errno)" for a temporary file
+ * of the store's that could not be written or read back (a full disk), mark
+ * the store failed, as its database would be, and return -1.  cause may be
+ * NULL.
+ */
+int
+store_io_error(struct store *s, char **cause, const char *doing)
+{
+	s->failed = 1;
+	if (cause != NULL)
+		*cause = xstrerror_cause("%s: cannot %s", s->path, doing);
+	return (-1);
+}
+
+/*
  * Run a write statement to completion, reset it and clear its bindings;
  * count it towards the next automatic commit.  0, or -1 with *cause
  * ("PATH: cannot write to TABLE: SQLite's message"; "PATH: interrupted"

@@ -9,7 +9,7 @@ dir=${SHARED_DATA:-$srcdir/../shared/data}/snapshots
 [ -d "$dir" ] || dir=$srcdir/examples
 files=$(ls "$dir"/*.pickle 2>/dev/null)
 n=$(echo "$files" | wc -w)
-plan $((n * 3 + 4))
+plan $((n * 3 + 6))
 export XDG_CACHE_HOME="$TMP/cache"
 
 ours() {	# what the database says, in the oracle's format
@@ -76,4 +76,17 @@ expect 7 'again.db: already exists' "import refuses to overwrite its default out
 run "$VRAMTRACE" import "$TMP/again.pickle" -o "$TMP/again.db" --step-marker '^nothing' --step-every 50 --append
 grep -q 'steps are fixed windows' "$TMP/out" && [ "$("$VRAMTRACE" sql "$TMP/again.db" "select count(*) from runs")" = "$(printf 'count(*)\n2')" ]
 ok $? "--append adds a run; --step-every cuts windows when no annotation matches"
+
+# A disk that fills while the rows wait for their steps in $TMPDIR: a file
+# size limit, with SIGXFSZ ignored (as a shell's trap passes it on), makes
+# that write fail as a full disk does; it is the output's failure (7), not
+# the snapshot's (4).
+xz -dc "$srcdir/tests/data/zoo/trainer-steady.pickle.xz" >"$TMP/steady.pickle"
+(trap '' XFSZ; ulimit -f 512 && exec "$VRAMTRACE" import "$TMP/steady.pickle" \
+    -o "$TMP/full.db") >"$TMP/out" 2>"$TMP/err"
+rc=$?
+expect 7 "full.db: cannot keep rows in a temporary file: File too large" \
+    "a temporary file of rows that cannot be written: exit 7, naming the cause"
+[ -z "$(ls "$TMP" | grep '^full\.db')" ]
+ok $? "...and no database, temporary or not"
 done_testing
