@@ -27,6 +27,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,17 +37,33 @@
 /* How much of the pickle key_of reads at a time. */
 #define INPUT_KEY_CHUNK	(1 << 20)
 
-/* The temporary databases to remove at exit. */
-static char	**input_tmp;
-static size_t	  input_ntmp;
+/*
+ * The temporary databases to remove at exit, each held open with a shared
+ * flock() meanwhile, so that another vramtrace's sweep
+ * (store_atomic_sweep_named) leaves them alone.
+ */
+struct input_tmp {
+	char	*path;
+	int	 fd;
+};
+static struct input_tmp	*input_tmp;
+static size_t		 input_ntmp;
+
+static void
+input_forget(size_t i)
+{
+	unlink(input_tmp[i].path);
+	if (input_tmp[i].fd != -1)
+		close(input_tmp[i].fd);
+	free(input_tmp[i].path);
+	input_tmp[i] = input_tmp[--input_ntmp];
+}
 
 static void
 input_cleanup(void)
 {
-	while (input_ntmp > 0) {
-		unlink(input_tmp[--input_ntmp]);
-		free(input_tmp[input_ntmp]);
-	}
+	while (input_ntmp > 0)
+		input_forget(input_ntmp - 1);
 	free(input_tmp);
 	input_tmp = NULL;
 }
@@ -61,24 +78,51 @@ input_remove_now(const char *path)
 	size_t	i;
 
 	for (i = 0; i < input_ntmp; i++) {
-		if (strcmp(input_tmp[i], path) != 0)
-			continue;
-		unlink(path);
-		free(input_tmp[i]);
-		input_tmp[i] = input_tmp[--input_ntmp];
-		return;
+		if (strcmp(input_tmp[i].path, path) == 0) {
+			input_forget(i);
+			return;
+		}
 	}
 }
 
-/* Remove the database at path at exit. */
+/* Remove the database at path at exit, and hold it until then. */
 static void
 input_remove_at_exit(const char *path)
 {
+	struct input_tmp	*t;
+
 	if (input_ntmp == 0 && input_tmp == NULL)
 		atexit(input_cleanup);
 	input_tmp = xreallocarray(input_tmp, input_ntmp + 1,
 	    sizeof *input_tmp);
-	input_tmp[input_ntmp++] = xstrdup(path);
+	t = &input_tmp[input_ntmp++];
+	t->path = xstrdup(path);
+	if ((t->fd = open(path, O_RDONLY | O_CLOEXEC)) != -1)
+		flock(t->fd, LOCK_SH);
+}
+
+/*
+ * A name for a new temporary database, dir/baseXXXXXX, free now, after
+ * removing what stopped processes left under such names.  The caller frees
+ * it; NULL with *cause when dir refuses a file.
+ */
+static char *
+input_temporary_name(const char *dir, const char *base, char **cause)
+{
+	char	*path;
+	int	 fd;
+
+	store_atomic_sweep_named(dir, base);
+	xasprintf(&path, "%s/%sXXXXXX", dir, base);
+	if ((fd = util_mkstemp(path)) == -1) {
+		*cause = xstrerror_cause("%s: cannot make a temporary file",
+		    path);
+		free(path);
+		return (NULL);
+	}
+	close(fd);
+	unlink(path);
+	return (path);
 }
 
 /* Import pickle into the new database db.  0, or -1 with *cause. */
@@ -257,10 +301,17 @@ cache_fill(const char *pickle, char *cache, const char *others,
     uint64_t key, char **cause)
 {
 	uint64_t	 after;
-	char		*tmp;
+	char		*tmp, *dir, *base, *slash = strrchr(cache, '/');
 
-	xasprintf(&tmp, "%s.new-%d", cache, (int)getpid());
-	unlink(tmp);
+	dir = xstrndup(cache, (size_t)(slash - cache));
+	xasprintf(&base, "%s.new-", slash + 1);
+	tmp = input_temporary_name(dir, base, cause);
+	free(dir);
+	free(base);
+	if (tmp == NULL) {
+		free(cache);
+		return (NULL);
+	}
 	if (input_import(pickle, tmp, cause) != 0) {
 		free(tmp);
 		free(cache);
@@ -290,19 +341,13 @@ cache_fill(const char *pickle, char *cache, const char *others,
 static char *
 import_to_temporary(const char *pickle, char **cause)
 {
-	char	*cache;
-	int	 fd;
+	const char	*dir = getenv("TMPDIR");
+	char		*cache;
 
-	xasprintf(&cache, "%s/vramtrace-import-XXXXXX",
-	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
-	if ((fd = mkstemp(cache)) == -1) {
-		*cause = xstrerror_cause("%s: cannot make a temporary file",
-		    cache);
-		free(cache);
+	cache = input_temporary_name(dir != NULL && *dir != '\0' ? dir : "/tmp",
+	    "vramtrace-import-", cause);
+	if (cache == NULL)
 		return (NULL);
-	}
-	close(fd);
-	unlink(cache);
 	if (input_import(pickle, cache, cause) != 0) {
 		free(cache);
 		return (NULL);

@@ -171,15 +171,19 @@ atomic_register(struct store *s)
 }
 
 /*
- * Is the temporary file dir/name (of the output named base) one that
- * store_atomic_create() made and that no process is writing?
+ * Is dir/name a database that store_atomic_create() made (or, with
+ * finished, one it renamed into place) and that no process holds?  A
+ * regular file of ours, unlocked, empty or an SQLite file; an empty one (a
+ * live writer's for the instant between creating and locking it) or a
+ * finished one (its reader's between the rename and its lock) only when
+ * older than STORE_ATOMIC_EMPTY_AGE.
  */
 static int
-atomic_abandoned(int dirfd, const char *name)
+atomic_abandoned(int dirfd, const char *name, int finished)
 {
 	struct stat	 sb;
 	char		 head[16];
-	int		 fd, rc = 0;
+	int		 fd, rc = 0, old;
 	ssize_t		 n;
 
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
@@ -189,58 +193,72 @@ atomic_abandoned(int dirfd, const char *name)
 	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
 	    sb.st_uid != geteuid() || flock(fd, LOCK_EX | LOCK_NB) != 0)
 		goto out;
+	old = time(NULL) - sb.st_mtime > STORE_ATOMIC_EMPTY_AGE;
 	n = read(fd, head, sizeof head);
 	if (n == 0)
-		rc = time(NULL) - sb.st_mtime > STORE_ATOMIC_EMPTY_AGE;
+		rc = old;
 	else
 		rc = n == sizeof head && memcmp(head, "SQLite format 3", 16) ==
-		    0;
+		    0 && (!finished || old);
 out:
 	close(fd);
 	return (rc);
 }
 
-/* Does name end in base ".tmp-" and six characters of util_mkstemp()? */
+/* Are the n characters at s letters or digits, as util_mkstemp() makes? */
 static int
-atomic_ours(const char *name, const char *base)
+atomic_random(const char *s, size_t n)
 {
-	size_t	len = strlen(base), i;
+	size_t	i;
 
-	if (strncmp(name, base, len) != 0 || strncmp(name + len, ".tmp-", 5)
-	    != 0)
-		return (0);
-	name += len + 5;
-	for (i = 0; i < 6; i++) {
-		if (!((name[i] >= 'a' && name[i] <= 'z') || (name[i] >= 'A' &&
-		    name[i] <= 'Z') || (name[i] >= '0' && name[i] <= '9')))
+	for (i = 0; i < n; i++) {
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
+		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9')))
 			return (0);
 	}
-	return (name[6] == '\0');
+	return (1);
 }
 
 /*
- * Remove the temporary files of path that an interrupted writer left
- * (see the top of the file), saying so for each.
+ * Is name base, then stem random characters, then ".tmp-" and six random
+ * characters (a temporary database), or with tmp 0 nothing more?
+ */
+static int
+atomic_ours(const char *name, const char *base, size_t stem, int tmp)
+{
+	size_t	len = strlen(base);
+
+	if (strncmp(name, base, len) != 0 || !atomic_random(name + len, stem))
+		return (0);
+	name += len + stem;
+	if (!tmp)
+		return (*name == '\0');
+	return (strncmp(name, ".tmp-", 5) == 0 && atomic_random(name + 5, 6) &&
+	    name[11] == '\0');
+}
+
+/*
+ * Remove from dir the databases named base and stem random characters
+ * that stopped processes left (see the top of the file): their temporary
+ * files, and with finished the databases themselves, each with SQLite's
+ * files beside it, saying so for each.
  */
 static void
-atomic_sweep(const char *path)
+atomic_sweep_dir(const char *dir, const char *base, size_t stem,
+    int finished)
 {
-	const char	*slash = strrchr(path, '/'), *base;
 	struct dirent	*de;
 	DIR		*d;
-	char		*dir, *p;
+	char		*p;
 	size_t		 j;
+	int		 tmp;
 
-	base = slash != NULL ? slash + 1 : path;
-	dir = slash == NULL ? xstrdup(".") : slash == path ? xstrdup("/") :
-	    xstrndup(path, (size_t)(slash - path));
-	if ((d = opendir(dir)) == NULL) {
-		free(dir);
+	if ((d = opendir(dir)) == NULL)
 		return;
-	}
 	while ((de = readdir(d)) != NULL) {
-		if (!atomic_ours(de->d_name, base) ||
-		    !atomic_abandoned(dirfd(d), de->d_name))
+		tmp = atomic_ours(de->d_name, base, stem, 1);
+		if (!(tmp || (finished && atomic_ours(de->d_name, base, stem,
+		    0))) || !atomic_abandoned(dirfd(d), de->d_name, !tmp))
 			continue;
 		for (j = ATOMIC_FILES; j-- > 0;) {
 			xasprintf(&p, "%s/%s%s", dir, de->d_name,
@@ -252,7 +270,31 @@ atomic_sweep(const char *path)
 		    "that was stopped", dir, de->d_name);
 	}
 	closedir(d);
+}
+
+/* Remove the temporary files of path that an interrupted writer left. */
+static void
+atomic_sweep(const char *path)
+{
+	const char	*slash = strrchr(path, '/');
+	char		*dir;
+
+	dir = slash == NULL ? xstrdup(".") : slash == path ? xstrdup("/") :
+	    xstrndup(path, (size_t)(slash - path));
+	atomic_sweep_dir(dir, slash != NULL ? slash + 1 : path, 0, 0);
 	free(dir);
+}
+
+/*
+ * Remove from dir what stopped processes left of the databases named
+ * prefix and six random characters (util_mkstemp()'s): the temporary files
+ * of those being written, and those written whose reader was killed (a
+ * reader holds a shared flock() on its database while it runs).
+ */
+void
+store_atomic_sweep_named(const char *dir, const char *prefix)
+{
+	atomic_sweep_dir(dir, prefix, 6, 1);
 }
 
 /*

@@ -128,6 +128,9 @@ int	 store_commit(struct store *, char **);
 uint64_t store_events_committed(const struct store *);
 int	 store_maybe_commit(struct store *, char **);
 
+/* store-atomic.c */
+void	 store_atomic_sweep_named(const char *, const char *);
+
 /* store-rows.c */
 struct store_allocation {
 	int64_t		 process_id;	/* processes.id; 0: none */

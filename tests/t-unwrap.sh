@@ -22,7 +22,7 @@ reads() {	# reads CODEC: whether this build unpacks CODEC
 	return 1
 }
 nbad=$(grep -cv '^#' "$data/bad/EXPECT")
-plan $((40 + nbad))
+plan $((41 + nbad))
 
 TMPDIR=$TMP/tmp
 export TMPDIR
@@ -187,6 +187,26 @@ done
 kill -9 $pid 2>/dev/null && wait $pid 2>/dev/null
 [ $i -lt 600 ] && [ -z "$(ls "$TMPDIR")" ]
 ok $? "sql - killed in its query: its database already gone, nothing left"
+# What stopped commands left in TMPDIR goes with the next stream: a
+# temporary database being written (SIGKILL in the import) and a finished
+# one past a minute that no process holds (SIGKILL in the TUI); one held
+# (flock, as a live reader holds it), a recent one and another name stay.
+for f in vramtrace-import-abcdef.tmp-ghijkl vramtrace-import-mnopqr \
+    vramtrace-import-stuvwx vramtrace-import-yzABCD other-import-EFGHIJ; do
+	cp "$TMP/plain.db" "$TMPDIR/$f" || exit 99
+done
+touch -d '2 minutes ago' "$TMPDIR/vramtrace-import-mnopqr" \
+    "$TMPDIR/vramtrace-import-stuvwx" "$TMPDIR/other-import-EFGHIJ"
+flock -s "$TMPDIR/vramtrace-import-stuvwx" sleep 30 &
+holder=$!
+run sh -c 'cat "$1" | "$2" leaks -' sh "$TMP/real.pickle" "$VRAMTRACE"
+kill $holder
+wait $holder 2>/dev/null
+[ $rc -eq 0 ] &&
+    [ "$(ls "$TMPDIR" | tr '\n' ' ')" = "other-import-EFGHIJ vramtrace-import-stuvwx vramtrace-import-yzABCD " ] &&
+    [ "$(grep -c 'removed .*/vramtrace-import-\(abcdef.tmp-ghijkl\|mnopqr\) .*left by a vramtrace that was stopped' "$TMP/err")" -eq 2 ]
+ok $? "a stream removes the databases stopped commands left in TMPDIR, and only those"
+rm -f "$TMPDIR"/*
 run sh -c 'cat "$1" | "$2" leaks -' sh "$TMP/plain.db" "$VRAMTRACE"
 expect 4 "^vramtrace: standard input: a SQLite database, not a pickle" \
     "a database piped in: one line saying so"
