@@ -22,7 +22,10 @@ struct unwrap_out {
 	int		 fd;		/* -1 until the first write */
 	uint64_t	 size;		/* bytes written */
 	uint32_t	 crc;		/* their CRC-32 (zip's, zlib's) */
+	uint64_t	 limit;		/* the most bytes it takes */
 	int		 local;		/* the temporary file failed */
+	int		 unpacked;	/* takes a container's content */
+	int		 cut;		/* stopped after its first write */
 };
 
 /* unwrap-zip.c */
@@ -72,9 +75,26 @@ int	unwrap_inflate_raw(int fd, off_t off, uint64_t clen,
 
 /* unwrap-out.c */
 /*
- * Append len bytes to out, refusing more than UNWRAP_MAX in all, and add
+ * out->limit for a container of size bytes: UNWRAP_RATIO times its size,
+ * at least UNWRAP_RATIO_FLOOR, at most UNWRAP_MAX.
+ */
+uint64_t unwrap_out_limit(uint64_t size);
+
+/*
+ * Whether n more bytes would take out past out->limit: 0, or -1 with
+ * *cause saying which limit.
+ */
+int	unwrap_out_over(const struct unwrap_out *out, uint64_t n,
+	    char **cause);
+
+/*
+ * Append len bytes to out, refusing more than out->limit in all, and add
  * them to out->crc.  0, or -1 with *cause (and out->local set when the
- * temporary file failed).
+ * temporary file failed).  A container's content (out->unpacked) whose
+ * first byte begins no pickle, zip archive or database is written as far
+ * as this first write and stops the unpacking: -1
+ * with out->cut set and no cause, so that the reader of the file says
+ * what is wrong with it, without a bomb of anything unpacked first.
  */
 int	unwrap_out_write(struct unwrap_out *out, const void *buf, size_t len,
 	    char **cause);

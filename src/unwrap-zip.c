@@ -296,12 +296,8 @@ zip_extract(int fd, uint64_t size, const struct zip_entry *e,
 		    e->method);
 		return (-1);
 	}
-	if (e->usize > UNWRAP_MAX) {
-		xasprintf(cause, "%s: its pickle is %" PRIu64 " bytes, more"
-		    " than the %" PRIu64 " GiB vramtrace unpacks", out->path,
-		    e->usize, UNWRAP_MAX >> 30);
+	if (unwrap_out_over(out, e->usize, cause) != 0)
 		return (-1);
-	}
 	if (e->offset > size || size - e->offset < ZIP_LOCAL_LEN ||
 	    zip_read(fd, e->offset, local, ZIP_LOCAL_LEN, out, cause) != 0 ||
 	    memcmp(local, "PK\3\4", 4) != 0)

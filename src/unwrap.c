@@ -102,6 +102,8 @@ unpack_zip_inside(struct unwrap_out *out, char **entry, char **cause)
 	inner.path = out->path;
 	inner.what = "zip entry";
 	inner.fd = -1;
+	inner.limit = out->limit;
+	inner.unpacked = 1;
 	rc = unwrap_zip(out->fd, out->size, &inner, entry, cause);
 	close(out->fd);
 	*out = inner;
@@ -254,11 +256,13 @@ unwrap_open(const char *input, int *fd, char **name, char **cause)
 	memset(&out, 0, sizeof out);
 	out.path = path;
 	out.fd = -1;
+	out.limit = UNWRAP_MAX;
 	if ((in = open_input(input, &out, cause)) == -1)
 		return (out.local ? UNWRAP_FAIL_LOCAL : -1);
 	out.fd = -1;
 	out.size = 0;
 	out.crc = 0;
+	out.unpacked = 1;
 	if (fstat(in, &sb) != 0 || (n = pread(in, head, sizeof head, 0)) < 0) {
 		*cause = xstrerror_cause("%s", path);
 		close(in);
@@ -269,7 +273,9 @@ unwrap_open(const char *input, int *fd, char **name, char **cause)
 		*name = xstrdup(path);
 		return (0);
 	}
-	if (unpack(in, &sb, head, (size_t)n, &out, &entry, cause) != 0)
+	out.limit = unwrap_out_limit((uint64_t)sb.st_size);
+	if (unpack(in, &sb, head, (size_t)n, &out, &entry, cause) != 0 &&
+	    !out.cut)
 		goto fail;
 	if (changed(in, &sb)) {
 		xasprintf(cause, "%s: changed while it was read", path);
@@ -278,7 +284,8 @@ unwrap_open(const char *input, int *fd, char **name, char **cause)
 	/* Nothing unpacked still makes the (empty) file. */
 	if (out.fd == -1 && unwrap_out_write(&out, "", 0, cause) != 0)
 		goto fail;
-	if (entry == NULL && unpack_zip_inside(&out, &entry, cause) != 0)
+	if (entry == NULL && unpack_zip_inside(&out, &entry, cause) != 0 &&
+	    !out.cut)
 		goto fail;
 	if (pread(out.fd, head, sizeof SQLITE_MAGIC, 0) ==
 	    (ssize_t)sizeof SQLITE_MAGIC && memcmp(head, SQLITE_MAGIC,

@@ -10,6 +10,12 @@
 
 /* The most bytes a container may unpack to (said in vramtrace(1)). */
 #define UNWRAP_MAX		((uint64_t)64 << 30)
+/*
+ * And the most per byte of the container, beyond UNWRAP_RATIO_FLOOR: real
+ * snapshots compress 7 to 25 times; more is a decompression bomb.
+ */
+#define UNWRAP_RATIO		256
+#define UNWRAP_RATIO_FLOOR	((uint64_t)64 << 20)
 /* The largest zip central directory read (a snapshot's has a few entries). */
 #define UNWRAP_ZIP_DIR_MAX	((uint64_t)16 << 20)
 /* unwrap_open() failed for want of a temporary file, not for the input. */

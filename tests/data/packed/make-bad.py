@@ -124,7 +124,14 @@ body = local + name + extra + SMALL
 directory = entry + name + extra
 write("huge.zip", body + directory +
       struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, 1, 1, len(directory),
-                  len(body), 0), "more than the 64 GiB")
+                  len(body), 0), "a decompression bomb")
+# decompression bombs: content that begins no pickle is not unpacked past
+# its first bytes; a pickle's head followed by 128 MiB of zeros stops at
+# 256 times the file (64 MiB at least)
+write("zeros.gz", gzip.compress(bytes(16 << 20), mtime=0),
+      "not a pickle of protocol 2 to 5 (byte 0x00 at offset 0")
+write("bomb.xz", lzma.compress(b"\x80\x04" + bytes(128 << 20)),
+      "a decompression bomb", "xz")
 deflated = zip_of([("snap.pkl", PICKLE)], zipfile.ZIP_DEFLATED)
 write("deflate-flipped.zip", flip(deflated, 200), "cannot decompress its deflate data")
 
