@@ -39,7 +39,8 @@ unwrap_out_over(const struct unwrap_out *out, uint64_t n, char **cause)
 		xasprintf(cause, "%s: its %s content goes past %" PRIu64
 		    " MiB (vramtrace unpacks up to %d times a file's size, at"
 		    " least %" PRIu64 " MiB): more than a snapshot compresses,"
-		    " a decompression bomb", out->path, out->what,
+		    " a decompression bomb (if it is a snapshot, decompress it"
+		    " first)", out->path, out->what,
 		    out->limit >> 20, UNWRAP_RATIO, UNWRAP_RATIO_FLOOR >> 20);
 	return (-1);
 }
