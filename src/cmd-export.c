@@ -30,6 +30,7 @@
 
 #include "cmd.h"
 #include "query.h"
+#include "slots.h"
 
 static int	cmd_export_exec(const struct cmd_entry *,
 		    const struct cmd_args *);
@@ -95,6 +96,7 @@ struct export {
 	int			 first;	/* no event written yet */
 	struct export_thread	*threads;
 	size_t			 nthreads;
+	struct slots		 thread_slots;	/* threads by their key */
 	struct export_track	*tracks;	/* by rank (item.number) */
 	size_t			 ntracks;
 };
@@ -121,18 +123,54 @@ event_time(struct export *x, const char *key, uint64_t t, uint64_t base)
 	    (unsigned int)(d % 1000));
 }
 
-/* The trace thread of (pid, device, stream): its index + 1; 0: none. */
+/* The trace thread thread_of() looks for. */
+struct export_thread_want {
+	const struct export	*x;
+	int64_t			 pid;
+	int32_t			 device;
+	uint64_t		 stream;
+};
+
+static uint64_t
+thread_hash(int64_t pid, int32_t device, uint64_t stream)
+{
+	return (stream ^ ((uint64_t)(uint32_t)device << 48) ^
+	    ((uint64_t)pid << 32));
+}
+
+static uint64_t
+thread_hash_at(size_t pos, const void *arg)
+{
+	const struct export_thread	*t = &((const struct export *)arg)->
+	    threads[pos];
+
+	return (thread_hash(t->pid, t->device, t->stream));
+}
+
+static int
+thread_same(size_t pos, const void *arg)
+{
+	const struct export_thread_want	*w = arg;
+	const struct export_thread	*t = &w->x->threads[pos];
+
+	return (t->pid == w->pid && t->device == w->device &&
+	    t->stream == w->stream);
+}
+
+/*
+ * The trace thread of (pid, device, stream): its index + 1, the first
+ * such; 0: none.  Found through x->thread_slots, not a scan of every
+ * thread per allocation.
+ */
 static size_t
 thread_of(struct export *x, int64_t pid, int32_t device, uint64_t stream)
 {
-	size_t	i;
+	struct export_thread_want	 w = { x, pid, device, stream };
+	size_t				*slot;
 
-	for (i = 0; i < x->nthreads; i++) {
-		if (x->threads[i].pid == pid && x->threads[i].device ==
-		    device && x->threads[i].stream == stream)
-			return (i + 1);
-	}
-	return (0);
+	slot = slots_find(&x->thread_slots, thread_hash(pid, device, stream),
+	    thread_same, &w);
+	return (slot != NULL ? *slot : 0);
 }
 
 /* A thread's name: "dev 0 stream 13" (fmt_stream: "n/a" when unknown). */
@@ -164,12 +202,20 @@ on_process(void *arg, const struct query_item *it)
 static void
 on_stream(void *arg, const struct query_item *it)
 {
-	struct export		*x = arg;
-	struct export_thread	*t;
-	char			 label[64];
+	struct export			*x = arg;
+	struct export_thread_want	 w = { x, it->process_id, it->device,
+	    it->stream };
+	struct export_thread		*t;
+	size_t				*slot;
+	char				 label[64];
 
 	x->threads = xreallocarray(x->threads, x->nthreads + 1,
 	    sizeof *x->threads);
+	slots_reserve(&x->thread_slots, x->nthreads, thread_hash_at, x);
+	slot = slots_find(&x->thread_slots, thread_hash(w.pid, w.device,
+	    w.stream), thread_same, &w);
+	if (*slot == 0)
+		*slot = x->nthreads + 1;
 	t = &x->threads[x->nthreads++];
 	t->pid = it->process_id;
 	t->device = it->device;
@@ -463,6 +509,7 @@ export_file(struct query *q, const char *path, int64_t run_id,
 		free(x.tracks[i].points);
 	free(x.tracks);
 	free(x.threads);
+	slots_free(&x.thread_slots);
 	return (rc == 0 ? EXIT_OK : EXIT_ERROR);
 }
 

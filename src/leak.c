@@ -235,6 +235,31 @@ leak_report_stream(struct leak_report *r, int32_t device, uint64_t stream)
 }
 
 /*
+ * The stream (device, stream) of report r, or NULL: through the index that
+ * leak_report_stream() keeps, or a scan of the streams when some were put
+ * in without it.
+ */
+const struct leak_stream *
+leak_report_find_stream(const struct leak_report *r, int32_t device,
+    uint64_t stream)
+{
+	struct leak_stream_want	 w = { r, device, stream };
+	size_t			*slot, i;
+
+	if (r->streams_indexed == r->nstreams) {
+		slot = slots_find(&r->stream_slots, leak_stream_hash(device,
+		    stream), leak_stream_same, &w);
+		return (slot != NULL && *slot != 0 ? &r->streams[*slot - 1] :
+		    NULL);
+	}
+	for (i = 0; i < r->nstreams; i++) {
+		if (leak_stream_same(i, &w))
+			return (&r->streams[i]);
+	}
+	return (NULL);
+}
+
+/*
  * The skew of n ranks: which grows fastest (the first of equals), the
  * median growth and their ratio (NaN when the median is not above 0).  No
  * ranks: worst is -1 and the numbers 0 and NaN.

@@ -264,6 +264,8 @@ void	 leak_options_init(struct leak_options *);
 void	 leak_report_free(struct leak_report *);
 struct leak_stream *leak_report_stream(struct leak_report *, int32_t,
 	     uint64_t);
+const struct leak_stream *leak_report_find_stream(const struct leak_report *,
+	     int32_t, uint64_t);
 const char *leak_verdict_name(enum leak_verdict);
 char	*leak_suspect_name(const struct leak_suspect *);
 const char *leak_garbage_name(enum leak_garbage);

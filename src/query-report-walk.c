@@ -10,6 +10,13 @@
  * bucket remembers the state at the highest total of each track, and the
  * peaks are exact.
  *
+ * That state is kept lazily, not by copying every series of a track each
+ * time the track reaches a new high (quadratic in the streams of a run
+ * that grows at every instant): each high of a track gets a new mark, and
+ * a series takes its value into the bucket just before it next changes,
+ * when its last mark is not its track's (it has not changed since that
+ * high), or when the bucket ends.
+ *
  * The events come from query-events.c, which sorts them in C a window of
  * time at a time (QUERY_EVENTS_WINDOW events of 16 bytes by default).
  */
@@ -31,7 +38,9 @@ struct rq_work {
 	int64_t		*cur;
 	int64_t		*track_cur;
 	int64_t		*track_hi;	/* the highest in the bucket */
-	size_t		**members;	/* the series of each track */
+	uint64_t	*track_mark;	/* the mark of that high */
+	uint64_t	*series_mark;	/* the high whose value hi[] holds */
+	uint64_t	 marks;		/* the last mark given */
 	size_t		 cap_series, cap_tracks;
 
 	size_t		 bucket;	/* the walk's; SIZE_MAX: none yet */
@@ -93,8 +102,8 @@ track_get(struct rq_work *w, size_t lane, int layer)
 		    sizeof *w->track_cur);
 		w->track_hi = xreallocarray(w->track_hi, w->cap_tracks,
 		    sizeof *w->track_hi);
-		w->members = xreallocarray(w->members, w->cap_tracks,
-		    sizeof *w->members);
+		w->track_mark = xreallocarray(w->track_mark, w->cap_tracks,
+		    sizeof *w->track_mark);
 		w->seen = xreallocarray(w->seen, w->cap_tracks,
 		    sizeof *w->seen);
 		w->touched = xreallocarray(w->touched, w->cap_tracks,
@@ -107,7 +116,7 @@ track_get(struct rq_work *w, size_t lane, int layer)
 	k->peak.ns = UNKNOWN_U64;
 	k->peak.step = UNKNOWN_INT;
 	w->track_cur[r->ntracks] = w->track_hi[r->ntracks] = 0;
-	w->members[r->ntracks] = NULL;
+	w->track_mark[r->ntracks] = 0;
 	w->seen[r->ntracks] = 0;
 	return (r->ntracks++);
 }
@@ -125,6 +134,8 @@ series_new(struct rq_work *w, size_t k, uint64_t stream)
 		r->series = xreallocarray(r->series, w->cap_series,
 		    sizeof *r->series);
 		w->cur = xreallocarray(w->cur, w->cap_series, sizeof *w->cur);
+		w->series_mark = xreallocarray(w->series_mark, w->cap_series,
+		    sizeof *w->series_mark);
 		w->seen_series = xreallocarray(w->seen_series, w->cap_series,
 		    sizeof *w->seen_series);
 		w->touched_series = xreallocarray(w->touched_series,
@@ -137,10 +148,9 @@ series_new(struct rq_work *w, size_t k, uint64_t stream)
 	if (w->walking)
 		s->hi = xcalloc(r->nbuckets, sizeof *s->hi);
 	w->cur[r->nseries] = 0;
+	w->series_mark[r->nseries] = 0;
 	w->seen_series[r->nseries] = 0;
-	w->members[k] = xreallocarray(w->members[k], t->nseries + 1,
-	    sizeof *w->members[k]);
-	w->members[k][t->nseries++] = r->nseries;
+	t->nseries++;
 	return (r->nseries++);
 }
 
@@ -156,36 +166,67 @@ query_report_walk_bucket(const struct report *r, uint64_t t)
 	return (b < r->nbuckets ? (size_t)b : r->nbuckets - 1);
 }
 
-/* A bucket starts: its highest moment so far is its first. */
+/*
+ * Series s is about to change, or bucket b ends: its value in b is its
+ * value now if it has not been taken since its track's last high.
+ */
+static void
+series_take(struct rq_work *w, size_t s, size_t b)
+{
+	struct report	*r = w->r;
+	size_t		 k = r->series[s].track;
+
+	if (w->series_mark[s] != w->track_mark[k]) {
+		r->series[s].hi[b] = w->cur[s];
+		w->series_mark[s] = w->track_mark[k];
+	}
+}
+
+/* Bucket b ends: every series takes its value at its track's high. */
+static void
+bucket_close(struct rq_work *w, size_t b)
+{
+	size_t	s;
+
+	for (s = 0; s < w->r->nseries; s++)
+		series_take(w, s, b);
+}
+
+/*
+ * A bucket starts: its highest moment so far is its first, one mark for
+ * every track, whose values every series holds.
+ */
 static void
 bucket_open(struct rq_work *w, size_t b)
 {
 	struct report	*r = w->r;
 	size_t		 s;
 
-	for (s = 0; s < r->nseries; s++)
+	w->marks++;
+	for (s = 0; s < r->nseries; s++) {
 		r->series[s].hi[b] = w->cur[s];
-	for (s = 0; s < r->ntracks; s++)
+		w->series_mark[s] = w->marks;
+	}
+	for (s = 0; s < r->ntracks; s++) {
 		w->track_hi[s] = w->track_cur[s];
+		w->track_mark[s] = w->marks;
+	}
 }
 
 /* After an instant: new highs of the tracks and series it changed. */
 static void
-instant_close(struct rq_work *w, size_t b, uint64_t t)
+instant_close(struct rq_work *w, uint64_t t)
 {
 	struct report		*r = w->r;
 	struct report_track	*k;
-	size_t			 i, j, ki, s;
+	size_t			 i, ki, s;
 
 	for (i = 0; i < w->ntouched; i++) {
 		ki = w->touched[i];
 		k = &r->tracks[ki];
 		if (w->track_cur[ki] > w->track_hi[ki]) {
 			w->track_hi[ki] = w->track_cur[ki];
-			for (j = 0; j < k->nseries; j++) {
-				s = w->members[ki][j];
-				r->series[s].hi[b] = w->cur[s];
-			}
+			w->track_mark[ki] = ++w->marks;
 		}
 		if (w->track_cur[ki] > k->peak.bytes) {
 			k->peak.bytes = w->track_cur[ki];
@@ -212,6 +253,7 @@ event_apply(struct rq_work *w, const struct query_event *e)
 	size_t		 s = query_event_series(e), k = r->series[s].track;
 	int64_t		 d = query_event_bytes(e);
 
+	series_take(w, s, w->bucket);
 	w->cur[s] += d;
 	w->track_cur[k] += d;
 	if (r->tracks[k].layer == r->layer && r->lanes[r->tracks[k].lane].
@@ -227,12 +269,18 @@ event_apply(struct rq_work *w, const struct query_event *e)
 	}
 }
 
-/* Open the buckets up to b (the walk's buckets stay open across windows). */
+/*
+ * Open the buckets up to b, closing the one open (the walk's buckets stay
+ * open across windows).
+ */
 static void
 buckets_open(struct rq_work *w, size_t b)
 {
-	while (w->bucket == SIZE_MAX || w->bucket < b)
+	while (w->bucket == SIZE_MAX || w->bucket < b) {
+		if (w->bucket != SIZE_MAX)
+			bucket_close(w, w->bucket);
 		bucket_open(w, ++w->bucket);
+	}
 }
 
 /*
@@ -296,7 +344,7 @@ live_instant(void *arg, uint64_t t, const struct query_event *ev, size_t n)
 	buckets_open(w, b);
 	for (i = 0; i < n; i++)
 		event_apply(w, &ev[i]);
-	instant_close(w, b, t);
+	instant_close(w, t);
 }
 
 /*
@@ -323,17 +371,15 @@ report_live(struct query *q, struct rq_work *w, size_t window, char **cause)
 	if (query_events_walk(q, w->e, cause) != 0)
 		return (-1);
 	buckets_open(w, r->nbuckets - 1);
+	bucket_close(w, r->nbuckets - 1);
 	return (0);
 }
 
 static void
 work_free(struct rq_work *w)
 {
-	size_t	i;
-
-	for (i = 0; i < w->r->ntracks; i++)
-		free(w->members[i]);
-	free(w->members);
+	free(w->track_mark);
+	free(w->series_mark);
 	free(w->cur);
 	free(w->track_cur);
 	free(w->track_hi);

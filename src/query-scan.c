@@ -689,32 +689,45 @@ build_suspects(struct query *q, struct leak_report *r, struct lk_scan *sc,
 	return (0);
 }
 
+/* bsearch() a device number among a run's devices (by number). */
+static int
+cmp_device_number(const void *key, const void *elem)
+{
+	int32_t				 d = *(const int32_t *)key;
+	const struct query_device	*e = elem;
+
+	return (d < e->device ? -1 : d > e->device);
+}
+
 /*
  * The memory of each stream's device, and of the devices the streams use
- * together (0 when any of them is unknown), from the run's devices.
+ * together (0 when any of them is unknown), from the run's devices: a
+ * search per stream, each device counted once.
  */
 static void
 load_device_bytes(struct leak_report *r, const struct query_run *run)
 {
-	struct leak_stream	*s;
-	size_t			 i, j;
-	int			 known = r->nstreams > 0, seen;
+	const struct query_device	*d;
+	struct leak_stream		*s;
+	uint8_t				*counted;
+	size_t				 i;
+	int				 known = r->nstreams > 0;
 
 	r->device_bytes = 0;
+	counted = xcalloc(run->ndevices + 1, 1);
 	for (i = 0; i < r->nstreams; i++) {
 		s = &r->streams[i];
-		for (j = 0; j < run->ndevices; j++) {
-			if (run->devices[j].device == s->device &&
-			    run->devices[j].total_bytes > 0)
-				s->device_bytes =
-				    (uint64_t)run->devices[j].total_bytes;
+		d = bsearch(&s->device, run->devices, run->ndevices, sizeof *d,
+		    cmp_device_number);
+		if (d != NULL && d->total_bytes > 0) {
+			s->device_bytes = (uint64_t)d->total_bytes;
+			if (!counted[d - run->devices])
+				r->device_bytes += s->device_bytes;
+			counted[d - run->devices] = 1;
 		}
 		known = known && s->device_bytes > 0;
-		for (j = seen = 0; j < i; j++)
-			seen = seen || r->streams[j].device == s->device;
-		if (!seen)
-			r->device_bytes += s->device_bytes;
 	}
+	free(counted);
 	if (!known)
 		r->device_bytes = 0;
 }

@@ -104,25 +104,13 @@ write_steps(FILE *f, const struct report *r)
 	fputs("]", f);
 }
 
-/* The leak analysis's stream (device, stream), or NULL. */
-static const struct leak_stream *
-stream_of(const struct leak_report *lr, int32_t device, uint64_t stream)
-{
-	size_t	i;
-
-	for (i = 0; i < lr->nstreams; i++) {
-		if (lr->streams[i].device == device &&
-		    lr->streams[i].stream == stream)
-			return (&lr->streams[i]);
-	}
-	return (NULL);
-}
-
 static void
 write_series(FILE *f, const struct report *r, const struct leak_report *lr,
     const struct report_series *s, int32_t device)
 {
-	const struct leak_stream	*ls = stream_of(lr, device, s->stream);
+	const struct leak_stream	*ls;
+
+	ls = leak_report_find_stream(lr, device, s->stream);
 
 	fputs("{\"stream\":", f);
 	json_stream(f, s->stream);

@@ -14,7 +14,7 @@
 /* The slot of hash h: the item's for which same(pos, arg) holds, or an
  * empty one.  The table must exist (slots_reserve). */
 static size_t *
-slots_walk(struct slots *t, uint64_t h, slots_same_fn same, const void *arg)
+slots_walk(const struct slots *t, uint64_t h, slots_same_fn same, const void *arg)
 {
 	size_t	j;
 
@@ -31,10 +31,11 @@ slots_walk(struct slots *t, uint64_t h, slots_same_fn same, const void *arg)
  * The slot of the item with hash h for which same(pos, arg) holds: *slot
  * is its position + 1, or 0 when there is none, and then the caller may
  * store the position + 1 of an item it adds there (after slots_reserve).
- * NULL when the table is empty and has no slot yet.
+ * NULL when the table is empty and has no slot yet.  The table itself is
+ * not changed: a const one may be searched.
  */
 size_t *
-slots_find(struct slots *t, uint64_t h, slots_same_fn same, const void *arg)
+slots_find(const struct slots *t, uint64_t h, slots_same_fn same, const void *arg)
 {
 	if (t->slot == NULL)
 		return (NULL);
