@@ -433,9 +433,21 @@ struct export_job {
 	struct export			*x;
 	const struct query_bounds	*b;
 	int64_t				 allocations;	/* to write */
+	int				 unread;	/* the run failed */
 };
 
-/* Write the whole trace of the job's run to f.  0, or -1 with *cause. */
+/* The job's run could not be read: -1. */
+static int
+export_unread(struct export_job *job)
+{
+	job->unread = 1;
+	return (-1);
+}
+
+/*
+ * Write the whole trace of the job's run to f.  0, or -1 with *cause (and
+ * job->unread set when the run could not be read).
+ */
 static int
 export_write(FILE *f, void *arg, char **cause)
 {
@@ -466,16 +478,16 @@ export_write(FILE *f, void *arg, char **cause)
 		if (k == QUERY_ITEM_CHANGE) {
 			if (query_timeline_live(job->q, job->b->run_id, x->t0,
 			    on_change, x, cause) != 0)
-				return (-1);
+				return (export_unread(job));
 			counters_write(x);
 		}
 		if (fns[k] != NULL && query_timeline(job->q, job->b->run_id, k,
 		    fns[k], x, cause) != 0)
-			return (-1);
+			return (export_unread(job));
 	}
 	if (job->allocations > 0 && query_timeline_allocations(job->q,
 	    job->b->run_id, job->allocations, on_allocation, x, cause) != 0)
-		return (-1);
+		return (export_unread(job));
 	fputs("\n]}\n", x->f);
 	return (0);
 }
@@ -491,7 +503,7 @@ export_file(struct query *q, const char *path, int64_t run_id,
 {
 	struct query_bounds	 b;
 	struct export		 x;
-	struct export_job	 job = { q, &x, &b, allocations };
+	struct export_job	 job = { q, &x, &b, allocations, 0 };
 	size_t			 i;
 	int			 rc;
 
@@ -510,7 +522,7 @@ export_file(struct query *q, const char *path, int64_t run_id,
 	free(x.tracks);
 	free(x.threads);
 	slots_free(&x.thread_slots);
-	return (rc == 0 ? EXIT_OK : EXIT_ERROR);
+	return (rc == 0 ? EXIT_OK : job.unread ? EXIT_INPUT : EXIT_ERROR);
 }
 
 static int

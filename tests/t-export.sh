@@ -5,9 +5,9 @@
 # decisions are there, allocations are slices with their size and site,
 # and bucketing keeps the peak and the final value.
 . "${srcdir:-.}/tests/lib.sh"
-plan 12
+plan 14
 if [ -z "$PYTHON3" ] || ! "$PYTHON3" -c 'import json' 2>/dev/null; then
-	skip 12 "no python3"
+	skip 14 "no python3"
 	exit 0
 fi
 
@@ -158,4 +158,19 @@ expect 4 'no run 9' "an unknown run, exit 4"
 ok $? "...and no file left behind"
 run "$VRAMTRACE" export "$TMP/run.db"
 expect 2 'missing --perfetto' "no output: usage, exit 2"
+# A run of more series of live bytes than the walk follows (65,535): the
+# run is what cannot be read (4), not the output (7).
+"$PYTHON3" - >"$TMP/wide.txt" <<'PY'
+import sys
+w = sys.stdout.write
+w("process-start 1 pid=1\n")
+for i in range(65536):
+    w("alloc %d address=%d bytes=512 stream=%d\n" % (i + 2, 4096 * (i + 1), i + 1))
+PY
+spool wide
+run "$VRAMTRACE" export "$TMP/wide.db" --perfetto "$TMP/wide.json"
+expect 4 'wide.db: the run has more than 65535 series of live bytes' \
+    "a run of too many series: exit 4, saying so"
+[ ! -e "$TMP/wide.json" ] && [ -z "$(ls "$TMP" | grep 'wide.json')" ]
+ok $? "...and no file left behind"
 done_testing
