@@ -220,17 +220,20 @@ int	 vramtrace_offload_enter(struct vramtrace_offload *e,
 
 /*
  * Whether the step that _enter() began may run without the saved-tensor
- * hooks: 1 when it follows a profile under max_memory, offloads nothing,
- * and keeping every saved tensor (the casts of parameters that
+ * hooks: 1 when it follows a profile, offloads nothing, and keeping every
+ * saved tensor (the casts of parameters that
  * VRAMTRACE_OFFLOAD_TENSOR_RECOMPUTE would have made again included, as
- * many as the last step that packed had) is predicted to stay within
- * max_memory; 0 otherwise (a learning step, budget mode, no max_memory).
- * A caller that then leaves the hooks out calls only _exit() for the step
- * (autograd keeps what it saves, as without offload): the engine leaves
- * what it learned as it was and counts the step in idle_steps.  When such
- * a step went over max_memory (_peak()), the next one learns again: the
- * steps may have changed unseen.  A caller that calls the hooks all the
- * same gets a step that keeps every tensor.
+ * many as the last step that packed had) fits: is predicted to stay
+ * within max_memory, or in budget mode saves no more than the budget (as
+ * the last step that packed saved); 0 otherwise (a learning step, neither
+ * max_memory nor a budget).  A caller that then leaves the hooks out
+ * calls only _exit() for the step (autograd keeps what it saves, as
+ * without offload): the engine leaves what it learned as it was and
+ * counts the step in idle_steps.  When such a step went over max_memory,
+ * or in budget mode past the peak predicted with every tensor kept
+ * (_peak()), the next one learns again: the steps may have changed
+ * unseen.  A caller that calls the hooks all the same gets a step that
+ * keeps every tensor.
  */
 int	 vramtrace_offload_idle(const struct vramtrace_offload *e);
 
@@ -251,8 +254,9 @@ void	 vramtrace_offload_sample(struct vramtrace_offload *e,
  * what the learning step's samples did not see (an operation's
  * temporaries, when the caller could not tell them); when the step before
  * kept tensors that cost no predicted peak (a step that would offload
- * everything keeps the last ones that fit), no later step keeps them.
- * Ignored without max_memory.
+ * everything keeps the last ones that fit), no later step keeps them.  In
+ * budget mode, an idle step's peak past what keeping every tensor
+ * predicts (and 16 MiB) makes the next step learn.  Ignored otherwise.
  */
 void	 vramtrace_offload_peak(struct vramtrace_offload *e, int64_t peak);
 

@@ -52,6 +52,7 @@ offload_budget_init(struct offload_budget *b, int64_t budget)
 	b->palive = NULL;
 	b->apack = 0;
 	b->fixed = 0;
+	b->kept = 0;
 	b->cutoff = SIZE_MAX;
 	b->index = 0;
 }
@@ -121,11 +122,17 @@ offload_budget_grow(uint64_t **bytes, uint8_t **flags, size_t *cap,
 
 /*
  * A new step begins: choose the cutoff from the sequence learned in the
- * step before (if it saw anything) and start learning again.
+ * step before (if it saw anything), note what that step would have kept
+ * with every candidate on the GPU, and start learning again.
  */
 void
 offload_budget_step(struct offload_budget *b)
 {
+	size_t	i;
+
+	b->kept = b->fixed;
+	for (i = 0; i < b->nseen; i++)
+		b->kept += b->seen[i];
 	if (b->budget < 0)
 		b->cutoff = SIZE_MAX;
 	else if (b->nseen > 0 || b->fixed > 0)

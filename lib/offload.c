@@ -133,6 +133,12 @@ struct vramtrace_offload {
 	char				 error[256];
 };
 
+/*
+ * What memory at enter may move, and a peak pass its prediction, before a
+ * plan is thought wrong, when max_memory gives no margin.
+ */
+#define OFFLOAD_TOLERANCE	((int64_t)16 << 20)
+
 #define BROKEN(e, what) (((e)->cfg.breaks & VRAMTRACE_OFFLOAD_BREAK_##what) != 0)
 
 static int
@@ -604,10 +610,11 @@ vramtrace_offload_error(struct vramtrace_offload *e)
 }
 
 /*
- * Whether the step just planned under max_memory may run without the
- * hooks: its plan offloads nothing, and its predicted peak with every
- * saved tensor kept, the casts the hooks would have made again in
- * backward (RECOMPUTE) kept too, is within the limit.  The casts' bytes
+ * Whether the step just planned may run without the hooks: its plan
+ * offloads nothing, and keeping every saved tensor, the casts the hooks
+ * would have made again in backward (RECOMPUTE) kept too, fits: under
+ * max_memory its predicted peak is within the limit, in budget mode the
+ * bytes the step before saved are within the budget.  The casts' bytes
  * are those of the last step that packed; counting them all at the peak
  * errs on the safe side, as does the plan's scale (the largest seen).
  */
@@ -616,10 +623,13 @@ offload_idle_fits(struct vramtrace_offload *e)
 {
 	struct offload_profile	*p = &e->profile;
 
-	if (e->max_memory <= 0 || e->budget.cutoff != 0)
+	if (e->budget.cutoff != 0)
 		return (0);
-	return (offload_profile_peak(p, 0) + (int64_t)e->last_casts <=
-	    e->max_memory - e->margin - e->overshoot);
+	if (e->max_memory > 0)
+		return (offload_profile_peak(p, 0) + (int64_t)e->last_casts <=
+		    e->max_memory - e->margin - e->overshoot);
+	return (e->budget.budget >= 0 && e->budget.kept + e->last_casts <=
+	    (uint64_t)e->budget.budget);
 }
 
 /*
@@ -709,7 +719,7 @@ vramtrace_offload_enter(struct vramtrace_offload *e, int64_t allocated)
 	e->casts = 0;
 	e->idle = 0;
 	learn = offload_profile_begin(&e->profile, allocated,
-	    e->margin > 0 ? e->margin : 16 << 20);
+	    e->margin > 0 ? e->margin : OFFLOAD_TOLERANCE);
 	e->st.predicted_peak = 0;
 	e->tail = 0;
 	e->by_pack = 0;
@@ -750,6 +760,15 @@ vramtrace_offload_peak(struct vramtrace_offload *e, int64_t peak)
 {
 	int64_t	cap = e->max_memory / 8;
 
+	/*
+	 * Budget mode has no limit to go over: an idle step whose peak
+	 * passed what keeping every tensor predicts saved more than the
+	 * profile knows (longer sequences), which may not fit the budget.
+	 */
+	if (e->max_memory <= 0 && offload_skipped(e) && peak >
+	    offload_profile_peak(&e->profile, 0) + (int64_t)e->last_casts +
+	    OFFLOAD_TOLERANCE)
+		e->profile.valid = 0;
 	if (e->max_memory <= 0 || peak <= e->max_memory)
 		return;
 	if (e->tail)

@@ -213,6 +213,7 @@ struct offload_budget {
 	uint8_t		*palive;	/* by pack: that candidate was alive */
 	size_t		 apack;		/* packs the two have room for */
 	uint64_t	 fixed;		/* bytes kept whatever we decide */
+	uint64_t	 kept;		/* the step before's, all candidates kept */
 	size_t		 cutoff;	/* offload candidates before it */
 	size_t		 index;		/* this step's next candidate */
 };

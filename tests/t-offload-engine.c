@@ -26,10 +26,11 @@
  *  - a storage saved twice is one candidate whether or not its first copy
  *    was done (timing), and stays with its first save when the engine kept
  *    that: the profile stays valid;
- *  - idle steps: under a max_memory with room for every tensor and every
- *    cast made again, a step may run without the hooks; what the engine
- *    learned stays through such steps, and one that went over max_memory
- *    makes the next learn;
+ *  - idle steps: under a max_memory or a budget with room for every tensor
+ *    and every cast made again, a step may run without the hooks; what
+ *    the engine learned stays through such steps, and one that went over
+ *    max_memory, or in budget mode past its predicted peak, makes the
+ *    next learn;
  *  - batches of other lengths: a step whose tensors are larger is planned
  *    at their scale, a smaller one as the learned step, and neither makes
  *    the next learn.
@@ -873,10 +874,42 @@ test_idle(void)
 	    "enter 1100)", first, second);
 	vramtrace_offload_free(e);
 
+	/*
+	 * Budget mode: every tensor (400) within the budget, so the steps
+	 * after the learning one run idle; a peak as predicted with every
+	 * tensor kept (1700) changes nothing, one past it and the tolerance
+	 * makes the next step learn.  Without room for every tensor, or for
+	 * the casts the hooks make again (two: 600 over 550), the hooks stay.
+	 */
 	if ((e = engine(100000, 0, 0)) == NULL)
 		return;
 	program_step(e, 1000, NT, &r);
-	tap_eq(idle_step(e), 0, "idle: never in budget mode");
+	first = idle_step(e);
+	vramtrace_offload_peak(e, 1700);
+	second = idle_step(e);
+	tap_ok(r.learn == 1 && first == 1 && second == 1,
+	    "idle: in budget mode with room for every tensor, after the "
+	    "learning step (%d, then %d after a peak as predicted)", first,
+	    second);
+	vramtrace_offload_peak(e, 1700 + (16 << 20) + 1);
+	tap_eq(idle_step(e), -1, "idle: in budget mode, an idle step's peak "
+	    "past the prediction makes the next step learn");
+	vramtrace_offload_free(e);
+
+	if ((e = engine(350, 0, 0)) == NULL)
+		return;
+	program_step(e, 1000, NT, &r);
+	first = idle_step(e);
+	vramtrace_offload_free(e);
+	if ((e = engine(550, 0, 0)) == NULL)
+		return;
+	prog_casts = 2;
+	program_step(e, 1000, NT, &r);
+	second = idle_step(e);
+	prog_casts = 0;
+	tap_ok(first == 0 && second == 0,
+	    "idle: not in budget mode without room for every tensor (%d) or "
+	    "for the casts made again (%d)", first, second);
 	vramtrace_offload_free(e);
 }
 
@@ -1005,7 +1038,7 @@ main(void)
 	int	waits;
 
 	fake_runtime_counted = COMPUTE;
-	tap_plan(40);
+	tap_plan(42);
 	/*
 	 * A budget of two tensors: the second step offloads the first and
 	 * keeps the others; with them kept, the bound is reached exactly, so

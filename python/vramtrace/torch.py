@@ -150,7 +150,9 @@ class OffloadActivations(saved_tensors_hooks):
     shared by every view of it; a view that shows little of a large
     storage copies only what it shows.  What is saved while a backward
     runs (a reentrant checkpoint recomputing its layer) stays on the
-    GPU."""
+    GPU.  A max_memory or a budget that every saved tensor fits in costs
+    one learning step: the steps after it run without the hooks, until one
+    goes past its predicted peak."""
 
     def __init__(self, use_pin_memory=True, use_streams=True,
                  min_offload_size=1024, max_fwd_stash_size=5, budget=None,
