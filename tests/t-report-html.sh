@@ -8,7 +8,7 @@
 # to size, and a run without allocations.  tests/t-report-browser.sh looks
 # at the pages in Chromium.
 . "${srcdir:-.}/tests/lib.sh"
-NTESTS=21
+NTESTS=22
 plan $NTESTS
 if [ -z "$PYTHON3" ]; then
 	skip $NTESTS "no python3"
@@ -134,6 +134,16 @@ spool long && page "$TMP/long.db" "$TMP/long.html" &&
     data "$TMP/long.html" || exit 99
 jq_py "$TMP/long.html.json" 'd["step_every"] == 2 and len(d["steps"]) == 1501 and d["steps"][-1][0] == 3000 and len(d["verdict"]["bars"]) == 1000 and d["verdict"]["bars"][0][:2] == [1, 3] and all(b[2] == 3072 for b in d["verdict"]["bars"][1:]) and d["verdict"]["bars"][-1][3] == 3072000'
 ok $? "3000 steps: every other step marked, bars of 3 steps with their change"
+
+# Pinned host memory (lib.sh's pinned_run: 64 MiB kept every step) in
+# the host layer: the run's peak is its 768 MiB, over the host lane.
+pinned_run pinned all &&
+    "$VRAMTRACE" report "$TMP/pinned.db" --layer host --html "$TMP/host.html" &&
+    data "$TMP/host.html" || exit 99
+"$PY" "$ORACLE" "$VRAMTRACE" "$TMP/host.html" "$TMP/pinned.db" >"$TMP/o.txt" &&
+    jq_py "$TMP/host.html.json" 'd["layer"] == "host" and (d["peak"]["bytes"], d["peak"]["step"]) == (768 << 20, 12) and sum(s["bytes"][0] for s in d["holders"]["sites"]) == 768 << 20'
+ok $? "--layer host: the peak is the pinned memory's 768 MiB, held by its site, as the database says"
+sed 's/^/# /' "$TMP/o.txt" | head -5
 
 # No allocations at all.
 printf 'process-start 1000 pid=1\nstep-end 2000\n' >"$TMP/empty.txt"
