@@ -166,7 +166,8 @@ int	 query_report_sites(struct query *, struct report *, char **);
 
 /* report-html.c */
 int	 report_html_write(FILE *, const struct query_run *,
-	     const struct report *, const struct leak_report *, char **);
+	     const struct report *, const struct leak_report *,
+	     const struct leak_report *, char **);
 
 /* report-html-json.c */
 void	 report_html_json_count(FILE *, int64_t);

@@ -5,10 +5,11 @@
 # the step-end peak against `leaks` and `report --format json`, a walk in
 # small windows equal to one in memory, lanes per rank with their copies
 # and offload decisions, hostile names kept inside the data, long runs cut
-# to size, and a run without allocations.  tests/t-report-browser.sh looks
+# to size, pinned host memory (its peak, its verdict beside the device's),
+# and a run without allocations.  tests/t-report-browser.sh looks
 # at the pages in Chromium.
 . "${srcdir:-.}/tests/lib.sh"
-NTESTS=22
+NTESTS=23
 plan $NTESTS
 if [ -z "$PYTHON3" ]; then
 	skip $NTESTS "no python3"
@@ -141,9 +142,27 @@ pinned_run pinned all &&
     "$VRAMTRACE" report "$TMP/pinned.db" --layer host --html "$TMP/host.html" &&
     data "$TMP/host.html" || exit 99
 "$PY" "$ORACLE" "$VRAMTRACE" "$TMP/host.html" "$TMP/pinned.db" >"$TMP/o.txt" &&
-    jq_py "$TMP/host.html.json" 'd["layer"] == "host" and (d["peak"]["bytes"], d["peak"]["step"]) == (768 << 20, 12) and sum(s["bytes"][0] for s in d["holders"]["sites"]) == 768 << 20'
-ok $? "--layer host: the peak is the pinned memory's 768 MiB, held by its site, as the database says"
+    jq_py "$TMP/host.html.json" 'd["layer"] == "host" and (d["peak"]["bytes"], d["peak"]["step"]) == (768 << 20, 12) and sum(s["bytes"][0] for s in d["holders"]["sites"]) == 768 << 20 and d["pinned"] is None'
+ok $? "--layer host: the peak is the pinned memory's 768 MiB, held by its site, as the database says; no pinned verdict beside it"
 sed 's/^/# /' "$TMP/o.txt" | head -5
+
+# ...and beside the device's layer, its verdict as leaks gives it, under
+# "pinned" (null on a page of a run without pinned memory).
+page "$TMP/pinned.db" "$TMP/pinned.html" && data "$TMP/pinned.html" &&
+    "$VRAMTRACE" leaks "$TMP/pinned.db" --format json >"$TMP/pl.json" &&
+    "$PY" - "$TMP/pinned.html.json" "$TMP/pl.json" "$G" <<'PY'
+import json, sys
+d, lk, g = (json.load(open(a)) for a in sys.argv[1:])
+p, q = d["pinned"], lk["pinned"]
+assert d["verdict"]["verdict"] == lk["verdict"] == "CLEAN", d["verdict"]
+assert p["verdict"] == q["verdict"] == "LEAK" and p["layer"] == "host", p
+assert p["growth_bytes_per_step"] == q["growth_bytes_per_step"] == 64 << 20
+assert p["steps_analysed"] == 11 and p["grew_fraction"] == 1, p
+assert [p[k] for k in ("shape", "period", "onset", "projection")] == \
+    [q[k] for k in ("shape", "period", "onset", "projection")], p
+assert g["pinned"] is None
+PY
+ok $? "a pinned leak beside a flat device: \"pinned\" is leaks' pinned verdict; null without pinned memory"
 
 # No allocations at all.
 printf 'process-start 1000 pid=1\nstep-end 2000\n' >"$TMP/empty.txt"
