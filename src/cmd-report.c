@@ -111,6 +111,7 @@ print_json(const struct query_run *run, const struct leak_report *r,
 	leak_json_growth(stdout, r);
 	printf(",\n ");
 	leak_json_shape(stdout, r);
+	printf(",\n \"pinned\": ");
 	leak_json_pinned(stdout, pinned);
 	printf(",\n \"offload_check\": ");
 	check_report_json(stdout, c);
