@@ -1,7 +1,9 @@
 /*
  * cmd-history.c: vramtrace history DB: the leak verdict of every run in a
- * database, oldest first, and whether the leak rate is rising, falling or
- * flat over the last runs; --fail-if-worse makes it a CI check.
+ * database, oldest first (with its pinned host memory's beside it where it
+ * has some, as leaks judges it), and whether the leak rate is rising,
+ * falling or flat over the last runs; --fail-if-worse makes it a CI check.
+ * The trend and --fail-if-worse follow the device's verdicts.
  */
 #include "config.h"
 
@@ -39,10 +41,14 @@ const struct cmd_entry cmd_history_entry = {
 	.exec = cmd_history_exec
 };
 
-/* Every run of the database and its report, oldest first. */
+/*
+ * Every run of the database and its report, oldest first, and its pinned
+ * host memory's (NULL where the run has none).
+ */
 struct history {
 	struct query_run	 *runs;
 	struct leak_report	**reports;
+	struct leak_report	**pinned;
 	struct leak_print_peak	 *peaks;
 	size_t			  n;
 	struct leak_trend	  trend;
@@ -57,9 +63,11 @@ history_free(struct history *h)
 	for (i = 0; i < h->n; i++) {
 		query_run_free(&h->runs[i]);
 		leak_report_free(h->reports[i]);
+		leak_report_free(h->pinned[i]);
 	}
 	free(h->runs);
 	free(h->reports);
+	free(h->pinned);
 	free(h->peaks);
 }
 
@@ -73,10 +81,13 @@ history_load(struct query *q, const struct leak_options *opts,
 	if (query_run_list(q, &h->runs, &h->n, cause) != 0)
 		return (-1);
 	h->reports = xcalloc(h->n + 1, sizeof *h->reports);
+	h->pinned = xcalloc(h->n + 1, sizeof *h->pinned);
 	h->peaks = xcalloc(h->n + 1, sizeof *h->peaks);
 	for (i = 0; i < h->n; i++) {
 		one.run_id = h->runs[i].id;
 		if (query_leaks(q, &one, &h->reports[i], cause) != 0 ||
+		    query_leaks_host(q, &one, h->reports[i], &h->pinned[i],
+		    cause) != 0 ||
 		    leak_print_peak_read(q, h->reports[i], &h->peaks[i],
 		    cause) != 0)
 			return (-1);
@@ -85,6 +96,24 @@ history_load(struct query *q, const struct leak_options *opts,
 	h->worse = h->n >= 2 && leak_worse(h->reports[h->n - 2],
 	    h->reports[h->n - 1], opts->threshold);
 	return (0);
+}
+
+/*
+ * After a run's verdict, its pinned host memory's as leaks says it:
+ * "; pinned: LEAK, +64.0 MiB per step" (the growth left out of an
+ * INCONCLUSIVE); nothing for a run without pinned memory.
+ */
+static void
+print_pinned(const struct leak_report *pinned)
+{
+	char	b[FMT_LEN];
+
+	if (pinned == NULL)
+		return;
+	printf("; pinned: %s", leak_verdict_name(pinned->verdict));
+	if (pinned->verdict != LEAK_INCONCLUSIVE)
+		printf(", %s per step", fmt_delta(
+		    pinned->growth_bytes_per_step, b, sizeof b));
 }
 
 static void
@@ -99,13 +128,15 @@ print_text(const struct history *h)
 	    "verdict");
 	for (i = 0; i < h->n; i++) {
 		r = h->reports[i];
-		printf("%5" PRId64 "  %-19s  %-7s  %6zu  %12s  %12s  %s%s\n",
+		printf("%5" PRId64 "  %-19s  %-7s  %6zu  %12s  %12s  %s%s",
 		    r->run_id, fmt_date(h->runs[i].start_ns, t, sizeof t),
 		    fmt_text(h->runs[i].source),
 		    r->nsteps, fmt_bytes(h->peaks[i].bytes, a, sizeof a),
 		    fmt_delta(r->growth_bytes_per_step, b, sizeof b),
 		    leak_verdict_name(r->verdict), h->runs[i].complete ? "" :
 		    " (not finished)");
+		print_pinned(h->pinned[i]);
+		putchar('\n');
 	}
 	printf("trend: %s", leak_direction_name(h->trend.direction));
 	if (h->trend.direction == LEAK_TREND_UNKNOWN)
@@ -144,7 +175,13 @@ print_json(const struct history *h)
 		leak_json_growth(stdout, r);
 		printf(", ");
 		leak_json_shape(stdout, r);
-		printf(", \"verdict\": \"%s\"}", leak_verdict_name(r->verdict));
+		printf(", \"verdict\": \"%s\"", leak_verdict_name(r->verdict));
+		/* Without pinned memory, no key: the object as it was. */
+		if (h->pinned[i] != NULL) {
+			printf(", \"pinned\": ");
+			leak_json_pinned(stdout, h->pinned[i]);
+		}
+		printf("}");
 	}
 	printf("],\n \"trend\": {\"direction\": \"%s\", \"runs\": %zu, "
 	    "\"change_bytes_per_step\": ",

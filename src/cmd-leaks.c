@@ -243,6 +243,7 @@ print_json(const struct leak_report *r, const struct leak_report *pinned,
 	printf(",\n \"usage_only\": %s, \"note\": ", r->usage_only ? "true" :
 	    "false");
 	json_string(stdout, r->usage_only ? LEAK_USAGE_NOTE : NULL);
+	printf(",\n \"pinned\": ");
 	leak_json_pinned(stdout, pinned);
 	printf(",\n \"offload_check\": ");
 	check_report_json(stdout, c);

@@ -111,6 +111,7 @@ print_json(const struct query_run *run, const struct leak_report *r,
 	leak_json_growth(stdout, r);
 	printf(",\n ");
 	leak_json_shape(stdout, r);
+	printf(",\n \"pinned\": ");
 	leak_json_pinned(stdout, pinned);
 	printf(",\n \"offload_check\": ");
 	check_report_json(stdout, c);
@@ -119,11 +120,15 @@ print_json(const struct query_run *run, const struct leak_report *r,
 	printf("}\n");
 }
 
-/* What html_write needs: the reader, the run, its leak report. */
+/*
+ * What html_write needs: the reader, the run, its leak report and the
+ * pinned host memory's (NULL: not judged).
+ */
 struct report_job {
 	struct query			*q;
 	const struct query_run		*run;
 	const struct leak_report	*lr;
+	const struct leak_report	*pinned;
 };
 
 /*
@@ -148,7 +153,8 @@ html_write(FILE *f, void *arg, char **cause)
 
 	if (query_report(job->q, job->run->id, job->lr->layer, html_window(),
 	    &r, cause) == 0 && query_report_sites(job->q, r, cause) == 0)
-		rc = report_html_write(f, job->run, r, job->lr, cause);
+		rc = report_html_write(f, job->run, r, job->lr, job->pinned,
+		    cause);
 	query_report_free(r);
 	return (rc);
 }
@@ -191,6 +197,7 @@ cmd_report_exec(const struct cmd_entry *self, const struct cmd_args *args)
 		job.q = q;
 		job.run = &run;
 		job.lr = r;
+		job.pinned = pinned;
 		rc = util_write_file(html, html_write, &job, &cause);
 	} else if (cmd_args_number(args, 'f', FORMAT_TEXT) == FORMAT_JSON)
 		print_json(&run, r, pinned, &c, &peak);

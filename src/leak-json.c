@@ -111,13 +111,13 @@ leak_json_streams(FILE *f, const struct leak_report *r, int series)
 }
 
 /*
- * ", "pinned": {...}" for the host layer's report (pinned host memory), or
- * null when it was not judged (pinned NULL).
+ * Print the value of the member "pinned" (the caller prints its key): the
+ * host layer's report (pinned host memory) as an object of its verdict,
+ * reason, growth and shape, or null when it was not judged (pinned NULL).
  */
 void
 leak_json_pinned(FILE *f, const struct leak_report *pinned)
 {
-	fputs(",\n \"pinned\": ", f);
 	if (pinned == NULL) {
 		fputs("null", f);
 		return;

@@ -31,6 +31,14 @@ const char *query_site_shown(struct query *);
 int	 query_has_groups(struct query *, int64_t);
 int	 query_has_alloc_steps(struct query *, int64_t);
 int	 query_run_layer(struct query *, int64_t);
+int	 query_peak_counts(int, int32_t);
+/*
+ * The rows of allocations or allocation_steps that count in the run's peak
+ * of their layer, as SQL: those on a device, and every row of pinned host
+ * memory (layer 3, EVENT_LAYER_HOST: device -1).  query_peak_counts says
+ * the same in C.
+ */
+#define QUERY_PEAK_ROWS	"(layer = 3 OR coalesce(device, -1) >= 0)"
 
 /* query-origin.c: the frames that name a site (site-origin.c). */
 int	 query_site_origin(struct query *, int64_t, char **, char **, char **,

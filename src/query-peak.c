@@ -1,7 +1,8 @@
 /*
  * query-peak.c: the high-water mark of a run's layer over its device
- * lanes, from its allocation_steps and the allocations of a few steps,
- * for `vramtrace leaks` on a run too large to walk whole.
+ * lanes (every lane for pinned host memory: QUERY_PEAK_ROWS), from its
+ * allocation_steps and the allocations of a few steps, for `vramtrace
+ * leaks` on a run too large to walk whole.
  *
  * The walk (query-report-walk.c) applies every allocation's two events in
  * time order; the peak is the first instant of the highest total.  A
@@ -36,7 +37,7 @@ struct pk_step {
 	int64_t		 bound;		/* before + what it allocated */
 };
 
-/* What a step allocated and freed in the layer on devices. */
+/* What a step allocated and freed in the layer's rows (QUERY_PEAK_ROWS). */
 struct pk_sum {
 	int64_t		 alloc;
 	int64_t		 freed;
@@ -94,7 +95,7 @@ event_push(struct pk_work *w, uint64_t t, int64_t bytes)
 
 /*
  * Read the events of step k (every layer for the earliest time; the run's
- * layer on a device for the total).  0, or -1 with *cause.
+ * layer in QUERY_PEAK_ROWS for the total).  0, or -1 with *cause.
  */
 static int
 step_read(struct query *q, struct pk_work *w, int64_t k, char **cause)
@@ -104,10 +105,10 @@ step_read(struct query *q, struct pk_work *w, int64_t k, char **cause)
 	int		 rc, i, counted;
 
 	st = query_prepare(q, "SELECT coalesce(alloc_ns, 0), free_ns, 1,"
-	    " free_step = ?2, bytes, layer = ?3 AND coalesce(device, -1) >= 0"
+	    " free_step = ?2, bytes, layer = ?3 AND " QUERY_PEAK_ROWS
 	    " FROM allocations WHERE run_id = ?1 AND alloc_step = ?2"
-	    " UNION ALL SELECT 0, free_ns, 0, 1, bytes, layer = ?3 AND"
-	    " coalesce(device, -1) >= 0 FROM allocations WHERE run_id = ?1"
+	    " UNION ALL SELECT 0, free_ns, 0, 1, bytes, layer = ?3 AND "
+	    QUERY_PEAK_ROWS " FROM allocations WHERE run_id = ?1"
 	    " AND free_step = ?2 AND free_step > coalesce(alloc_step, 1)",
 	    cause);
 	if (st == NULL)
@@ -165,10 +166,10 @@ step_walk(struct pk_work *w, const struct pk_step *s)
 }
 
 /*
- * The steps of the run in the layer on devices, with their bounds, from
- * one read of its allocation_steps (in no order: the step is the index);
- * 1 when the run is not one the steps answer for (see the top), else 0,
- * or -1 with *cause.
+ * The steps of the run in the layer's rows of its peak (QUERY_PEAK_ROWS),
+ * with their bounds, from one read of its allocation_steps (in no order:
+ * the step is the index); 1 when the run is not one the steps answer for
+ * (see the top), else 0, or -1 with *cause.
  */
 static int
 steps_load(struct query *q, struct pk_work *w, char **cause)
@@ -181,7 +182,7 @@ steps_load(struct query *q, struct pk_work *w, char **cause)
 	int		 rc, other = 0;
 
 	st = query_prepare(q, "SELECT step, coalesce(process_id, 0), layer ="
-	    " ?2 AND coalesce(device, -1) >= 0, alloc_bytes, freed_bytes FROM"
+	    " ?2 AND " QUERY_PEAK_ROWS ", alloc_bytes, freed_bytes FROM"
 	    " allocation_steps WHERE run_id = ?1", cause);
 	if (st == NULL)
 		return (-1);

@@ -84,8 +84,8 @@ sites_read(struct query *q, const struct report *r, enum report_at at,
 	    " alloc_step, alloc_ns, row_number() OVER (PARTITION BY site_id"
 	    " ORDER BY bytes DESC, id) AS k, count(*) OVER (PARTITION BY"
 	    " site_id) AS n, sum(bytes) OVER (PARTITION BY site_id) AS total"
-	    " FROM allocations WHERE %s AND layer = ?2 AND device >= 0 AND"
-	    " %s) WHERE k <= ?3 ORDER BY 1, k", at == REPORT_AT_PEAK ?
+	    " FROM allocations WHERE %s AND layer = ?2 AND " QUERY_PEAK_ROWS
+	    " AND %s) WHERE k <= ?3 ORDER BY 1, k", at == REPORT_AT_PEAK ?
 	    "id BETWEEN ?6 AND ?7 AND +run_id = ?1" : "run_id = ?1",
 	    at == REPORT_AT_PEAK ? LIVE_AT_PEAK : LIVE_AT_END);
 	st = query_prepare(q, sql, cause);
@@ -278,8 +278,9 @@ sites_keep(struct query *q, struct report *r, struct rs_list *l,
 
 /*
  * Fill r's frames, sites and blocks: the sites holding r->layer on the
- * device lanes at r's peak and at the end of the run (report.h).  Call it
- * once, after query_report.  0, or -1 with *cause.
+ * lanes of r's peak (the devices'; every lane for the host layer) at r's
+ * peak and at the end of the run (report.h).  Call it once, after
+ * query_report.  0, or -1 with *cause.
  */
 int
 query_report_sites(struct query *q, struct report *r, char **cause)

@@ -55,7 +55,7 @@ struct rq_work {
 	size_t		 ntouched_series;
 	uint32_t	*seen_series;
 
-	int64_t		 run_cur;	/* all lanes, in r->layer */
+	int64_t		 run_cur;	/* the lanes of r's peak, in r->layer */
 };
 
 /*
@@ -256,8 +256,8 @@ event_apply(struct rq_work *w, const struct query_event *e)
 	series_take(w, s, w->bucket);
 	w->cur[s] += d;
 	w->track_cur[k] += d;
-	if (r->tracks[k].layer == r->layer && r->lanes[r->tracks[k].lane].
-	    device >= 0)
+	if (r->tracks[k].layer == r->layer && query_peak_counts(r->layer,
+	    r->lanes[r->tracks[k].lane].device))
 		w->run_cur += d;
 	if (w->seen[k] != w->stamp) {
 		w->seen[k] = w->stamp;
@@ -394,8 +394,9 @@ work_free(struct rq_work *w)
  * extent over the other tables in t0_ns and span_ns: report_bounds in
  * query-report.c) in windows of at most `window` events: fill r's extent,
  * buckets, lanes, tracks and series with their bucket values, peaks (steps
- * not set) and bytes at the end, and r's peak over the device lanes in
- * r->layer.  0, or -1 with *cause.
+ * not set) and bytes at the end, and r's peak in r->layer over the lanes
+ * query_peak_counts names (the devices'; every lane for the host layer).
+ * 0, or -1 with *cause.
  */
 int
 query_report_walk(struct query *q, struct report *r, size_t window,

@@ -376,8 +376,9 @@ report_build(struct query *q, int64_t run_id, int layer, size_t window,
 /*
  * Aggregate run run_id (0: the newest) for the HTML report: lanes, tracks
  * and series of live bytes in buckets of time, their exact peaks, the peak
- * of `layer` over every device lane, steps, copies and offload decisions
- * (report.h).  window is how many events are sorted at once at most (0:
+ * of `layer` over every device lane (every lane for pinned host memory,
+ * the host layer), steps, copies and offload decisions (report.h).
+ * window is how many events are sorted at once at most (0:
  * QUERY_EVENTS_WINDOW; the tests make it small), which bounds the memory
  * used; the result does not depend on it.  The holders are left empty
  * (query_report_sites).  Returns 0 with *out (free with
@@ -393,11 +394,11 @@ query_report(struct query *q, int64_t run_id, int layer, size_t window,
 
 /*
  * The high-water mark of run run_id (0: the newest) in layer over its
- * device lanes, from the same walk as the HTML report's peak (one
- * computation of a peak): *peak as report.peak says (its time from the
- * run's first instant, *t0_ns; UNKNOWN_U64 when nothing was live), with
- * its step.  0, or -1 with *cause when the run does not exist or cannot be
- * read.
+ * device lanes (every lane for pinned host memory, the host layer), from
+ * the same walk as the HTML report's peak (one computation of a peak):
+ * *peak as report.peak says (its time from the run's first instant,
+ * *t0_ns; UNKNOWN_U64 when nothing was live), with its step.  0, or -1
+ * with *cause when the run does not exist or cannot be read.
  */
 int
 query_report_peak(struct query *q, int64_t run_id, int layer,

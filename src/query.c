@@ -327,6 +327,17 @@ query_run_layer(struct query *q, int64_t run_id)
 	return (layer < 0 ? EVENT_LAYER_SEGMENT : (int)layer);
 }
 
+/*
+ * 1 when an allocation of layer on device counts in the run's peak of that
+ * layer (QUERY_PEAK_ROWS says the same in SQL): one on a device, for the
+ * device's layers; every one for pinned host memory, whose device is -1.
+ */
+int
+query_peak_counts(int layer, int32_t device)
+{
+	return (layer == EVENT_LAYER_HOST || device >= 0);
+}
+
 /* The id of the newest run, or 0 if there is none. */
 int64_t
 query_latest_run(struct query *q)

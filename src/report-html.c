@@ -284,18 +284,19 @@ write_suspect(FILE *f, const struct leak_suspect *x, int first)
 }
 
 /*
- * The verdict.  shape, period, onset and projection are the leak model's
- * (leak_json_shape).
+ * The members of lr's verdict line, the device's and the pinned host
+ * memory's alike: the verdict, why, its layer and warm-up, the growth, the
+ * stream that grows most, and the leak model's shape, period, onset and
+ * projection (leak_json_shape).
  */
 static void
-write_verdict(FILE *f, const struct leak_report *lr)
+write_verdict_line(FILE *f, const struct leak_report *lr)
 {
 	const struct leak_stream	*top = NULL;
-	size_t				 i;
 
 	if (lr->top_stream >= 0)
 		top = &lr->streams[lr->top_stream];
-	fprintf(f, "\"verdict\":{\"verdict\":\"%s\",\"reason\":",
+	fprintf(f, "\"verdict\":\"%s\",\"reason\":",
 	    leak_verdict_name(lr->verdict));
 	json_string_page(f, lr->reason);
 	fprintf(f, ",\"layer\":\"%s\",\"warmup\":%d,\"history_from\":",
@@ -317,6 +318,19 @@ write_verdict(FILE *f, const struct leak_report *lr)
 		fputs("null", f);
 	fprintf(f, ",\"usage_only\":%s,", lr->usage_only ? "true" : "false");
 	leak_json_shape(f, lr);
+}
+
+/*
+ * The verdict: its line (write_verdict_line), the step-end peak, the
+ * growth bars, the suspects and the ranks.
+ */
+static void
+write_verdict(FILE *f, const struct leak_report *lr)
+{
+	size_t	i;
+
+	fputs("\"verdict\":{", f);
+	write_verdict_line(f, lr);
 	write_step_end_peak(f, lr);
 	write_bars(f, lr);
 	fputs(",\"suspects\":[", f);
@@ -332,6 +346,23 @@ write_verdict(FILE *f, const struct leak_report *lr)
 		fputs("}", f);
 	}
 	fputs("]}", f);
+}
+
+/*
+ * The pinned host memory's verdict line (write_verdict_line), or null when
+ * it was not judged (pinned NULL).
+ */
+static void
+write_pinned(FILE *f, const struct leak_report *pinned)
+{
+	fputs("\"pinned\":", f);
+	if (pinned == NULL) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{", f);
+	write_verdict_line(f, pinned);
+	fputs("}", f);
 }
 
 /* Blocks: [site, lane, stream, bytes, address, alloc step, alloc t]. */
@@ -398,12 +429,15 @@ write_holders(FILE *f, const struct report *r)
 
 /*
  * Write the page of run `run` to f: r with its holders filled
- * (query_report, query_report_sites) and lr its leak analysis, in the same
- * layer.  0, or -1 with *cause when f could not be written.
+ * (query_report, query_report_sites), lr its leak analysis, in the same
+ * layer, and pinned the pinned host memory's beside it (query_leaks_host;
+ * NULL when it was not judged).  0, or -1 with *cause when f could not be
+ * written.
  */
 int
 report_html_write(FILE *f, const struct query_run *run,
-    const struct report *r, const struct leak_report *lr, char **cause)
+    const struct report *r, const struct leak_report *lr,
+    const struct leak_report *pinned, char **cause)
 {
 	size_t	i;
 
@@ -432,6 +466,8 @@ report_html_write(FILE *f, const struct query_run *run,
 	}
 	fputs("],\n", f);
 	write_verdict(f, lr);
+	fputs(",\n", f);
+	write_pinned(f, pinned);
 	fputs(",\n", f);
 	write_holders(f, r);
 	fputs("}", f);

@@ -96,10 +96,65 @@
 		return lo < s.length ? s[lo][0] : s[s.length - 1][0] + 1;
 	}
 
+	/*
+	 * A verdict line's words as `vramtrace leaks` prints them: why it is
+	 * INCONCLUSIVE, else the growth per step, how many steps grew and,
+	 * for a leak of the device's memory, the stream that grows most.
+	 */
+	function verdictWords(v) {
+		var words = v.verdict;
+
+		if (v.verdict === 'INCONCLUSIVE')
+			return words + ' (' + v.reason + ')';
+		words += ', ' + fmtSigned(Math.round(v.growth_bytes_per_step)) +
+		    ' per step, ' + Math.round(v.grew_fraction * 100) + '% of ' +
+		    v.steps_analysed + ' steps grew';
+		if (v.verdict === 'LEAK' && v.top_stream !== null &&
+		    v.layer !== 'host')
+			words += ', mostly on stream ' +
+			    fmtStream(v.top_stream.stream) + ' (device ' +
+			    v.top_stream.device + ')';
+		return words;
+	}
+
+	/* The leak model's shape and projection, once it gives them. */
+	function shapeLines(box, v, id) {
+		if (v.shape !== null)
+			box.appendChild(el('div', { id: id + 'shape' },
+			    'shape: ' + v.shape + (v.period !== null &&
+			    v.period > 1 ? ', every ' + v.period + ' steps' :
+			    '') + (v.onset !== null ? ', from step ' + v.onset :
+			    '')));
+		if (v.projection !== null)
+			box.appendChild(el('div', { id: id + 'projection' },
+			    'projection: ' + fmtBytes(v.projection.bytes) +
+			    ' after ' + v.projection.steps + ' steps'));
+	}
+
+	/*
+	 * The pinned host memory's verdict, judged beside the device's as
+	 * `vramtrace leaks` judges it, in a box of its own under the
+	 * device's; the box stays hidden when it was not judged.
+	 */
+	function pinned() {
+		var p = D.pinned, box = $('pinned');
+
+		if (p === null)
+			return;
+		box.hidden = false;
+		box.className = 'verdict ' + p.verdict.toLowerCase();
+		box.setAttribute('data-verdict', p.verdict);
+		box.appendChild(el('strong', null, 'pinned: ' +
+		    verdictWords(p)));
+		box.appendChild(el('span', null, ', layer ' + p.layer +
+		    ' (pinned host memory)'));
+		shapeLines(box, p, 'pinned-');
+	}
+
 	function header() {
 		var r = D.run, v = D.verdict, f = $('facts');
 		var box = $('verdict');
-		var what = r.input || r.command || 'run ' + r.id, words;
+		var what = r.input || r.command || 'run ' + r.id;
 
 		document.title = 'vramtrace: ' + what;
 		$('run-title').textContent = what;
@@ -120,7 +175,8 @@
 		    v.bars.length > 0 ? v.bars[v.bars.length - 1][1] +
 		    ' (from ' + (r.step_source || 'n/a') + ')' : 'n/a');
 		fact('peak', D.peak.t === null ? 'n/a' :
-		    fmtBytes(D.peak.bytes) + ' of ' + D.layer + 's at ' +
+		    fmtBytes(D.peak.bytes) + ' of ' + (D.layer === 'host' ?
+		    LAYER_WORDS.host : D.layer + 's') + ' at ' +
 		    fmtTime(D.peak.t) + ', ' + fmtStep(D.peak.step),
 		    { id: 'peak', 'data-bytes': D.peak.bytes,
 		    'data-step': D.peak.step });
@@ -131,19 +187,7 @@
 
 		box.className = 'verdict ' + v.verdict.toLowerCase();
 		box.setAttribute('data-verdict', v.verdict);
-		words = v.verdict;
-		if (v.verdict === 'INCONCLUSIVE')
-			words += ' (' + v.reason + ')';
-		else
-			words += ', ' + fmtSigned(Math.round(
-			    v.growth_bytes_per_step)) + ' per step, ' +
-			    Math.round(v.grew_fraction * 100) + '% of ' +
-			    v.steps_analysed + ' steps grew';
-		if (v.verdict === 'LEAK' && v.top_stream !== null)
-			words += ', mostly on stream ' +
-			    fmtStream(v.top_stream.stream) + ' (device ' +
-			    v.top_stream.device + ')';
-		box.appendChild(el('strong', null, words));
+		box.appendChild(el('strong', null, verdictWords(v)));
 		box.appendChild(el('span', null, ', layer ' + v.layer +
 		    ', warm-up ' + v.warmup + ' step' +
 		    (v.warmup === 1 ? '' : 's')));
@@ -153,17 +197,7 @@
 			    v.history_from + ', so the warm-up reaches to it (' +
 			    'PyTorch kept the last events only: a larger ' +
 			    'max_entries sees every step)'));
-		/* The leak model's shape and projection, once it gives them. */
-		if (v.shape !== null)
-			box.appendChild(el('div', { id: 'shape' }, 'shape: ' +
-			    v.shape + (v.period !== null && v.period > 1 ?
-			    ', every ' + v.period + ' steps' : '') +
-			    (v.onset !== null ? ', from step ' + v.onset :
-			    '')));
-		if (v.projection !== null)
-			box.appendChild(el('div', { id: 'projection' },
-			    'projection: ' + fmtBytes(v.projection.bytes) +
-			    ' after ' + v.projection.steps + ' steps'));
+		shapeLines(box, v, '');
 		v.streams.forEach(function (s) {
 			if (s.garbage !== null)
 				box.appendChild(el('div', { 'class': 'garbage',
@@ -901,6 +935,7 @@
 	}
 
 	header();
+	pinned();
 	suspects();
 	ranks();
 	lanes();

@@ -114,7 +114,8 @@ struct report {
 	uint64_t	 span_ns;	/* last instant - t0 */
 	uint64_t	 bucket_ns;
 	size_t		 nbuckets;	/* 0 when there is no timed event */
-	struct report_peak peak;	/* of all lanes together, in layer */
+	struct report_peak peak;	/* of the device lanes together (all
+					   for the host layer), in layer */
 
 	struct report_lane *lanes;	/* by rank, process, device */
 	size_t		 nlanes;
@@ -165,7 +166,8 @@ int	 query_report_sites(struct query *, struct report *, char **);
 
 /* report-html.c */
 int	 report_html_write(FILE *, const struct query_run *,
-	     const struct report *, const struct leak_report *, char **);
+	     const struct report *, const struct leak_report *,
+	     const struct leak_report *, char **);
 
 /* report-html-json.c */
 void	 report_html_json_count(FILE *, int64_t);

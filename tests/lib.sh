@@ -128,6 +128,30 @@ spool() {
 	"$VRAMTRACE" replay "$TMP/$1.vtr" -o "$TMP/$1.db" >/dev/null
 }
 
+# pinned_run NAME KEEP: $TMP/NAME.db, a run of 12 steps whose device
+# memory is flat (100 MiB made and freed on stream 13 each step) and whose
+# pinned host memory (layer host, device -1, as the recorder writes it)
+# gains 64 MiB in every step (KEEP all: a leak), or in steps 1 to KEEP only
+# and is then reused (a caching host allocator's pool filling up).
+pinned_run() {
+	{
+		echo 'process-start 1000 pid=10'
+		echo 'device 1000 device=0 total=85899345920 name="NVIDIA H100"'
+		echo 'stream-create 1000 stream=13 device=0'
+		t=1100
+		for k in 1 2 3 4 5 6 7 8 9 10 11 12; do
+			echo "alloc $t address=0x100000 bytes=104857600 stream=13"
+			echo "free $((t + 10)) address=0x100000 bytes=104857600 stream=13"
+			if [ "$2" = all ] || [ $k -le "$2" ]; then
+				echo "alloc $((t + 20)) address=$((0x7f0000000000 + 0x10000000 * k)) bytes=67108864 layer=host device=-1 site=\"stash@offload.py:40\""
+			fi
+			echo "step-end $((t + 30))"
+			t=$((t + 100))
+		done
+		echo "process-end $t pid=10"
+	} >"$TMP/$1.txt" && spool "$1"
+}
+
 # older_file DB COPY TABLE.COLUMN...: COPY, the database DB as a vramtrace
 # made before those columns existed (dropped through Python's sqlite3).
 older_file() {

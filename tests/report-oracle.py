@@ -10,7 +10,8 @@ query-report.c computes in C and prints one line per difference:
   - each series' bucket values: the state of the track's series at the
     instant of the track's highest total within the bucket (the state at
     the bucket's start when nothing higher happens in it);
-  - the run's peak in the report's layer over the device lanes;
+  - the run's peak in the report's layer over the device lanes (every lane
+    for the host layer, pinned host memory);
   - the holders: the sites' bytes at the peak and at the end add up to the
     layer's live bytes then, and each site's listed blocks are its
     largest live ones.
@@ -126,11 +127,14 @@ def main(vt, page, db):
                     bad.append("%s stream %s: end %d, want %d" % (
                         where, s["stream"], s["end_bytes"], end[key]))
     layer = LAYERS.index(d["layer"])
-    in_layer = [r for r in rows if r["layer"] == layer and r["d"] >= 0]
+    host = LAYERS.index("host")
+
+    def counted(r):
+        return r["layer"] == layer and (layer == host or r["d"] >= 0)
+    in_layer = [r for r in rows if counted(r)]
     keys = sorted({(r["p"], r["d"], r["stream"], layer) for r in in_layer},
                   key=str)
-    _, peak, peak_t, _ = walk(events(lambda r: r["layer"] == layer and
-                                     r["d"] >= 0), keys, t0, width, n)
+    _, peak, peak_t, _ = walk(events(counted), keys, t0, width, n)
     if (d["peak"]["bytes"], d["peak"]["t"]) != (peak, peak_t):
         bad.append("run peak %s, want %d at %s" % (d["peak"], peak, peak_t))
 

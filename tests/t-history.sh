@@ -1,9 +1,10 @@
 #!/bin/sh
 # t-history.sh: vramtrace history over runs appended to one database: a run
-# per line, the trend of the leak rate, and --fail-if-worse for CI; and
-# info --run on such a database.
+# per line, the trend of the leak rate, and --fail-if-worse for CI; the
+# pinned host memory's verdict beside a run's; and info --run on such a
+# database.
 . "${srcdir:-.}/tests/lib.sh"
-plan 11
+plan 13
 
 # leaky NAME MIB: a run of 6 steps that keeps MIB MiB of every step.
 leaky() {
@@ -70,6 +71,34 @@ history "$TMP/one.db" 4
 run "$VRAMTRACE" history "$TMP/one.db" --fail-if-worse
 [ $rc -eq 0 ] && grep -q '^trend: unknown' "$TMP/out"
 ok $? "one run: no trend, nothing to be worse than"
+
+# Pinned host memory (lib.sh's pinned_run): after the verdict of a run
+# that has some, its pinned verdict as leaks judges it; a run without any
+# keeps its line and its JSON object as they were.
+leaky r2 2 && "$VRAMTRACE" replay "$TMP/r2.vtr" -o "$TMP/mixed.db" >/dev/null &&
+    pinned_run pleak all && pinned_run ppool 3 &&
+    "$VRAMTRACE" replay "$TMP/pleak.vtr" -o "$TMP/mixed.db" --append >/dev/null &&
+    "$VRAMTRACE" replay "$TMP/ppool.vtr" -o "$TMP/mixed.db" --append >/dev/null ||
+    exit 99
+run "$VRAMTRACE" history "$TMP/mixed.db"
+grep -Eq '^ +1  [0-9-]+ [0-9:]+  replay +6 +112\.0 MiB +\+2\.0 MiB  LEAK$' "$TMP/out" &&
+    grep -Eq '^ +2  .* +\+0 B  CLEAN; pinned: LEAK, \+64\.0 MiB per step$' "$TMP/out" &&
+    grep -Eq '^ +3  .* +\+0 B  CLEAN; pinned: CLEAN, \+0 B per step$' "$TMP/out"
+ok $? "text: the pinned verdict after the device's where the run has pinned memory"
+run "$VRAMTRACE" history "$TMP/mixed.db" --format json
+cp "$TMP/out" "$TMP/mixed.json"
+"$VRAMTRACE" leaks "$TMP/mixed.db" --run 2 --format json >"$TMP/l2.json" &&
+    "$VRAMTRACE" leaks "$TMP/mixed.db" --run 3 --format json >"$TMP/l3.json" &&
+    "$PY" - "$TMP/mixed.json" "$TMP/l2.json" "$TMP/l3.json" <<'PY'
+import json, sys
+h, l2, l3 = (json.load(open(a)) for a in sys.argv[1:])
+r = h["runs"]
+assert "pinned" not in r[0] and list(r[0])[-1] == "verdict", r[0]
+assert r[1]["pinned"] == l2["pinned"] and r[2]["pinned"] == l3["pinned"]
+assert [x["pinned"]["verdict"] for x in r[1:]] == ["LEAK", "CLEAN"]
+assert [x["verdict"] for x in r] == ["LEAK", "CLEAN", "CLEAN"]
+PY
+ok $? "JSON: \"pinned\" as leaks gives it, no key for a run without pinned memory"
 
 run "$VRAMTRACE" history
 expect 2 'missing database' "no database: exit 2"

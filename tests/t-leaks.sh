@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 49
+plan 52
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
@@ -257,29 +257,8 @@ grep -q '^shape:   steady: grows throughout from step 4 (seen in windows of 4 st
 ok $? "leaks: under transients, steady in windows of 4 steps"
 
 # Pinned host memory, judged beside the device's layer when the run has
-# some: host_run NAME KEEP writes a run whose device memory is flat (100
-# MiB made and freed each step) and whose pinned memory grows by 64 MiB
-# at every step (KEEP all), or only in steps 1 to 3 and then is reused
-# (KEEP 3: a caching host allocator's pool filling up).
-host_run() {
-	{
-		echo 'process-start 1000 pid=10'
-		echo 'device 1000 device=0 total=85899345920 name="NVIDIA H100"'
-		echo 'stream-create 1000 stream=13 device=0'
-		t=1100
-		for k in 1 2 3 4 5 6 7 8 9 10 11 12; do
-			echo "alloc $t address=0x100000 bytes=104857600 stream=13"
-			echo "free $((t + 10)) address=0x100000 bytes=104857600 stream=13"
-			if [ "$2" = all ] || [ $k -le "$2" ]; then
-				echo "alloc $((t + 20)) address=$((0x7f0000000000 + 0x10000000 * k)) bytes=67108864 layer=host site=\"stash@offload.py:40\""
-			fi
-			echo "step-end $((t + 30))"
-			t=$((t + 100))
-		done
-		echo "process-end $t pid=10"
-	} >"$TMP/$1.txt" && spool "$1"
-}
-host_run hostleak all || exit 99
+# some (pinned_run, lib.sh: 64 MiB kept every step, or in the first 3).
+pinned_run hostleak all || exit 99
 run "$VRAMTRACE" leaks "$TMP/hostleak.db" --fail-on-leak
 [ $rc -eq 1 ] && grep -q '^verdict: CLEAN, +0 B per step' "$TMP/out" &&
     grep -q '^pinned:  LEAK, +64.0 MiB per step, 100% of 11 steps grew, layer host$' "$TMP/out"
@@ -295,7 +274,7 @@ grep -q '^pinned     LEAK, +64.0 MiB per step' "$TMP/out" &&
     "$VRAMTRACE" report "$TMP/hostleak.db" --format json >"$TMP/r.json" &&
     jq_py "$TMP/r.json" 'd["pinned"]["verdict"] == "LEAK" and d["verdict"] == "CLEAN"'
 ok $? "report: the pinned line, and \"pinned\" in JSON"
-host_run hostpool 3 || exit 99
+pinned_run hostpool 3 || exit 99
 run "$VRAMTRACE" leaks "$TMP/hostpool.db" --fail-on-leak
 [ $rc -eq 0 ] && grep -q '^pinned:  CLEAN' "$TMP/out"
 ok $? "pinned memory that fills a pool in 3 steps and stays: host CLEAN, exit 0"
@@ -305,4 +284,48 @@ st=$?
 run "$VRAMTRACE" leaks "$TMP/leak.db"
 [ $st -eq 0 ] && ! grep -q '^pinned:' "$TMP/out"
 ok $? "a run without pinned memory: no pinned line, pinned null"
+
+# The host layer's high-water mark: 64 MiB of pinned memory kept in each
+# of 4 steps, and a 300 MiB pinned staging buffer made and freed within
+# step 2: 428 MiB in step 2, above the 256 MiB at the end of step 4; the
+# device's 100 MiB made and freed each step is not in it.  The same from
+# the steps' sums (query-peak.c) and from the walk of every allocation (a
+# file without allocation_steps).
+{
+	echo 'process-start 1000 pid=10'
+	echo 'stream-create 1000 stream=13 device=0'
+	t=1100
+	for k in 1 2 3 4; do
+		echo "alloc $t address=0x100000 bytes=104857600 stream=13"
+		echo "free $((t + 10)) address=0x100000 bytes=104857600 stream=13"
+		echo "alloc $((t + 20)) address=$((0x7f0000000000 + 0x10000000 * k)) bytes=67108864 layer=host device=-1"
+		if [ $k -eq 2 ]; then
+			echo "alloc $((t + 21)) address=0x7e0000000000 bytes=314572800 layer=host device=-1"
+			echo "free $((t + 25)) address=0x7e0000000000 bytes=314572800 layer=host device=-1"
+		fi
+		echo "step-end $((t + 30))"
+		t=$((t + 100))
+	done
+} >"$TMP/hostpeak.txt"
+spool hostpeak || exit 99
+cp "$TMP/hostpeak.db" "$TMP/hostwalk.db" && "$PY" - "$TMP/hostwalk.db" <<'PY' || exit 99
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("delete from allocation_steps")
+c.commit()
+PY
+want='^peak: 428.0 MiB in step 2 at +0.000s (high-water mark); 256.0 MiB at the end of step 4 (largest at a step end)$'
+run "$VRAMTRACE" leaks "$TMP/hostpeak.db" --layer host
+grep -q "$want" "$TMP/out"
+st=$?
+run "$VRAMTRACE" leaks "$TMP/hostwalk.db" --layer host
+[ $st -eq 0 ] && grep -q "$want" "$TMP/out"
+ok $? "--layer host: the pinned memory's high-water mark, 428 MiB in step 2, from the steps and from the walk"
+"$VRAMTRACE" report "$TMP/hostpeak.db" --layer host --format json >"$TMP/hp.json" &&
+    jq_py "$TMP/hp.json" 'd["layer"] == "host" and (d["peak_bytes"], d["peak_step"], d["peak_step_end_bytes"]) == (428 << 20, 2, 256 << 20)' &&
+    "$VRAMTRACE" report "$TMP/hostpeak.db" --layer host | grep -q '^peak       428.0 MiB in step 2'
+ok $? "report --layer host: the same peak, in text and JSON"
+run "$VRAMTRACE" leaks "$TMP/hostpeak.db"
+grep -q '^peak: 100.0 MiB in step 1' "$TMP/out"
+ok $? "the device's layer: its own 100 MiB, no pinned memory in it"
 done_testing

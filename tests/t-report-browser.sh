@@ -6,11 +6,12 @@
 # shown are the data's and report --format json's; the screenshot is not
 # blank; clicking a frame lists its blocks, the tabs and the grouping
 # switch; the sites holding what grew are listed as `leaks` names them;
-# one lane per rank; a hostile stack stays text.  Skips when
+# one lane per rank; a hostile stack stays text; pinned host memory's
+# verdict shows beside the device's when it was judged.  Skips when
 # Chromium is not installed (CI installs it: .ci/deps).  The draw times
 # are printed, never judged.
 . "${srcdir:-.}/tests/lib.sh"
-NTESTS=14
+NTESTS=15
 if [ -z "$PYTHON3" ]; then
 	echo "1..0 # SKIP no python3"
 	exit 0
@@ -97,13 +98,38 @@ browse "$TMP/clean.html" clean \
     --eval "document.querySelectorAll('$GARBAGE').length" \
     --eval "document.querySelectorAll('#lanes li.series').length" \
     --eval "$(attr '#verdict' data-verdict)" \
-    --eval "$(attr '#peak-step-end' data-bytes)"
+    --eval "$(attr '#peak-step-end' data-bytes)" \
+    --eval "document.querySelector('#pinned').hidden && document.querySelector('#pinned').offsetHeight"
 C="$TMP/clean.json"
 pk=$(jq_py "$TMP/clean.rep" 'print(d["peak_step_end_bytes"]) or True')
-jq_py "$C" 'd["errors"] == [] and d["requests"] == [] and d["evals"] == [0, 1, "CLEAN", "'"$pk"'"]'
-ok $? "the clean fixture's page: one stream, no garbage, CLEAN, report's peak"
+jq_py "$C" 'd["errors"] == [] and d["requests"] == [] and d["evals"] == [0, 1, "CLEAN", "'"$pk"'", 0]'
+ok $? "the clean fixture's page: one stream, no garbage, CLEAN, report's peak, no pinned verdict"
 jq_py "$C" 'd["shot"]["canvases"][0] > 0.05'
 ok $? "...and its screenshot is not blank"
+
+# Pinned host memory that leaks under a flat device (lib.sh's
+# pinned_run): its verdict in a box of its own beside the device's, in
+# the words of leaks' pinned line.
+pinned_run pinned all && page "$TMP/pinned.db" "$TMP/pinned.html" &&
+    "$VRAMTRACE" leaks "$TMP/pinned.db" >"$TMP/pinned.txt" || exit 99
+browse "$TMP/pinned.html" pinned \
+    --eval "$(attr '#verdict' data-verdict)" \
+    --eval "$(attr '#pinned' data-verdict)" \
+    --eval "document.querySelector('#pinned').offsetHeight > 0" \
+    --eval "document.querySelector('#pinned strong').textContent" \
+    --eval "document.querySelector('#pinned-shape').textContent"
+"$PY" - "$TMP/pinned.txt" "$TMP/pinned.json" <<'PY'
+import json, re, sys
+line = re.search(r"^pinned: +(.*), layer host$", open(sys.argv[1]).read(),
+                 re.M).group(1)
+d = json.load(open(sys.argv[2]))
+print("# leaks: pinned: %s; the page: %s" % (line, d["evals"][3]))
+sys.exit(0 if d["errors"] == [] and d["evals"][:3] == ["CLEAN", "LEAK", True]
+         and d["evals"][3] == "pinned: " + line and
+         line.startswith("LEAK, +64.0 MiB per step") and
+         d["evals"][4].startswith("shape: steady") else 1)
+PY
+ok $? "a pinned leak: LEAK beside the device's CLEAN, in leaks' words"
 
 # Two ranks with copies and offload decisions, and a hostile stack.
 bad=$(printf 'x\377y.py')

@@ -5,10 +5,11 @@
 # the step-end peak against `leaks` and `report --format json`, a walk in
 # small windows equal to one in memory, lanes per rank with their copies
 # and offload decisions, hostile names kept inside the data, long runs cut
-# to size, and a run without allocations.  tests/t-report-browser.sh looks
+# to size, pinned host memory (its peak, its verdict beside the device's),
+# and a run without allocations.  tests/t-report-browser.sh looks
 # at the pages in Chromium.
 . "${srcdir:-.}/tests/lib.sh"
-NTESTS=21
+NTESTS=23
 plan $NTESTS
 if [ -z "$PYTHON3" ]; then
 	skip $NTESTS "no python3"
@@ -134,6 +135,34 @@ spool long && page "$TMP/long.db" "$TMP/long.html" &&
     data "$TMP/long.html" || exit 99
 jq_py "$TMP/long.html.json" 'd["step_every"] == 2 and len(d["steps"]) == 1501 and d["steps"][-1][0] == 3000 and len(d["verdict"]["bars"]) == 1000 and d["verdict"]["bars"][0][:2] == [1, 3] and all(b[2] == 3072 for b in d["verdict"]["bars"][1:]) and d["verdict"]["bars"][-1][3] == 3072000'
 ok $? "3000 steps: every other step marked, bars of 3 steps with their change"
+
+# Pinned host memory (lib.sh's pinned_run: 64 MiB kept every step) in
+# the host layer: the run's peak is its 768 MiB, over the host lane.
+pinned_run pinned all &&
+    "$VRAMTRACE" report "$TMP/pinned.db" --layer host --html "$TMP/host.html" &&
+    data "$TMP/host.html" || exit 99
+"$PY" "$ORACLE" "$VRAMTRACE" "$TMP/host.html" "$TMP/pinned.db" >"$TMP/o.txt" &&
+    jq_py "$TMP/host.html.json" 'd["layer"] == "host" and (d["peak"]["bytes"], d["peak"]["step"]) == (768 << 20, 12) and sum(s["bytes"][0] for s in d["holders"]["sites"]) == 768 << 20 and d["pinned"] is None'
+ok $? "--layer host: the peak is the pinned memory's 768 MiB, held by its site, as the database says; no pinned verdict beside it"
+sed 's/^/# /' "$TMP/o.txt" | head -5
+
+# ...and beside the device's layer, its verdict as leaks gives it, under
+# "pinned" (null on a page of a run without pinned memory).
+page "$TMP/pinned.db" "$TMP/pinned.html" && data "$TMP/pinned.html" &&
+    "$VRAMTRACE" leaks "$TMP/pinned.db" --format json >"$TMP/pl.json" &&
+    "$PY" - "$TMP/pinned.html.json" "$TMP/pl.json" "$G" <<'PY'
+import json, sys
+d, lk, g = (json.load(open(a)) for a in sys.argv[1:])
+p, q = d["pinned"], lk["pinned"]
+assert d["verdict"]["verdict"] == lk["verdict"] == "CLEAN", d["verdict"]
+assert p["verdict"] == q["verdict"] == "LEAK" and p["layer"] == "host", p
+assert p["growth_bytes_per_step"] == q["growth_bytes_per_step"] == 64 << 20
+assert p["steps_analysed"] == 11 and p["grew_fraction"] == 1, p
+assert [p[k] for k in ("shape", "period", "onset", "projection")] == \
+    [q[k] for k in ("shape", "period", "onset", "projection")], p
+assert g["pinned"] is None
+PY
+ok $? "a pinned leak beside a flat device: \"pinned\" is leaks' pinned verdict; null without pinned memory"
 
 # No allocations at all.
 printf 'process-start 1000 pid=1\nstep-end 2000\n' >"$TMP/empty.txt"

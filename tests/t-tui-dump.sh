@@ -1,9 +1,9 @@
 #!/bin/sh
 # t-tui-dump.sh: vramtrace tui --dump prints each view as text, as the
-# screen draws it; usage errors.
+# screen draws it (the overview's pinned line among them); usage errors.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-plan 28
+plan 31
 
 make_leak_db "$TMP/leak.db"; ok $? "a leaking run"
 make_clean_db "$TMP/clean.db"; ok $? "a clean run"
@@ -13,6 +13,20 @@ run "$VRAMTRACE" tui --dump overview "$TMP/leak.db"
     grep -q 'GARBAGE growing: stream 13' "$TMP/out"
 ok $? "overview: the verdict and the garbage stream"
 grep -q 'offload.py:88 stash' "$TMP/out"; ok $? "overview: the suspect site"
+! grep -q 'Pinned' "$TMP/out"; ok $? "overview: no pinned line without pinned memory"
+# Pinned host memory (lib.sh's pinned_run): a line under the verdict with
+# the pinned verdict leaks gives, LEAK for a stash, CLEAN for a pool.
+pinned_run pleak all && pinned_run ppool 3 || exit 99
+run "$VRAMTRACE" tui --dump overview "$TMP/pleak.db"
+grep -A1 '^ Verdict ' "$TMP/out" | tail -n 1 |
+    grep -Eq '^ Pinned +LEAK  \+64\.0 MiB per step, 100% of steps grew \(layer host, warm-up 1\)$' &&
+    grep -Eq '^ Verdict +CLEAN  \+0 B per step' "$TMP/out"
+ok $? "overview: the pinned line, LEAK, under the device's CLEAN"
+run "$VRAMTRACE" tui --dump overview "$TMP/ppool.db"
+"$VRAMTRACE" leaks "$TMP/ppool.db" --format json >"$TMP/ppool.json"
+grep -Eq '^ Pinned +CLEAN  ' "$TMP/out" &&
+    jq_py "$TMP/ppool.json" 'd["pinned"]["verdict"] == "CLEAN"'
+ok $? "overview: a pinned pool that fills up: CLEAN, as leaks says"
 # A site without a stack: what grows was allocated with none.
 sed 's/ site="stash@[^"]*"//' "$TMP/leak.txt" >"$TMP/nostack.txt"
 spool nostack || exit 99

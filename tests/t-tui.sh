@@ -1,10 +1,10 @@
 #!/bin/sh
 # t-tui.sh: the real program on a terminal, in a private tmux server:
-# keys in, screen out.  Skips when tmux is missing.  Waiting for the
+# keys in, screen out (the overview's pinned line among them).  Skips when tmux is missing.  Waiting for the
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=33
+NTESTS=34
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -61,8 +61,8 @@ keys() { tm send-keys -t ui "$@"; }
 make_leak_db "$TMP/leak.db" && make_clean_db "$TMP/clean.db"
 start "$TMP/leak.db"
 wait_for 'Verdict +LEAK'; ok $? "overview: the verdict arrives"
-! grep -q 'offload check' "$TMP/screen"
-ok $? "overview: no check line for a run not checked"
+! grep -q 'offload check' "$TMP/screen" && ! grep -q 'Pinned' "$TMP/screen"
+ok $? "overview: no check line for a run not checked, no pinned line without pinned memory"
 wait_for '\? help +q quit *$'; ok $? "the footer lists the keys"
 keys 2
 wait_for '^ +0 13 .*GARBAGE growing'; ok $? "streams: stream 13 is GARBAGE growing"
@@ -184,6 +184,16 @@ ok $? "offload: the first differences under the check's line"
 wait_for '^ 1 engine, 8 packs \(8\.0 MiB\), 8 unpacks, 8\.0 MiB came back in other memory' &&
     wait_for '^ +1 +1 +20\.0 MiB'
 ok $? "offload: what the engines did, and the engine's own steps below"
+
+# Pinned host memory that leaks under a flat device (lib.sh's pinned_run):
+# its verdict on a line of its own under the device's, as leaks judges it.
+pinned_run pinned all || exit 99
+start "$TMP/pinned.db"
+wait_for '^ Pinned +LEAK  \+64\.0 MiB per step, 100% of steps grew \(layer host, warm-up 1\) *$' &&
+    grep -Eq '^ Verdict +CLEAN  \+0 B per step' "$TMP/screen" &&
+    [ "$(grep -n '^ Pinned' "$TMP/screen" | cut -d: -f1)" -eq \
+    $(($(grep -n '^ Verdict' "$TMP/screen" | cut -d: -f1) + 1)) ]
+ok $? "overview: the pinned line, LEAK, under the device's CLEAN"
 
 start --live "$TMP/leak.db"
 wait_for 'Run +1 of 1'

@@ -4,12 +4,13 @@
  * The run header (query_run) is cheap and read at once, so the first
  * frame never waits for the analysis.  The leak report reads every
  * allocation, so on the screen it is computed by a worker thread on its
- * own connection (SQLite connections are not shared between threads);
- * until it arrives t->report is NULL and the views say "analysing".  With
- * --live the database is polled every TUI_POLL_NS with a query that reads
- * only maxima of keys, and anything new re-reads the header and starts
- * another analysis.  t->generation counts the changes so that views know
- * when to re-read their own rows.
+ * own connection (SQLite connections are not shared between threads),
+ * with the pinned host memory's beside it (t->pinned, where the run has
+ * some); until it arrives t->report is NULL and the views say "analysing".
+ * With --live the database is polled every TUI_POLL_NS with a query that
+ * reads only maxima of keys, and anything new re-reads the header and
+ * starts another analysis.  t->generation counts the changes so that views
+ * know when to re-read their own rows.
  */
 #include "config.h"
 
@@ -33,18 +34,43 @@ struct tui_worker {
 	char			*path;
 	int64_t			 run_id;
 	struct leak_report	*report;
+	struct leak_report	*pinned;
 	char			*cause;
 };
 
-static int
+/*
+ * The leak report of run `run` into *out and, judged beside it as leaks
+ * judges it, its pinned host memory's into *pinned (NULL where the run has
+ * none).  On failure both are NULL and *cause says why.
+ */
+static void
 tui_data_leaks(struct query *q, int64_t run, struct leak_report **out,
-    char **cause)
+    struct leak_report **pinned, char **cause)
 {
 	struct leak_options	o;
 
+	*out = *pinned = NULL;
 	leak_options_init(&o);
 	o.run_id = run;
-	return (query_leaks(q, &o, out, cause));
+	if (query_leaks(q, &o, out, cause) == 0 &&
+	    query_leaks_host(q, &o, *out, pinned, cause) == 0)
+		return;
+	leak_report_free(*out);
+	*out = NULL;
+}
+
+/* An analysis done: its reports, or why there are none, replace t's. */
+static void
+tui_data_take(struct tui *t, struct leak_report *r,
+    struct leak_report *pinned, char *cause)
+{
+	leak_report_free(t->report);
+	leak_report_free(t->pinned);
+	free(t->report_error);
+	t->report = r;
+	t->pinned = pinned;
+	t->report_error = cause;
+	t->generation++;
 }
 
 /* Read run `run` (0: the newest) into t->run and t->runs.  0, or -1. */
@@ -69,16 +95,17 @@ static void *
 tui_data_work(void *arg)
 {
 	struct tui_worker	*w = arg;
-	struct leak_report	*r = NULL;
+	struct leak_report	*r = NULL, *pinned = NULL;
 	struct query		*q;
 	char			*cause = NULL;
 
 	if ((q = query_open(w->path, &cause)) != NULL) {
-		tui_data_leaks(q, w->run_id, &r, &cause);
+		tui_data_leaks(q, w->run_id, &r, &pinned, &cause);
 		query_close(q);
 	}
 	pthread_mutex_lock(&w->lock);
 	w->report = r;
+	w->pinned = pinned;
 	w->cause = cause;
 	w->done = 1;
 	pthread_mutex_unlock(&w->lock);
@@ -114,14 +141,10 @@ tui_data_join(struct tui *t)
 
 	pthread_join(w->thread, NULL);
 	pthread_mutex_destroy(&w->lock);
-	leak_report_free(t->report);
-	free(t->report_error);
-	t->report = w->report;
-	t->report_error = w->cause;
+	tui_data_take(t, w->report, w->pinned, w->cause);
 	free(w->path);
 	free(w);
 	t->worker = NULL;
-	t->generation++;
 }
 
 /* Wait for the analysis, then close everything tui_data_open() opened. */
@@ -131,6 +154,7 @@ tui_data_close(struct tui *t)
 	if (t->worker != NULL)
 		tui_data_join(t);
 	leak_report_free(t->report);
+	leak_report_free(t->pinned);
 	free(t->report_error);
 	query_run_free(&t->run);
 	query_close(t->q);
@@ -138,26 +162,23 @@ tui_data_close(struct tui *t)
 }
 
 /*
- * Compute the leak report of the run: in place when `wait` is set (--dump),
- * else in a worker thread whose result tui_data_update() collects.  Does
- * nothing while a worker is already running.
+ * Compute the leak report of the run, and its pinned host memory's: in
+ * place when `wait` is set (--dump), else in a worker thread whose result
+ * tui_data_update() collects.  Does nothing while a worker is already
+ * running.
  */
 void
 tui_data_analyse(struct tui *t, int wait)
 {
 	struct tui_worker	*w;
-	struct leak_report	*r = NULL;
+	struct leak_report	*r, *pinned;
 	char			*cause = NULL;
 
 	if (t->worker != NULL)
 		return;
 	if (wait) {
-		tui_data_leaks(t->q, t->run.id, &r, &cause);
-		leak_report_free(t->report);
-		free(t->report_error);
-		t->report = r;
-		t->report_error = cause;
-		t->generation++;
+		tui_data_leaks(t->q, t->run.id, &r, &pinned, &cause);
+		tui_data_take(t, r, pinned, cause);
 		return;
 	}
 	w = xcalloc(1, sizeof *w);

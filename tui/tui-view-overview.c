@@ -1,9 +1,10 @@
 /*
  * tui-view-overview.c: view 1, the run at a glance: what was run where,
- * how much it held, the verdict, the garbage streams and the sites that
- * hold the growth, and the offload check's line when the run was recorded
- * with record --check-offload (read when the view is made and when the
- * data changes).  It has no keys of its own.
+ * how much it held, the verdict (and the pinned host memory's beside it,
+ * where the run has some), the garbage streams and the sites that hold
+ * the growth, and the offload check's line when the run was recorded with
+ * record --check-offload (read when the view is made and when the data
+ * changes).  It has no keys of its own.
  */
 #include "config.h"
 
@@ -15,11 +16,12 @@
 
 static const char *const tui_view_overview_help[] = {
 	"The run, its processes and devices, the verdict with the growth per",
-	"step, the live bytes per step as a sparkline, garbage streams and",
-	"the allocation sites that hold what grew.  Offload check (runs of",
-	"record --check-offload): how many saved tensors an offload engine",
-	"gave back different from what it was given (the Offload view, 5,",
-	"lists the first).",
+	"step (Pinned: the pinned host memory's, judged as leaks judges it,",
+	"where the run allocated some), the live bytes per step as a",
+	"sparkline, garbage streams and the allocation sites that hold what",
+	"grew.  Offload check (runs of record --check-offload): how many",
+	"saved tensors an offload engine gave back different from what it",
+	"was given (the Offload view, 5, lists the first).",
 	NULL
 };
 
@@ -123,16 +125,17 @@ tui_view_overview_run(struct tui *t, struct tui_canvas *c, int y)
 	return (y);
 }
 
-static int
-tui_view_overview_verdict(const struct leak_report *r,
-    const struct query_check *check, struct tui_canvas *c, int y)
+/* A verdict's line after label: the verdict, then why, or its growth. */
+static void
+tui_view_overview_judged(const struct leak_report *r, const char *label,
+    struct tui_canvas *c, int y)
 {
-	char	a[FMT_LEN], b[FMT_LEN], p[FMT_LEN];
+	char	a[FMT_LEN], p[FMT_LEN];
 	int	x, attr;
 
 	attr = r->verdict == LEAK_LEAK ? TUI_A_BAD : r->verdict ==
 	    LEAK_CLEAN ? TUI_A_GOOD : TUI_A_WARN;
-	x = tui_view_overview_label(c, y, "Verdict");
+	x = tui_view_overview_label(c, y, label);
 	x = tui_canvas_put(c, y, x, -1, attr, leak_verdict_name(r->verdict));
 	if (r->reason != NULL)
 		tui_canvas_printf(c, y, x, -1, TUI_A_NORMAL, ": %s", r->reason);
@@ -142,7 +145,19 @@ tui_view_overview_verdict(const struct leak_report *r,
 		    fmt_delta(r->growth_bytes_per_step, a, sizeof a),
 		    fmt_percent(r->grew_fraction, p, sizeof p),
 		    tui_format_layer(r->layer), r->warmup);
-	y++;
+}
+
+static int
+tui_view_overview_verdict(const struct leak_report *r,
+    const struct leak_report *pinned, const struct query_check *check,
+    struct tui_canvas *c, int y)
+{
+	char	a[FMT_LEN], b[FMT_LEN];
+	int	x;
+
+	tui_view_overview_judged(r, "Verdict", c, y++);
+	if (pinned != NULL)
+		tui_view_overview_judged(pinned, "Pinned", c, y++);
 	if (r->history_from > 0) {
 		x = tui_view_overview_label(c, y, "History");
 		tui_canvas_printf(c, y++, x, -1, TUI_A_WARN, "the snapshot's "
@@ -247,7 +262,7 @@ tui_view_overview_draw(struct tui *t, void *state, struct tui_canvas *c,
 		    "allocation)");
 		return;
 	}
-	y = tui_view_overview_verdict(r, state, c, y);
+	y = tui_view_overview_verdict(r, t->pinned, state, c, y);
 	y = tui_view_overview_history(r, c, y);
 	y = tui_view_overview_garbage(r, c, y, end) + 1;
 	tui_view_overview_suspects(r, c, y, end);

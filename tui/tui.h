@@ -128,6 +128,8 @@ struct tui {
 	struct query_run run;		/* its counts: tui-data.c */
 	int64_t		 runs;		/* in the database */
 	struct leak_report *report;	/* NULL while the analysis runs */
+	struct leak_report *pinned;	/* its pinned host memory's, judged
+					   beside it; NULL: none, or not yet */
 	char		*report_error;	/* why there is no report */
 	int		 failed;	/* a query failed (tui_frame_fail) */
 	struct tui_worker *worker;	/* the analysis being computed */
