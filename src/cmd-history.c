@@ -175,12 +175,9 @@ print_json(const struct history *h)
 		leak_json_growth(stdout, r);
 		printf(", ");
 		leak_json_shape(stdout, r);
-		printf(", \"verdict\": \"%s\"", leak_verdict_name(r->verdict));
-		/* Without pinned memory, no key: the object as it was. */
-		if (h->pinned[i] != NULL) {
-			printf(", \"pinned\": ");
-			leak_json_pinned(stdout, h->pinned[i]);
-		}
+		printf(", \"verdict\": \"%s\", \"pinned\": ",
+		    leak_verdict_name(r->verdict));
+		leak_json_pinned(stdout, h->pinned[i]);	/* as leaks says it */
 		printf("}");
 	}
 	printf("],\n \"trend\": {\"direction\": \"%s\", \"runs\": %zu, "

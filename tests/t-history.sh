@@ -74,7 +74,7 @@ ok $? "one run: no trend, nothing to be worse than"
 
 # Pinned host memory (lib.sh's pinned_run): after the verdict of a run
 # that has some, its pinned verdict as leaks judges it; a run without any
-# keeps its line and its JSON object as they were.
+# keeps its line as it was, and "pinned" is null in its JSON, as in leaks'.
 leaky r2 2 && "$VRAMTRACE" replay "$TMP/r2.vtr" -o "$TMP/mixed.db" >/dev/null &&
     pinned_run pleak all && pinned_run ppool 3 &&
     "$VRAMTRACE" replay "$TMP/pleak.vtr" -o "$TMP/mixed.db" --append >/dev/null &&
@@ -93,12 +93,12 @@ cp "$TMP/out" "$TMP/mixed.json"
 import json, sys
 h, l2, l3 = (json.load(open(a)) for a in sys.argv[1:])
 r = h["runs"]
-assert "pinned" not in r[0] and list(r[0])[-1] == "verdict", r[0]
+assert r[0]["pinned"] is None and list(r[0])[-2:] == ["verdict", "pinned"], r[0]
 assert r[1]["pinned"] == l2["pinned"] and r[2]["pinned"] == l3["pinned"]
 assert [x["pinned"]["verdict"] for x in r[1:]] == ["LEAK", "CLEAN"]
 assert [x["verdict"] for x in r] == ["LEAK", "CLEAN", "CLEAN"]
 PY
-ok $? "JSON: \"pinned\" as leaks gives it, no key for a run without pinned memory"
+ok $? "JSON: \"pinned\" as leaks gives it, null for a run without pinned memory"
 
 run "$VRAMTRACE" history
 expect 2 'missing database' "no database: exit 2"
