@@ -117,6 +117,9 @@ cmd_import_exec(const struct cmd_entry *self, const struct cmd_args *args)
 	printf("%s: %" PRId64 " segments, %" PRId64 " blocks, %" PRId64
 	    " trace entries, %" PRId64 " steps -> %s\n", unwrap_label(input),
 	    sum.segments, sum.blocks, sum.trace_entries, sum.steps, output);
+	if (sum.retimed > 0)
+		printf("trace entries timed before the entry before them, given"
+		    " its time: %" PRId64 "\n", sum.retimed);
 	if (strcmp(sum.step_source, "time") == 0)
 		printf("no step annotations: steps are fixed windows of "
 		    "--step-every\n");

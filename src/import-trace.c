@@ -166,6 +166,18 @@ import_trace_entry(struct import_state *st, int32_t device,
 		return (-1);
 	st->summary->trace_entries++;
 	t = (uint64_t)time_us * 1000;
+	/*
+	 * A device's entries are in the order the allocator made them, which
+	 * the live table follows: an entry timed before the one before it
+	 * (clocks read apart from the order, or a file made so) takes that
+	 * time, so that nothing is freed before it was allocated.
+	 */
+	if (index > 0 && device == st->entry_device && t < st->entry_ns) {
+		t = st->entry_ns;
+		st->summary->retimed++;
+	}
+	st->entry_device = device;
+	st->entry_ns = t;
 	if (st->first_ns == EVENT_NONE || t < st->first_ns)
 		st->first_ns = t;
 	if (t > st->last_ns)

@@ -24,6 +24,7 @@ struct import_summary {
 	int64_t		 annotations;
 	int64_t		 steps;
 	const char	*step_source;	/* "annotation", "time" or "none" */
+	int64_t		 retimed;	/* entries timed before the one before */
 };
 
 /* The most steps --step-every may cut (vramtrace(1), LIMITS). */
@@ -93,6 +94,8 @@ struct import_state {
 	size_t			 nactions;
 	uint64_t		 first_ns;	/* of the trace; EVENT_NONE */
 	uint64_t		 last_ns;
+	int32_t			 entry_device;	/* the entry before's */
+	uint64_t		 entry_ns;	/* and its time */
 	struct store_frame	*frames;	/* scratch for a stack */
 	size_t			 frames_alloc;
 	struct import_site_span	*sites;		/* import-site.c's cache */
@@ -119,7 +122,7 @@ struct import_state {
  * change that makes the same pickle give another database, so that no
  * cached import (input.c) made by an older importer answers.
  */
-#define IMPORT_VERSION		5
+#define IMPORT_VERSION		6
 
 /* import.c */
 #define IMPORT_FAIL_OUTPUT	(-2)	/* the database (or a temporary file)

@@ -9,7 +9,7 @@ dir=${SHARED_DATA:-$srcdir/../shared/data}/snapshots
 [ -d "$dir" ] || dir=$srcdir/examples
 files=$(ls "$dir"/*.pickle 2>/dev/null)
 n=$(echo "$files" | wc -w)
-plan $((n * 3 + 6))
+plan $((n * 3 + 7))
 export XDG_CACHE_HOME="$TMP/cache"
 
 ours() {	# what the database says, in the oracle's format
@@ -76,6 +76,28 @@ expect 7 'again.db: already exists' "import refuses to overwrite its default out
 run "$VRAMTRACE" import "$TMP/again.pickle" -o "$TMP/again.db" --step-marker '^nothing' --step-every 50 --append
 grep -q 'steps are fixed windows' "$TMP/out" && [ "$("$VRAMTRACE" sql "$TMP/again.db" "select count(*) from runs")" = "$(printf 'count(*)\n2')" ]
 ok $? "--append adds a run; --step-every cuts windows when no annotation matches"
+
+# Entries timed before the one before them on their device take its time
+# (nothing freed before it was allocated); another device's times are its
+# own.
+"${PYTHON3:-python3}" - "$TMP/retimed.pickle" <<'PY'
+import pickle, sys
+def e(action, t, addr=0x1000):
+    return {"action": action, "addr": addr, "size": 512, "stream": 0,
+            "time_us": t, "frames": []}
+pickle.dump({"segments": [], "device_traces": [
+    [e("alloc", 100), e("free_requested", 50), e("free_completed", 60)],
+    [e("alloc", 10, 0x2000)]]}, open(sys.argv[1], "wb"), protocol=4)
+PY
+run "$VRAMTRACE" import "$TMP/retimed.pickle" -o "$TMP/retimed.db"
+[ $rc -eq 0 ] &&
+    grep -q '^trace entries timed before the entry before them, given its time: 2$' "$TMP/out" &&
+    [ "$("$VRAMTRACE" sql "$TMP/retimed.db" "SELECT group_concat(device ||
+      ':' || alloc_ns || ':' || coalesce(free_requested_ns, '-') || ':' ||
+      coalesce(free_ns, '-'), ' ') FROM (SELECT * FROM allocations
+      ORDER BY device)" --format csv | tail -n 1)" = \
+    "0:100000:100000:100000 1:10000:-:-" ]
+ok $? "entries timed before the one before them take its time, per device"
 
 # A disk that fills while the rows wait for their steps in $TMPDIR: a file
 # size limit, with SIGXFSZ ignored (as a shell's trap passes it on), makes
