@@ -4,7 +4,7 @@
 # screen is bounded generously and never decides a result.
 . "${srcdir:-.}/tests/lib.sh"
 . "${srcdir:-.}/tests/tui-scenario.sh"
-NTESTS=34
+NTESTS=35
 plan $NTESTS
 TMUX_BIN=${TMUX_BIN:-$(command -v tmux)}
 if [ -z "$TMUX_BIN" ] || ! [ -x "$TMUX_BIN" ]; then
@@ -194,6 +194,9 @@ wait_for '^ Pinned +LEAK  \+64\.0 MiB per step, 100% of steps grew \(layer host,
     [ "$(grep -n '^ Pinned' "$TMP/screen" | cut -d: -f1)" -eq \
     $(($(grep -n '^ Verdict' "$TMP/screen" | cut -d: -f1) + 1)) ]
 ok $? "overview: the pinned line, LEAK, under the device's CLEAN"
+keys 3
+wait_for '^ 1 Overview  2 Streams  3 [A-Za-z]+ .* CLEAN pinned LEAK \+64\.0 MiB/step'
+ok $? "the tab bar: a pinned LEAK after the device's verdict, on every view"
 
 start --live "$TMP/leak.db"
 wait_for 'Run +1 of 1'

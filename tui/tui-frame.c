@@ -67,10 +67,15 @@ tui_frame_state(struct tui *t, int i)
 static void
 tui_frame_tabs(struct tui *t, struct tui_canvas *c)
 {
-	const struct leak_report	*r = t->report;
-	char				 rate[32], status[64];
+	const struct leak_report	*r = t->report, *p = t->pinned;
+	char				 rate[32], status[64], pinned[64] = "";
 	int				 i, x = 0, attr, width = 0, brief;
 
+	/* A pinned host memory that leaks shows on every view. */
+	if (r != NULL && p != NULL && p->verdict == LEAK_LEAK) {
+		fmt_delta(p->growth_bytes_per_step, rate, sizeof rate);
+		snprintf(pinned, sizeof pinned, " pinned LEAK %s/step", rate);
+	}
 	if (r != NULL) {
 		fmt_delta(r->growth_bytes_per_step, rate, sizeof rate);
 		snprintf(status, sizeof status, "%s%s%s%s",
@@ -83,7 +88,8 @@ tui_frame_tabs(struct tui *t, struct tui_canvas *c)
 		    "no analysis" : "analysing…");
 	for (i = 0; i < TUI_NVIEWS; i++)
 		width += 4 + (int)strlen(tui_frame_views[i]->title);
-	brief = width + 1 + (int)strlen(status) + (t->live ? 5 : 0) > c->w;
+	brief = width + 1 + (int)strlen(status) + (int)strlen(pinned) +
+	    (t->live ? 5 : 0) > c->w;
 	tui_canvas_fill(c, 0, 0, c->w, ' ', TUI_A_TITLE);
 	for (i = 0; i < TUI_NVIEWS; i++) {
 		attr = i == t->view ? TUI_A_TAB : TUI_A_TITLE;
@@ -95,7 +101,8 @@ tui_frame_tabs(struct tui *t, struct tui_canvas *c)
 	}
 	attr = r == NULL ? TUI_A_TITLE : r->verdict == LEAK_LEAK ? TUI_A_BAD :
 	    r->verdict == LEAK_CLEAN ? TUI_A_GOOD : TUI_A_WARN;
-	tui_canvas_put(c, 0, x + 1, -1, attr, status);
+	x = tui_canvas_put(c, 0, x + 1, -1, attr, status);
+	tui_canvas_put(c, 0, x, -1, TUI_A_BAD, pinned);
 	if (t->live)
 		tui_canvas_put(c, 0, c->w - 5, -1, TUI_A_WARN, " LIVE");
 }
