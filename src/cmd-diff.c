@@ -12,8 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "query.h"
 #include "cmd.h"
+#include "query.h"
+#include "unwrap.h"
 
 static int	cmd_diff_exec(const struct cmd_entry *,
 		    const struct cmd_args *);
@@ -76,7 +77,8 @@ print_point(const char *name, const struct diff_arg *d,
 {
 	char	b[32];
 
-	printf("%s: %s run %" PRId64 " ", name, d->path, p->run_id);
+	printf("%s: %s run %" PRId64 " ", name, unwrap_label(d->path),
+	    p->run_id);
 	if (p->step != 0)
 		printf("step %" PRId64, p->step);
 	else

@@ -168,7 +168,7 @@ run sh -c 'gzip -c "$1" | "$2" leaks -' sh "$TMP/real.pickle" "$VRAMTRACE"
 ok $? "leaks -, a gzip piped in: the plain pickle's verdict, nothing left"
 V=$VRAMTRACE T=$TMP run sh -c 'cat "$T/real.pt" >"$T/fifo" &
     cat "$T/real.pickle" | "$V" diff - "$T/fifo"'
-[ $rc -eq 0 ] && grep -q "^A: - run 1 end, 69.6 MiB live" "$TMP/out" &&
+[ $rc -eq 0 ] && grep -q "^A: standard input run 1 end, 69.6 MiB live" "$TMP/out" &&
     grep -q "^B: .*fifo run 1 end, 69.6 MiB live" "$TMP/out"
 ok $? "diff of standard input and a FIFO: both read"
 # A stream's temporary database goes as soon as the command has it open:
