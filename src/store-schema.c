@@ -21,6 +21,7 @@
 
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <string.h>
 
 /*
  * The largest rows of each run, and its first rows in other orders
@@ -505,19 +506,59 @@ store_schema_read_error(int code)
 }
 
 /*
+ * The first of the schema's tables (the names store_schema_sql creates)
+ * that database `schema` of db holds as something else, a view or a
+ * virtual table: the commands read them as tables, and a file made to
+ * hurt could make one a view that never ends (a recursive one).  Its
+ * name (the caller frees it), or NULL.
+ */
+static char *
+store_schema_forged(struct sqlite3 *db, const char *schema)
+{
+	static const char	 create[] = "CREATE TABLE ", maybe[] =
+	    "IF NOT EXISTS ";
+	const char		*p = store_schema_sql;
+	sqlite3_stmt		*st;
+	char			*sql, *found = NULL;
+	size_t			 len;
+	int			 rc;
+
+	xasprintf(&sql, "SELECT 1 FROM \"%s\".sqlite_master WHERE name = ?1"
+	    " COLLATE NOCASE AND (type <> 'table' OR sql NOT LIKE"
+	    " 'CREATE TABLE%%')", schema);
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		return (NULL);
+	while (found == NULL && (p = strstr(p, create)) != NULL) {
+		p += sizeof create - 1;
+		if (strncmp(p, maybe, sizeof maybe - 1) == 0)
+			p += sizeof maybe - 1;
+		len = strcspn(p, "( \n");
+		sqlite3_bind_text(st, 1, p, (int)len, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			found = xstrndup(p, len);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return (found);
+}
+
+/*
  * Check that database `schema` of db ("main", or the name another file was
  * attached as) is a vramtrace database of a version this vramtrace reads:
  * 0 with *version set, or -1 with *why (no path in it; the caller frees it)
  * when it is not an SQLite file, is locked, has no meta table or schema
- * version, or is of a newer version.  The one check of the store, the
- * query layer and merge.
+ * version, is of a newer version, or holds one of its tables as something
+ * else (store_schema_forged).  The one check of the store, the query layer
+ * and merge.
  */
 int
 store_schema_check(struct sqlite3 *db, const char *schema, int *version,
     char **why)
 {
 	sqlite3_stmt	*st;
-	char		*sql;
+	char		*sql, *forged;
 	int		 rc, step = SQLITE_DONE;
 
 	*why = NULL;
@@ -547,5 +588,10 @@ store_schema_check(struct sqlite3 *db, const char *schema, int *version,
 	else if (*version > STORE_SCHEMA_VERSION)
 		xasprintf(why, "schema version %d is newer than this vramtrace"
 		    " understands (%d)", *version, STORE_SCHEMA_VERSION);
+	else if ((forged = store_schema_forged(db, schema)) != NULL) {
+		xasprintf(why, "not a vramtrace database (%s is not a table)",
+		    forged);
+		free(forged);
+	}
 	return (*why != NULL ? -1 : 0);
 }

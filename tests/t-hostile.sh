@@ -7,7 +7,7 @@
 # terminal, inputs merged without being changed, output names that are
 # files and never SQLite URIs, and tui --dump failing when its queries do.
 . "${srcdir:-.}/tests/lib.sh"
-plan 35
+plan 37
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT
 tab=$(printf '\t')
 esc=$(printf '\033')
@@ -227,6 +227,37 @@ cksum "$TMP/wal/in.db" >"$TMP/wal.sum"
 run "$VRAMTRACE" merge "$TMP/wal/in.db" -o "$TMP/m.db"
 [ $rc -eq 0 ] && [ "$(ls "$TMP/wal")" = in.db ] && cksum "$TMP/wal/in.db" | cmp -s - "$TMP/wal.sum"
 ok $? "merge: an input in WAL mode is read, unchanged, nothing left beside it"
+
+# A file whose table allocations is a view that never ends (a recursive
+# one): every reader refuses it at once, naming the table, as merge does.
+cp "$TMP/run.db" "$TMP/view.db"
+"$PY" - "$TMP/view.db" <<'PY' || exit 99
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for (v,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'view'"
+                       " AND sql LIKE '%allocations%'").fetchall():
+    db.execute("DROP VIEW " + v)
+db.executescript("DROP TABLE allocations; CREATE VIEW Allocations AS"
+                 " WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1"
+                 " FROM c) SELECT x AS id, 1 AS run_id, NULL AS process_id,"
+                 " 0 AS device, 7 AS stream, 2 AS layer, 4096 * x AS address,"
+                 " 512 AS bytes, 512 AS requested_bytes, x AS alloc_ns,"
+                 " NULL AS free_requested_ns, NULL AS free_ns, 1 AS alloc_step,"
+                 " NULL AS free_step, NULL AS site_id, NULL AS correlation_id"
+                 " FROM c;")
+db.close()
+PY
+st=0
+for c in leaks report info history stats; do
+	run timeout 60 "$VRAMTRACE" $c "$TMP/view.db"
+	[ $rc -eq 4 ] && [ "$(wc -l <"$TMP/err")" -eq 1 ] &&
+	    grep -q 'view.db: not a vramtrace database (allocations is not a table)' "$TMP/err" ||
+	    { echo "# $c: exit $rc: $(head -c 200 "$TMP/err")"; st=1; }
+done
+ok $st "a table made an endless view: leaks, report, info, history, stats refuse it in one line"
+run timeout 60 "$VRAMTRACE" merge "$TMP/view.db" -o "$TMP/mv.db"
+one 4 'view.db: not a vramtrace database \(allocations is not a table\)' \
+    "...and merge too"
 
 # --- Names are files ---------------------------------------------------
 (cd "$TMP/s" && "$VRAMTRACE" replay "$TMP/run.vtr" -o 'file:x.db?mode=memory') >/dev/null 2>&1
