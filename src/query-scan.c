@@ -717,8 +717,8 @@ load_device_bytes(struct leak_report *r, const struct query_run *run)
 	counted = xcalloc(run->ndevices + 1, 1);
 	for (i = 0; i < r->nstreams; i++) {
 		s = &r->streams[i];
-		d = bsearch(&s->device, run->devices, run->ndevices, sizeof *d,
-		    cmp_device_number);
+		d = run->ndevices == 0 ? NULL : bsearch(&s->device,
+		    run->devices, run->ndevices, sizeof *d, cmp_device_number);
 		if (d != NULL && d->total_bytes > 0) {
 			s->device_bytes = (uint64_t)d->total_bytes;
 			if (!counted[d - run->devices])
