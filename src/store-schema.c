@@ -506,11 +506,13 @@ store_schema_read_error(int code)
 }
 
 /*
- * The first of the schema's tables (the names store_schema_sql creates)
- * that database `schema` of db holds as something else, a view or a
- * virtual table: the commands read them as tables, and a file made to
- * hurt could make one a view that never ends (a recursive one).  Its
- * name (the caller frees it), or NULL.
+ * Why database `schema` of db is a vramtrace database made to hurt, or
+ * NULL (the caller frees it): one of the schema's tables (the names
+ * store_schema_sql creates) held as something else, a view or a virtual
+ * table, or with a generated column, which the commands would compute at
+ * every read (a view can be recursive and never end, a column can build
+ * hundreds of MiB a row); or a trigger, which vramtrace never makes and
+ * an append would fire.
  */
 static char *
 store_schema_forged(struct sqlite3 *db, const char *schema)
@@ -519,29 +521,43 @@ store_schema_forged(struct sqlite3 *db, const char *schema)
 	    "IF NOT EXISTS ";
 	const char		*p = store_schema_sql;
 	sqlite3_stmt		*st;
-	char			*sql, *found = NULL;
+	char			*sql, *why = NULL;
 	size_t			 len;
 	int			 rc;
 
 	xasprintf(&sql, "SELECT 1 FROM \"%s\".sqlite_master WHERE name = ?1"
 	    " COLLATE NOCASE AND (type <> 'table' OR sql NOT LIKE"
-	    " 'CREATE TABLE%%')", schema);
+	    " 'CREATE TABLE%%' OR EXISTS (SELECT 1 FROM pragma_table_xinfo(?1,"
+	    " '%s') WHERE hidden <> 0))", schema, schema);
 	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
 	free(sql);
 	if (rc != SQLITE_OK)
 		return (NULL);
-	while (found == NULL && (p = strstr(p, create)) != NULL) {
+	while (why == NULL && (p = strstr(p, create)) != NULL) {
 		p += sizeof create - 1;
 		if (strncmp(p, maybe, sizeof maybe - 1) == 0)
 			p += sizeof maybe - 1;
 		len = strcspn(p, "( \n");
 		sqlite3_bind_text(st, 1, p, (int)len, SQLITE_STATIC);
 		if (sqlite3_step(st) == SQLITE_ROW)
-			found = xstrndup(p, len);
+			xasprintf(&why, "%.*s is not a plain table", (int)len,
+			    p);
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
-	return (found);
+	if (why != NULL)
+		return (why);
+	xasprintf(&sql, "SELECT name FROM \"%s\".sqlite_master WHERE type ="
+	    " 'trigger'", schema);
+	rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+	free(sql);
+	if (rc != SQLITE_OK)
+		return (NULL);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		xasprintf(&why, "it has a trigger, %s",
+		    (const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return (why);
 }
 
 /*
@@ -589,8 +605,7 @@ store_schema_check(struct sqlite3 *db, const char *schema, int *version,
 		xasprintf(why, "schema version %d is newer than this vramtrace"
 		    " understands (%d)", *version, STORE_SCHEMA_VERSION);
 	else if ((forged = store_schema_forged(db, schema)) != NULL) {
-		xasprintf(why, "not a vramtrace database (%s is not a table)",
-		    forged);
+		xasprintf(why, "not a vramtrace database (%s)", forged);
 		free(forged);
 	}
 	return (*why != NULL ? -1 : 0);
