@@ -132,19 +132,12 @@ struct export_thread_want {
 };
 
 static uint64_t
-thread_hash(int64_t pid, int32_t device, uint64_t stream)
-{
-	return (stream ^ ((uint64_t)(uint32_t)device << 48) ^
-	    ((uint64_t)pid << 32));
-}
-
-static uint64_t
 thread_hash_at(size_t pos, const void *arg)
 {
 	const struct export_thread	*t = &((const struct export *)arg)->
 	    threads[pos];
 
-	return (thread_hash(t->pid, t->device, t->stream));
+	return (slots_hash_stream(t->stream, t->device, (uint64_t)t->pid));
 }
 
 static int
@@ -168,8 +161,8 @@ thread_of(struct export *x, int64_t pid, int32_t device, uint64_t stream)
 	struct export_thread_want	 w = { x, pid, device, stream };
 	size_t				*slot;
 
-	slot = slots_find(&x->thread_slots, thread_hash(pid, device, stream),
-	    thread_same, &w);
+	slot = slots_find(&x->thread_slots, slots_hash_stream(stream, device,
+	    (uint64_t)pid), thread_same, &w);
 	return (slot != NULL ? *slot : 0);
 }
 
@@ -212,8 +205,8 @@ on_stream(void *arg, const struct query_item *it)
 	x->threads = xreallocarray(x->threads, x->nthreads + 1,
 	    sizeof *x->threads);
 	slots_reserve(&x->thread_slots, x->nthreads, thread_hash_at, x);
-	slot = slots_find(&x->thread_slots, thread_hash(w.pid, w.device,
-	    w.stream), thread_same, &w);
+	slot = slots_find(&x->thread_slots, slots_hash_stream(w.stream,
+	    w.device, (uint64_t)w.pid), thread_same, &w);
 	if (*slot == 0)
 		*slot = x->nthreads + 1;
 	t = &x->threads[x->nthreads++];

@@ -170,18 +170,12 @@ struct leak_stream_want {
 };
 
 static uint64_t
-leak_stream_hash(int32_t device, uint64_t stream)
-{
-	return (stream ^ ((uint64_t)(uint32_t)device << 48));
-}
-
-static uint64_t
 leak_stream_hash_at(size_t pos, const void *arg)
 {
 	const struct leak_report	*r = arg;
 
-	return (leak_stream_hash(r->streams[pos].device,
-	    r->streams[pos].stream));
+	return (slots_hash_stream(r->streams[pos].stream,
+	    r->streams[pos].device, 0));
 }
 
 static int
@@ -203,7 +197,7 @@ leak_report_stream(struct leak_report *r, int32_t device, uint64_t stream)
 {
 	struct leak_stream_want	 w = { r, device, stream };
 	struct leak_stream	*s;
-	uint64_t		 h = leak_stream_hash(device, stream);
+	uint64_t		 h = slots_hash_stream(stream, device, 0);
 	size_t			*slot;
 
 	if (r->streams_indexed != r->nstreams) {
@@ -247,8 +241,8 @@ leak_report_find_stream(const struct leak_report *r, int32_t device,
 	size_t			*slot, i;
 
 	if (r->streams_indexed == r->nstreams) {
-		slot = slots_find(&r->stream_slots, leak_stream_hash(device,
-		    stream), leak_stream_same, &w);
+		slot = slots_find(&r->stream_slots, slots_hash_stream(stream,
+		    device, 0), leak_stream_same, &w);
 		return (slot != NULL && *slot != 0 ? &r->streams[*slot - 1] :
 		    NULL);
 	}

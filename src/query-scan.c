@@ -73,18 +73,11 @@ struct lk_scan {
 };
 
 static uint64_t
-scan_key_hash(int layer, int32_t device, uint64_t stream)
-{
-	return (stream ^ ((uint64_t)(uint32_t)device << 40) ^
-	    ((uint64_t)layer << 56));
-}
-
-static uint64_t
 scan_key_hash_at(size_t pos, const void *arg)
 {
 	const struct lk_key	*k = &((const struct lk_scan *)arg)->keys[pos];
 
-	return (scan_key_hash(k->layer, k->device, k->stream));
+	return (slots_hash_stream(k->stream, k->device, (uint64_t)k->layer));
 }
 
 /* A key scan_key() looks for. */
@@ -114,7 +107,8 @@ scan_key(struct lk_scan *sc, int layer, int32_t device, uint64_t stream)
 {
 	struct lk_key_want	 w = { sc, layer, device, stream };
 	struct lk_key		*k;
-	uint64_t		 h = scan_key_hash(layer, device, stream);
+	uint64_t		 h = slots_hash_stream(stream, device,
+	    (uint64_t)layer);
 	size_t			*slot;
 
 	slot = slots_find(&sc->key_slots, h, scan_key_same, &w);

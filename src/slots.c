@@ -28,6 +28,18 @@ slots_walk(const struct slots *t, uint64_t h, slots_same_fn same, const void *ar
 }
 
 /*
+ * The hash of a stream of a device with one more number (its layer, its
+ * process; 0 when none), for the tables of streams and of what is kept
+ * per stream.
+ */
+uint64_t
+slots_hash_stream(uint64_t stream, int32_t device, uint64_t other)
+{
+	return (stream ^ ((uint64_t)(uint32_t)device << 40) ^
+	    (other * 0xff51afd7ed558ccdULL));
+}
+
+/*
  * The slot of the item with hash h for which same(pos, arg) holds: *slot
  * is its position + 1, or 0 when there is none, and then the caller may
  * store the position + 1 of an item it adds there (after slots_reserve).

@@ -20,6 +20,7 @@ typedef int	 (*slots_same_fn)(size_t, const void *);
 /* The hash of the item at position pos of the caller's array (arg). */
 typedef uint64_t (*slots_hash_fn)(size_t, const void *);
 
+uint64_t slots_hash_stream(uint64_t, int32_t, uint64_t);
 size_t	*slots_find(const struct slots *, uint64_t, slots_same_fn, const void *);
 void	 slots_reserve(struct slots *, size_t, slots_hash_fn, const void *);
 void	 slots_free(struct slots *);
