@@ -143,8 +143,13 @@ class Model(torch.nn.Module):
 
 
 def load_trl():
+    """TRL's engine from $VRAMTRACE_TRL_REF, or None (said on stderr: the
+    TRL rows and the max_memory rows set at its peak are left out)."""
     path = os.environ.get("VRAMTRACE_TRL_REF")
     if not path or not os.path.exists(path):
+        print("bench: TRL's engine not found at %s (set VRAMTRACE_TRL_REF):"
+              " its rows, and those at its peak, are left out" % (
+                  path or "(unset)"), file=sys.stderr)
         return None
     spec = importlib.util.spec_from_file_location("trl_activation_offloading",
                                                   path)
