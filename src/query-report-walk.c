@@ -193,23 +193,20 @@ bucket_close(struct rq_work *w, size_t b)
 }
 
 /*
- * A bucket starts: its highest moment so far is its first, one mark for
- * every track, whose values every series holds.
+ * A bucket starts: its highest moment so far is its first, a high of every
+ * track, whose value each series takes when it first changes or when the
+ * bucket ends (series_take).
  */
 static void
-bucket_open(struct rq_work *w, size_t b)
+bucket_open(struct rq_work *w)
 {
 	struct report	*r = w->r;
-	size_t		 s;
+	size_t		 k;
 
 	w->marks++;
-	for (s = 0; s < r->nseries; s++) {
-		r->series[s].hi[b] = w->cur[s];
-		w->series_mark[s] = w->marks;
-	}
-	for (s = 0; s < r->ntracks; s++) {
-		w->track_hi[s] = w->track_cur[s];
-		w->track_mark[s] = w->marks;
+	for (k = 0; k < r->ntracks; k++) {
+		w->track_hi[k] = w->track_cur[k];
+		w->track_mark[k] = w->marks;
 	}
 }
 
@@ -279,7 +276,8 @@ buckets_open(struct rq_work *w, size_t b)
 	while (w->bucket == SIZE_MAX || w->bucket < b) {
 		if (w->bucket != SIZE_MAX)
 			bucket_close(w, w->bucket);
-		bucket_open(w, ++w->bucket);
+		w->bucket++;	/* from SIZE_MAX: bucket 0 */
+		bucket_open(w);
 	}
 }
 
