@@ -102,14 +102,20 @@ steps_shown(const struct leak_report *r, int all)
 	return (shown);
 }
 
-/* The step table: a line per step shown, one per gap between them. */
+/*
+ * The step table: a line per step shown, one per gap between them; none
+ * for a run without steps.
+ */
 static void
 print_steps(const struct leak_report *r, int all)
 {
 	char	 a[FMT_LEN], b[FMT_LEN];
-	char	*shown = steps_shown(r, all);
+	char	*shown;
 	size_t	 i, from;
 
+	if (r->nsteps == 0)
+		return;		/* the streams say what is live at the end */
+	shown = steps_shown(r, all);
 	printf("\n%6s  %12s  %12s\n", "step", "live", "change");
 	for (i = 0; i < r->nsteps; i++) {
 		if (!shown[i]) {

@@ -70,12 +70,16 @@ print_text(const struct query_run *run, const struct leak_report *r,
 		leak_print_verdict(stdout, "pinned     ", pinned);
 	check_report_text(stdout, "check      ", c);
 	leak_print_ranks(stdout, r);
-	printf("\ntop streams, live at the last step:\n");
+	printf("\ntop streams, live at the %s:\n", r->nsteps == 0 ? "end" :
+	    "last step");
 	leak_print_streams(stdout, r, REPORT_TOP);
 	if (r->nsuspects == 0)
 		return;
-	printf("\ntop sites, live at the last step, allocated after the "
-	    "warm-up:\n");
+	if (r->nsteps == 0)
+		printf("\ntop sites, live at the end:\n");
+	else
+		printf("\ntop sites, live at the last step, allocated after "
+		    "the warm-up:\n");
 	leak_print_suspects(stdout, r, REPORT_TOP);
 }
 

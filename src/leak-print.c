@@ -129,7 +129,8 @@ leak_print_history(FILE *f, const char *prefix, const struct leak_report *r)
 
 /*
  * Print the peak in one line after prefix: the high-water mark, its step
- * and time after the run's start, and the largest at a step end.
+ * and time after the run's start, and the largest at a step end (none in
+ * a run without steps).
  */
 void
 leak_print_peak(FILE *f, const char *prefix, const struct leak_print_peak *p)
@@ -143,16 +144,18 @@ leak_print_peak(FILE *f, const char *prefix, const struct leak_print_peak *p)
 		fprintf(f, " at %s", fmt_offset(p->ns, p->t0_ns, t,
 		    sizeof t));
 	}
-	fprintf(f, " (high-water mark); %s", fmt_bytes(p->end_bytes, b,
-	    sizeof b));
+	fprintf(f, " (high-water mark)");
 	if (p->end_step != UNKNOWN_INT)
-		fprintf(f, " at the end of step %" PRId64, p->end_step);
-	fprintf(f, " (largest at a step end)\n");
+		fprintf(f, "; %s at the end of step %" PRId64 " (largest at a"
+		    " step end)", fmt_bytes(p->end_bytes, b, sizeof b),
+		    p->end_step);
+	fputc('\n', f);
 }
 
 /*
  * Print the peak's JSON keys, each after ", ": peak_bytes, peak_ns,
- * peak_step, peak_step_end_bytes, peak_step_end_step (null: unknown).
+ * peak_step, peak_step_end_bytes, peak_step_end_step (null: unknown; the
+ * last two without steps).
  */
 void
 leak_print_peak_json(FILE *f, const struct leak_print_peak *p)
@@ -161,8 +164,9 @@ leak_print_peak_json(FILE *f, const struct leak_print_peak *p)
 	json_time(f, p->ns);
 	fprintf(f, ", \"peak_step\": ");
 	json_int_or_null(f, p->step, p->step != UNKNOWN_INT);
-	fprintf(f, ", \"peak_step_end_bytes\": %" PRId64
-	    ", \"peak_step_end_step\": ", p->end_bytes);
+	fprintf(f, ", \"peak_step_end_bytes\": ");
+	json_int_or_null(f, p->end_bytes, p->end_step != UNKNOWN_INT);
+	fprintf(f, ", \"peak_step_end_step\": ");
 	json_int_or_null(f, p->end_step, p->end_step != UNKNOWN_INT);
 }
 

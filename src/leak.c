@@ -436,7 +436,8 @@ leak_analyse(struct leak_report *r)
 	if (r->nsteps > 0)
 		r->reason = r->shape.reason;
 	else
-		r->reason = r->no_history ? LEAK_NO_HISTORY : "no step markers";
+		r->reason = r->no_history ? LEAK_NO_HISTORY : r->imported ?
+		    LEAK_NO_STEPS_IMPORT : LEAK_NO_STEPS_RECORD;
 
 	leak_mark_defaults(r);
 	r->top_stream = -1;

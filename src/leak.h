@@ -227,6 +227,9 @@ struct leak_report {
 	 */
 	int		 no_history;
 
+	/* An imported snapshot: a run without steps says how to import one. */
+	int		 imported;
+
 	/*
 	 * An imported snapshot whose trace begins after its first steps
 	 * ended (PyTorch kept only its last max_entries events): the first
@@ -248,6 +251,11 @@ struct leak_report {
 #define LEAK_NO_HISTORY "the snapshot has no allocation history: call " \
 	"torch.cuda.memory._record_memory_history() before the steps, then " \
 	"dump it"
+/* Why a run without steps has no verdict, and the fix, by its source. */
+#define LEAK_NO_STEPS_IMPORT "no step markers: vramtrace import it with " \
+	"--step-marker REGEX (its step annotations' name) or --step-every MS"
+#define LEAK_NO_STEPS_RECORD "no step markers: record it with " \
+	"--torch-steps, or name its NVTX step ranges with --step-marker REGEX"
 /* Why the first steps of a snapshot whose trace lost its start are left out. */
 #define LEAK_HISTORY_NOTE "PyTorch kept the last events only: call " \
 	"torch.cuda.memory._record_memory_history() with a larger max_entries " \

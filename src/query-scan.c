@@ -377,11 +377,62 @@ scan_summed(struct query *q, int64_t run_id, int64_t process_id,
 	return (scan_groups(q, st, sc, 0, cause));
 }
 
+/* What each (layer, device, stream) allocated, live or not. */
+#define SCAN_TOTALS(table) "SELECT layer, device, stream, sum(bytes) FROM " \
+	table " WHERE run_id = ?1 AND (?2 = 0 OR process_id = ?2) GROUP BY" \
+	" layer, device, stream"
+
+/*
+ * Scan a run without steps.  Its one slot is the end, and its rows and
+ * groups have no free step, freed or not (vramtrace-db(5)): what is live
+ * at the end is read from the allocations not freed (a few rows, through
+ * the partial index allocations_live), then what each stream allocated in
+ * all from the groups (from every allocation in a run that never
+ * finished).  0, or -1 with *cause.
+ */
+static int
+scan_stepless(struct query *q, int64_t run_id, int64_t process_id,
+    struct lk_scan *sc, char **cause)
+{
+	sqlite3_stmt	*st;
+	struct lk_key	*k;
+	int		 rc;
+
+	st = query_prepare(q, "SELECT layer, device, stream, 0, 0, site_id,"
+	    " sum(bytes), count(*) FROM allocations WHERE run_id = ?1 AND"
+	    " (?2 = 0 OR process_id = ?2) AND free_ns IS NULL GROUP BY"
+	    " layer, device, stream, site_id", cause);
+	if (st == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, process_id);
+	if (scan_groups(q, st, sc, 1, cause) != 0)
+		return (-1);
+	st = query_prepare(q, query_has_groups(q, run_id) ?
+	    SCAN_TOTALS("allocation_groups") : SCAN_TOTALS("allocations"),
+	    cause);
+	if (st == NULL)
+		return (-1);
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, process_id);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		k = scan_key(sc, sqlite3_column_int(st, 0),
+		    query_column_int(st, 1), query_column_u64(st, 2));
+		k->alloc_bytes = sqlite3_column_int64(st, 3);
+		k->last_alloc_step = 1;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return (query_fail(q, cause));
+	return (0);
+}
+
 /*
  * Scan the groups of run_id, of process process_id only unless 0: from
  * allocation_steps and the groups that matter when the run has them, else
  * every group (or, for a run that never finished, the allocations grouped
- * as allocation_groups would have them).
+ * as allocation_groups would have them).  A run without steps is read
+ * apart (scan_stepless).
  */
 static int
 scan_run(struct query *q, int64_t run_id, int64_t process_id,
@@ -390,6 +441,8 @@ scan_run(struct query *q, int64_t run_id, int64_t process_id,
 	sqlite3_stmt	*st;
 	int		 complete;
 
+	if (sc->nsteps == 0)
+		return (scan_stepless(q, run_id, process_id, sc, cause));
 	if (query_has_alloc_steps(q, run_id))
 		return (scan_summed(q, run_id, process_id, sc, cause));
 	complete = query_has_groups(q, run_id);
@@ -751,7 +804,8 @@ query_scan(struct query *q, const struct leak_options *opts,
 	r->threshold = opts->threshold;
 	if (query_run(q, r->run_id, 0, &run, cause) != 0)
 		goto fail;
-	imported = run.source != NULL && strcmp(run.source, "import") == 0;
+	imported = r->imported = run.source != NULL &&
+	    strcmp(run.source, "import") == 0;
 	if (imported && (r->no_history = query_int_arg(q, "SELECT NOT EXISTS"
 	    " (SELECT 1 FROM snapshots WHERE run_id = ?1 AND"
 	    " trace_entries > 0)", r->run_id)) < 0) {

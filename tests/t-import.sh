@@ -9,7 +9,7 @@ dir=${SHARED_DATA:-$srcdir/../shared/data}/snapshots
 [ -d "$dir" ] || dir=$srcdir/examples
 files=$(ls "$dir"/*.pickle 2>/dev/null)
 n=$(echo "$files" | wc -w)
-plan $((n * 3 + 7))
+plan $((n * 3 + 8))
 export XDG_CACHE_HOME="$TMP/cache"
 
 ours() {	# what the database says, in the oracle's format
@@ -76,6 +76,28 @@ expect 7 'again.db: already exists' "import refuses to overwrite its default out
 run "$VRAMTRACE" import "$TMP/again.pickle" -o "$TMP/again.db" --step-marker '^nothing' --step-every 50 --append
 grep -q 'steps are fixed windows' "$TMP/out" && [ "$("$VRAMTRACE" sql "$TMP/again.db" "select count(*) from runs")" = "$(printf 'count(*)\n2')" ]
 ok $? "--append adds a run; --step-every cuts windows when no annotation matches"
+
+# A snapshot imported without steps (no annotation matches): leaks says
+# how to get them, and each stream holds at the end what the snapshot's
+# active blocks hold, not every block its trace allocated (its rows have
+# no free step, freed or not).
+g=$(ls "$dir"/*garbage*.pickle | head -n 1)
+run "$VRAMTRACE" import "$g" -o "$TMP/stepless.db" --step-marker '^nothing$'
+run "$VRAMTRACE" leaks "$TMP/stepless.db" --format json
+"${PYTHON3:-python3}" - "$TMP/out" "$g" "$srcdir/tests/snapshot-oracle.py" <<'PY'
+import json, subprocess, sys
+got = json.load(open(sys.argv[1]))
+want = {int(k.split()[1]): int(v) for k, v in (l.rsplit(" ", 1) for l in
+        subprocess.run([sys.executable, sys.argv[3], sys.argv[2]],
+                       capture_output=True, text=True).stdout.splitlines())
+        if k.startswith("active_bytes ")}
+live = {s["stream"]: s["live_bytes"] for s in got["streams"]}
+ok = (got["verdict"] == "INCONCLUSIVE" and "--step-marker" in got["reason"]
+      and len(want) > 1 and live == want and
+      sum(x["bytes"] for x in got["suspects"]) <= sum(want.values()))
+sys.exit(0 if ok else 1)
+PY
+ok $? "a snapshot without steps: INCONCLUSIVE with the fix; live per stream is its active blocks"
 
 # Entries timed before the one before them on their device take its time
 # (nothing freed before it was allocated); another device's times are its

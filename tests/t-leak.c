@@ -16,7 +16,7 @@
 #include "tap.h"
 
 #define MiB	(1024 * 1024)
-#define TESTS	39
+#define TESTS	40
 
 /* A report of n steps with a total series and nstreams empty streams. */
 static struct leak_report *
@@ -187,8 +187,15 @@ main(void)
 	r = report(leak, 0, 0);
 	leak_analyse(r);
 	tap_ok(r->verdict == LEAK_INCONCLUSIVE &&
-	    strcmp(r->reason, "no step markers") == 0, "no steps: "
+	    strcmp(r->reason, LEAK_NO_STEPS_RECORD) == 0, "no steps: "
 	    "INCONCLUSIVE, said why");
+	leak_report_free(r);
+	r = report(leak, 0, 0);
+	r->imported = 1;
+	leak_analyse(r);
+	tap_ok(r->verdict == LEAK_INCONCLUSIVE &&
+	    strcmp(r->reason, LEAK_NO_STEPS_IMPORT) == 0, "no steps in a "
+	    "snapshot: INCONCLUSIVE, the import's options said");
 	leak_report_free(r);
 
 	/* No known default: the stream with the most bytes is the main one. */

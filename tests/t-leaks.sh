@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 52
+plan 53
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
@@ -169,12 +169,20 @@ run "$VRAMTRACE" leaks "$TMP/clean.db" --format json --fail-on-leak
 jq_py "$TMP/out" 'd["verdict"] == "CLEAN" and d["growth_bytes_per_step"] == 0 and [s["stream"] for s in d["streams"] if s["default"]] == [5] and not any(s["garbage"] for s in d["streams"])' && [ $rc -eq 0 ]
 ok $? "a clean run: CLEAN, exit 0 with --fail-on-leak; the busiest stream is the default"
 
-# No step markers: INCONCLUSIVE.
-printf 'alloc 1000 address=0x10 bytes=4096 stream=1\n' >"$TMP/nosteps.txt"
+# No step markers: INCONCLUSIVE, saying how to get steps.  The rows of a
+# run without steps have no free step, freed or not: what is live at the
+# end is what was never freed (4096 bytes, not the 1 MiB freed too).
+printf '%s\n' 'alloc 1000 address=0x10 bytes=4096 stream=1 site="keep@train.py:7"' \
+    'alloc 1100 address=0x20 bytes=1048576 stream=1 site="tmp@train.py:9"' \
+    'free 1200 address=0x20 bytes=1048576 stream=1' >"$TMP/nosteps.txt"
 spool nosteps
 run "$VRAMTRACE" leaks "$TMP/nosteps.db" --fail-on-leak
-grep -q '^verdict: INCONCLUSIVE (no step markers)' "$TMP/out" && [ $rc -eq 0 ]
-ok $? "no step markers: INCONCLUSIVE, exit 0"
+grep -q '^verdict: INCONCLUSIVE (no step markers: record it with --torch-steps' "$TMP/out" && [ $rc -eq 0 ] &&
+    ! grep -q 'largest at a step end\|^  step ' "$TMP/out"
+ok $? "no step markers: INCONCLUSIVE with the fix, exit 0, no step table"
+run "$VRAMTRACE" leaks "$TMP/nosteps.db" --format json
+jq_py "$TMP/out" '[(s["live_bytes"], s["live_blocks"]) for s in d["streams"]] == [(4096, 1)] and [(x["site"], x["bytes"]) for x in d["suspects"]] == [("train.py:7 keep", 4096)] and d["peak_step_end_bytes"] is None'
+ok $? "no step markers: live at the end is what was never freed"
 
 # Usage and input errors.
 run "$VRAMTRACE" leaks "$TMP/leak.db" --threshold lots

@@ -147,6 +147,18 @@ tui_view_overview_judged(const struct leak_report *r, const char *label,
 		    tui_format_layer(r->layer), r->warmup);
 }
 
+/* The bytes every stream of a run holds at its end. */
+static int64_t
+tui_view_overview_live(const struct leak_report *r)
+{
+	int64_t	live = 0;
+	size_t	i;
+
+	for (i = 0; i < r->nstreams; i++)
+		live += r->streams[i].live_bytes;
+	return (live);
+}
+
 static int
 tui_view_overview_verdict(const struct leak_report *r,
     const struct leak_report *pinned, const struct query_check *check,
@@ -169,11 +181,17 @@ tui_view_overview_verdict(const struct leak_report *r,
 		x = tui_view_overview_label(c, y, "Check");
 		y = tui_format_check(c, y, x, check);
 	}
+	if (r->nsteps == 0) {
+		/* No step ends to peak at: what the streams hold at the end. */
+		x = tui_view_overview_label(c, y, "Live");
+		tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%s at the end",
+		    fmt_bytes(tui_view_overview_live(r), a, sizeof a));
+		return (y);
+	}
 	x = tui_view_overview_label(c, y, "Peak");
 	tui_canvas_printf(c, y++, x, -1, TUI_A_NORMAL, "%s   live at the "
 	    "last step %s", fmt_bytes(r->peak_bytes, a, sizeof a),
-	    fmt_bytes(r->nsteps > 0 ?
-	    r->steps[r->nsteps - 1].live_bytes : 0, b, sizeof b));
+	    fmt_bytes(r->steps[r->nsteps - 1].live_bytes, b, sizeof b));
 	return (y);
 }
 
@@ -234,7 +252,8 @@ tui_view_overview_suspects(const struct leak_report *r, struct tui_canvas *c,
 
 	if (r->nsuspects == 0 || y + 1 >= end)
 		return;
-	tui_canvas_put(c, y++, 1, -1, TUI_A_BOLD,
+	tui_canvas_put(c, y++, 1, -1, TUI_A_BOLD, r->nsteps == 0 ?
+	    "Sites holding memory live at the end" :
 	    "Sites holding what grew after the warm-up");
 	for (i = 0; i < r->nsuspects && y < end; i++) {
 		s = &r->suspects[i];
