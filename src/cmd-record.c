@@ -55,6 +55,7 @@
 #include "vramtrace.h"
 #include "cmd.h"
 #include "query.h"
+#include "leak.h"
 
 /* Events PyTorch keeps in its allocation history (native allocator). */
 #define RECORD_TORCH_HISTORY	"1000000"
@@ -497,6 +498,9 @@ record_report(const char *path, int64_t run, const char *command,
 	    (long long)qi.processes, qi.processes == 1 ? "" : "es",
 	    (long long)qi.allocations, (long long)qi.steps,
 	    (long long)qi.sites);
+	if (qi.steps == 0 && qi.allocations > 0)
+		log_warn("%s (leaks is INCONCLUSIVE without steps)",
+		    LEAK_NO_STEPS_RECORD);
 	log_warn("next: vramtrace leaks %s (or vramtrace tui %s)", path, path);
 }
 

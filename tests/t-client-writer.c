@@ -16,6 +16,8 @@
  *					events every 20 ms until DIR/stop
  *					exists; then DIR/done, holding the
  *					number of pairs sent
+ *	t-client-writer nosteps		the set with marks named "no step" in
+ *					place of its step ends
  *	t-client-writer bulk N		N batches of 1000 allocations (half
  *					of them freed), one every 20 ms, on
  *					the real clock (the collector applies
@@ -44,6 +46,7 @@
 #include "event.h"
 
 static uint64_t	writer_t = 1700000000000000000ull;
+static int	writer_steps = 1;	/* 0: marks in place of step ends */
 
 static void
 writer_event(struct event *ev, int type)
@@ -84,8 +87,10 @@ writer_nth(struct event *ev, int n)
 		return (1);
 	}
 	if (i < 23) {
-		writer_event(ev, EVENT_STEP_END);
+		writer_event(ev, writer_steps ? EVENT_STEP_END : EVENT_MARK);
 		ev->u.step.step = -1;
+		if (!writer_steps)
+			ev->u.step.name = client_string("no step");
 		return (1);
 	}
 	if (i == 23) {
@@ -305,6 +310,10 @@ main(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "send") == 0)
 		return (writer_send());
+	if (argc >= 2 && strcmp(argv[1], "nosteps") == 0) {
+		writer_steps = 0;
+		return (writer_send());
+	}
 	if (argc >= 3 && strcmp(argv[1], "fork") == 0)
 		return (writer_fork(atoi(argv[2])));
 	if (argc >= 2 && strcmp(argv[1], "kill") == 0) {
@@ -320,7 +329,7 @@ main(int argc, char **argv)
 		return (writer_stream(argv[2]));
 	if (argc >= 3 && strcmp(argv[1], "bulk") == 0)
 		return (writer_bulk(atoi(argv[2])));
-	fprintf(stderr, "usage: t-client-writer send|fork N|kill|torn|"
+	fprintf(stderr, "usage: t-client-writer send|nosteps|fork N|kill|torn|"
 	    "hold N DIR|stream DIR|bulk N\n");
 	return (2);
 }

@@ -17,7 +17,7 @@ unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT PYTORCH_CUDA_ALLOC_CONF VRAMTRACE_STACKS
     VRAMTRACE_STACK_DEPTH VRAMTRACE_TORCH_HISTORY VRAMTRACE_TORCH_STEPS \
     VRAMTRACE_CHECK_OFFLOAD VRAMTRACE_TORCH_ASYNC
 
-echo 1..33
+echo 1..34
 n=0
 ok() {
 	n=$((n + 1))
@@ -148,6 +148,9 @@ ok "$(tail -n 2 "$T/err" | sed "s|$T/||g")" "vramtrace: run 1 of speak.db: \
 1 process, 10 allocations, 3 steps, 0 stacks
 vramtrace: next: vramtrace leaks speak.db (or vramtrace tui speak.db)" \
     "at the end: the run, its counts and the next command"
+"$VRAMTRACE" record -o "$T/nosteps.db" -- "$WRITER" nosteps 2>"$T/err"
+ok "$? $(grep -c '^vramtrace: no step markers: record it with --torch-steps' "$T/err")" "0 1" \
+    "a run without steps: said so, with how to mark them"
 "$VRAMTRACE" record -o "$T/none.db" -- sh -c 'exit 0' 2>"$T/err"
 ok "$? $(grep -c 'no CUDA process connected' "$T/err")" "0 1" \
     "a command that never used CUDA: said so"
