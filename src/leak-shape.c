@@ -31,9 +31,12 @@
  *     all the rises.  No rise: 7.
  *  5. Plateau.  When F has been flat for LEAK_SHAPE_PLATEAU windows and
  *     twice the longest gap between two rises, growth stopped: CLEAN,
- *     warm-up, its onset the step that reached the plateau.  When that
- *     holds only for the regime's gaps (growth came back after a pause and
- *     stopped for less than the pause): INCONCLUSIVE.
+ *     warm-up, its onset the step that reached the plateau.  The first
+ *     window to the first rise counts as a gap too: growth that began
+ *     after memory stayed flat (a leak every N steps, seen once) must
+ *     stay flat twice as long again.  When that holds only for the
+ *     regime's gaps (growth came back after a pause and stopped for less
+ *     than the pause): INCONCLUSIVE.
  *  6. Leak.  LEAK when the regime rose at LEAK_SHAPE_MIN_RISES windows or
  *     more; its second half rose at least a third as often as its first
  *     (else it is slowing down, as a cache filling with a bounded set of
@@ -501,11 +504,15 @@ fit_plateau(const struct fit *f, struct leak_shape_result *out)
 	out->onset = (int64_t)f->start[f->rise[f->nrise - 1]];
 }
 
-/* The longest gap between the rises from rise `from` on; 0 for one. */
+/*
+ * The longest gap between the rises from rise `from` on; 0 for one.  From
+ * the first rise, the windows before it count as a gap: memory that stayed
+ * flat that long before it grew.
+ */
 static int64_t
 fit_longest_gap(const struct fit *f, size_t from)
 {
-	int64_t	gmax = 0;
+	int64_t	gmax = from == 0 ? (int64_t)f->rise[0] : 0;
 	size_t	i;
 
 	for (i = from + 1; i < f->nrise; i++) {
