@@ -249,8 +249,8 @@ struct leak_report {
 	"and blocks are not visible"
 /* Why a snapshot without allocation history has no verdict, and the fix. */
 #define LEAK_NO_HISTORY "the snapshot has no allocation history: call " \
-	"torch.cuda.memory._record_memory_history() before the steps, then " \
-	"dump it"
+	"torch.cuda.memory._record_memory_history() before the steps (its " \
+	"enabled=\"all\", the default, not \"state\"), then dump it"
 /* Why a run without steps has no verdict, and the fix, by its source. */
 #define LEAK_NO_STEPS_IMPORT "no step markers: vramtrace import it with " \
 	"--step-marker REGEX (its step annotations' name) or --step-every MS"
