@@ -297,6 +297,28 @@ scan_sites(struct lk_scan *sc, struct lk_key *k, int64_t a, int64_t f,
 	}
 }
 
+/* sql with ?1 run_id and ?2 process_id bound; NULL with *cause. */
+static sqlite3_stmt *
+scan_prepare(struct query *q, const char *sql, int64_t run_id,
+    int64_t process_id, char **cause)
+{
+	sqlite3_stmt	*st;
+
+	if ((st = query_prepare(q, sql, cause)) == NULL)
+		return (NULL);
+	sqlite3_bind_int64(st, 1, run_id);
+	sqlite3_bind_int64(st, 2, process_id);
+	return (st);
+}
+
+/* The key of a row whose first columns are layer, device and stream. */
+static struct lk_key *
+scan_row_key(struct lk_scan *sc, sqlite3_stmt *st)
+{
+	return (scan_key(sc, sqlite3_column_int(st, 0),
+	    query_column_int(st, 1), query_column_u64(st, 2)));
+}
+
 /*
  * Read the groups the statement returns (layer, device, stream, alloc
  * step, free step, site, bytes, blocks) into the sites, and into the
@@ -311,8 +333,7 @@ scan_groups(struct query *q, sqlite3_stmt *st, struct lk_scan *sc,
 	int		 rc;
 
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		k = scan_key(sc, sqlite3_column_int(st, 0),
-		    query_column_int(st, 1), query_column_u64(st, 2));
+		k = scan_row_key(sc, st);
 		/* An unknown step is 0: before the first, or never freed. */
 		a = sqlite3_column_int64(st, 3);
 		f = sqlite3_column_int64(st, 4);
@@ -344,17 +365,14 @@ scan_summed(struct query *q, int64_t run_id, int64_t process_id,
 	struct lk_key	*k;
 	int		 rc;
 
-	st = query_prepare(q, "SELECT layer, device, stream, step,"
+	st = scan_prepare(q, "SELECT layer, device, stream, step,"
 	    " alloc_bytes, alloc_blocks, freed_bytes, freed_blocks"
 	    " FROM allocation_steps WHERE run_id = ?1 AND (?2 = 0 OR"
-	    " process_id = ?2)", cause);
+	    " process_id = ?2)", run_id, process_id, cause);
 	if (st == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_int64(st, 2, process_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		k = scan_key(sc, sqlite3_column_int(st, 0),
-		    query_column_int(st, 1), query_column_u64(st, 2));
+		k = scan_row_key(sc, st);
 		scan_step_row(sc, k, sqlite3_column_int64(st, 3),
 		    sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
 		    sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7));
@@ -362,16 +380,14 @@ scan_summed(struct query *q, int64_t run_id, int64_t process_id,
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return (query_fail(q, cause));
-	st = query_prepare(q, SCAN_GROUPS " AND free_step IS NULL"
+	st = scan_prepare(q, SCAN_GROUPS " AND free_step IS NULL"
 	    " UNION ALL " SCAN_GROUPS " AND ?3 > 0 AND free_step > ?3"
 	    " UNION ALL " SCAN_GROUPS " AND ?3 > 0 AND alloc_step IS NULL"
 	    " AND +free_step <= ?3"
 	    " UNION ALL " SCAN_GROUPS " AND alloc_step <= ?4 AND"
-	    " +free_step <= ?3", cause);
+	    " +free_step <= ?3", run_id, process_id, cause);
 	if (st == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_int64(st, 2, process_id);
 	sqlite3_bind_int64(st, 3, sc->nsteps);
 	sqlite3_bind_int64(st, 4, sc->warmup);
 	return (scan_groups(q, st, sc, 0, cause));
@@ -398,26 +414,19 @@ scan_stepless(struct query *q, int64_t run_id, int64_t process_id,
 	struct lk_key	*k;
 	int		 rc;
 
-	st = query_prepare(q, "SELECT layer, device, stream, 0, 0, site_id,"
+	st = scan_prepare(q, "SELECT layer, device, stream, 0, 0, site_id,"
 	    " sum(bytes), count(*) FROM allocations WHERE run_id = ?1 AND"
 	    " (?2 = 0 OR process_id = ?2) AND free_ns IS NULL GROUP BY"
-	    " layer, device, stream, site_id", cause);
-	if (st == NULL)
+	    " layer, device, stream, site_id", run_id, process_id, cause);
+	if (st == NULL || scan_groups(q, st, sc, 1, cause) != 0)
 		return (-1);
-	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_int64(st, 2, process_id);
-	if (scan_groups(q, st, sc, 1, cause) != 0)
-		return (-1);
-	st = query_prepare(q, query_has_groups(q, run_id) ?
+	st = scan_prepare(q, query_has_groups(q, run_id) ?
 	    SCAN_TOTALS("allocation_groups") : SCAN_TOTALS("allocations"),
-	    cause);
+	    run_id, process_id, cause);
 	if (st == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_int64(st, 2, process_id);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		k = scan_key(sc, sqlite3_column_int(st, 0),
-		    query_column_int(st, 1), query_column_u64(st, 2));
+		k = scan_row_key(sc, st);
 		k->alloc_bytes = sqlite3_column_int64(st, 3);
 		k->last_alloc_step = 1;
 	}
@@ -446,14 +455,13 @@ scan_run(struct query *q, int64_t run_id, int64_t process_id,
 	if (query_has_alloc_steps(q, run_id))
 		return (scan_summed(q, run_id, process_id, sc, cause));
 	complete = query_has_groups(q, run_id);
-	st = query_prepare(q, complete ? SCAN_GROUPS : "SELECT layer, device, stream, alloc_step,"
+	st = scan_prepare(q, complete ? SCAN_GROUPS : "SELECT layer, device, stream, alloc_step,"
 	    " free_step, site_id, sum(bytes), count(*) FROM allocations"
 	    " WHERE run_id = ?1 AND (?2 = 0 OR process_id = ?2) GROUP BY"
-	    " layer, device, stream, alloc_step, free_step, site_id", cause);
+	    " layer, device, stream, alloc_step, free_step, site_id", run_id,
+	    process_id, cause);
 	if (st == NULL)
 		return (-1);
-	sqlite3_bind_int64(st, 1, run_id);
-	sqlite3_bind_int64(st, 2, process_id);
 	return (scan_groups(q, st, sc, 1, cause));
 }
 
