@@ -227,7 +227,10 @@ struct leak_report {
 	 */
 	int		 no_history;
 
-	/* An imported snapshot: a run without steps says how to import one. */
+	/*
+	 * An imported snapshot (source "import"): its streams 0 and 2 are
+	 * defaults, and without steps its reason says how to import it.
+	 */
 	int		 imported;
 
 	/*

@@ -659,7 +659,7 @@ stream_order_find(const struct leak_report *r, const size_t *order,
  */
 static int
 load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
-    int imported, char **cause)
+    char **cause)
 {
 	sqlite3_stmt		*st;
 	struct leak_stream	*s;
@@ -697,7 +697,7 @@ load_stream_info(struct query *q, struct leak_report *r, int64_t process_id,
 	free(order);
 	if (rc != SQLITE_DONE)
 		return (query_fail(q, cause));
-	for (i = 0; imported && i < r->nstreams; i++) {
+	for (i = 0; r->imported && i < r->nstreams; i++) {
 		s = &r->streams[i];
 		if (s->stream == 0 || s->stream == 2)
 			s->is_default = s->default_known = 1;
@@ -803,7 +803,6 @@ query_scan(struct query *q, const struct leak_options *opts,
 	struct lk_scan		 sc;
 	struct leak_report	*r;
 	struct query_run	 run;
-	int			 imported;
 
 	memset(&sc, 0, sizeof sc);
 	r = xcalloc(1, sizeof *r);
@@ -812,16 +811,15 @@ query_scan(struct query *q, const struct leak_options *opts,
 	r->threshold = opts->threshold;
 	if (query_run(q, r->run_id, 0, &run, cause) != 0)
 		goto fail;
-	imported = r->imported = run.source != NULL &&
-	    strcmp(run.source, "import") == 0;
-	if (imported && (r->no_history = query_int_arg(q, "SELECT NOT EXISTS"
+	r->imported = run.source != NULL && strcmp(run.source, "import") == 0;
+	if (r->imported && (r->no_history = query_int_arg(q, "SELECT NOT EXISTS"
 	    " (SELECT 1 FROM snapshots WHERE run_id = ?1 AND"
 	    " trace_entries > 0)", r->run_id)) < 0) {
 		query_fail(q, cause);
 		goto fail;
 	}
 	if (load_steps(q, r, cause) != 0 ||
-	    (imported && !r->no_history && history_from(q, r, cause) != 0))
+	    (r->imported && !r->no_history && history_from(q, r, cause) != 0))
 		goto fail;
 	sc.nsteps = (int64_t)r->nsteps;
 	sc.warmup = r->warmup;
@@ -839,7 +837,7 @@ query_scan(struct query *q, const struct leak_options *opts,
 	if (sc.nkeys == 0 && opts->process_id == 0 &&
 	    query_usage(q, r, cause) != 0)
 		goto fail;
-	if (load_stream_info(q, r, opts->process_id, imported, cause) != 0)
+	if (load_stream_info(q, r, opts->process_id, cause) != 0)
 		goto fail;
 	if (build_suspects(q, r, &sc, cause) != 0)
 		goto fail;
