@@ -80,6 +80,11 @@
 	}
 	function fmtStep(k) { return k === null ? 'n/a' : 'step ' + k; }
 
+	/* ", step k" after an instant; nothing in a run without steps. */
+	function inStep(k) {
+		return D.steps.length === 0 ? '' : ', ' + fmtStep(k);
+	}
+
 	/* The step an instant is in, as query_report_step_at says. */
 	function stepAt(t) {
 		var s = D.steps, lo = 0, hi = s.length, mid;
@@ -177,7 +182,7 @@
 		fact('peak', D.peak.t === null ? 'n/a' :
 		    fmtBytes(D.peak.bytes) + ' of ' + (D.layer === 'host' ?
 		    LAYER_WORDS.host : D.layer + 's') + ' at ' +
-		    fmtTime(D.peak.t) + ', ' + fmtStep(D.peak.step),
+		    fmtTime(D.peak.t) + inStep(D.peak.step),
 		    { id: 'peak', 'data-bytes': D.peak.bytes,
 		    'data-step': D.peak.step });
 		fact('at a step end', v.peak_step_end.step === null ? 'n/a' :
@@ -189,8 +194,8 @@
 		box.setAttribute('data-verdict', v.verdict);
 		box.appendChild(el('strong', null, verdictWords(v)));
 		box.appendChild(el('span', null, ', layer ' + v.layer +
-		    ', warm-up ' + v.warmup + ' step' +
-		    (v.warmup === 1 ? '' : 's')));
+		    (D.steps.length === 0 ? '' : ', warm-up ' + v.warmup +
+		    ' step' + (v.warmup === 1 ? '' : 's'))));
 		if (v.history_from !== null)
 			box.appendChild(el('div', { id: 'history' }, 'history: ' +
 			    'the snapshot\'s trace begins in step ' +
@@ -522,8 +527,8 @@
 			return;
 		}
 		lines = [fmtTime(b * D.bucket_ns) + ' to ' +
-		    fmtTime((b + 1) * D.bucket_ns) + ', ' +
-		    fmtStep(stepAt(b * D.bucket_ns))];
+		    fmtTime((b + 1) * D.bucket_ns) +
+		    inStep(stepAt(b * D.bucket_ns))];
 		d.layers.forEach(function (s) {
 			lines.push(s.name + ': ' + fmtBytes(s.values[b]));
 		});
@@ -564,7 +569,7 @@
 			    'class': 'lane-peak', 'data-bytes': k ?
 			    k.peak.bytes : null }, k ? ' \u2014 peak ' +
 			    fmtBytes(k.peak.bytes) + ' at ' +
-			    fmtTime(k.peak.t) + ', ' + fmtStep(k.peak.step) :
+			    fmtTime(k.peak.t) + inStep(k.peak.step) :
 			    '')),
 			    el('canvas', { 'class': 'chart' }));
 			var canvas = div.querySelector('canvas.chart');
@@ -738,7 +743,7 @@
 			    'class': at === state.at ? 'on' : null },
 			    n + ' (' + fmtBytes(total) + (at === 0 &&
 			    D.peak.t !== null ? ', ' + fmtTime(D.peak.t) +
-			    ', ' + fmtStep(D.peak.step) : '') + ')');
+			    inStep(D.peak.step) : '') + ')');
 
 			b.addEventListener('click', function () {
 				state.at = at;
