@@ -7,11 +7,12 @@
 # blank; clicking a frame lists its blocks, the tabs and the grouping
 # switch; the sites holding what grew are listed as `leaks` names them;
 # one lane per rank; a hostile stack stays text; pinned host memory's
-# verdict shows beside the device's when it was judged.  Skips when
+# verdict shows beside the device's when it was judged; a run without
+# steps names no step.  Skips when
 # Chromium is not installed (CI installs it: .ci/deps).  The draw times
 # are printed, never judged.
 . "${srcdir:-.}/tests/lib.sh"
-NTESTS=15
+NTESTS=16
 if [ -z "$PYTHON3" ]; then
 	echo "1..0 # SKIP no python3"
 	exit 0
@@ -161,4 +162,16 @@ jq_py "$R" 'd["evals"][3] == "x\ufffdy.py:1 bad</script><script>document.title=\
 ok $? "...and is shown as text when its frame is clicked"
 jq_py "$R" 'len(d["shot"]["canvases"]) == 3 and min(d["shot"]["canvases"][:2]) > 0.05'
 ok $? "both lanes are drawn"
+
+# A snapshot imported without steps: its instants name no step, its
+# verdict no warm-up.
+"$VRAMTRACE" import "$srcdir/examples/garbage_stream.pickle" --step-marker \
+    '^nothing$' -o "$TMP/stepless.db" >/dev/null 2>&1 &&
+    page "$TMP/stepless.db" "$TMP/stepless.html" || exit 99
+browse "$TMP/stepless.html" stepless \
+    --eval "document.getElementById('peak').textContent" \
+    --eval "document.querySelector('.lane-peak').textContent" \
+    --eval "document.querySelector('#verdict span').textContent"
+jq_py "$TMP/stepless.json" 'd["errors"] == [] and len(d["evals"]) == 3 and all(x and "n/a" not in x and "step" not in x for x in d["evals"])'
+ok $? "a run without steps: no step beside its peaks, no warm-up"
 done_testing
