@@ -339,6 +339,7 @@ extern const char *store_schema_index_sql;
 extern const char *store_schema_top_sql;
 extern const char *store_schema_check_sql;
 extern const char *store_schema_steps_sql;
+extern const char *store_schema_views_sql;
 
 /* store-steps.c */
 void	 store_steps_reset(struct store_steps *);

@@ -119,6 +119,35 @@ const char *store_schema_check_sql = OFFLOAD_CHECK_SQL;
 
 const char *store_schema_steps_sql = ALLOCATION_STEPS_SQL;
 
+/*
+ * The blocks of the garbage kinds that are facts (see the leak views
+ * below).  "destroyed" is never freed (free_ns: free_step has no step in a
+ * run without steps); files made before that was so get the view again
+ * when they are opened for writing (store_schema_views_sql).
+ */
+#define GARBAGE_STREAM_BLOCKS_SQL \
+"CREATE VIEW garbage_stream_blocks AS\n" \
+"  WITH judged AS (\n" \
+"    SELECT k.*, rl.last_step, CASE\n" \
+"      WHEN k.destroyed_ns IS NOT NULL THEN 'destroyed'\n" \
+"      WHEN k.is_default OR k.stream IS NULL THEN NULL\n" \
+"      WHEN k.live_bytes = 0 AND k.last_alloc_step <= rl.last_step - 3\n" \
+"        THEN 'stranded' END AS kind\n" \
+"    FROM stream_leaks k JOIN run_layers rl ON rl.run_id = k.run_id\n" \
+"      AND rl.layer = k.layer)\n" \
+"  SELECT j.run_id, j.kind, a.layer, a.device, a.stream, a.id,\n" \
+"    a.address, a.bytes, a.alloc_ns, a.alloc_step, a.site_id\n" \
+"  FROM judged j JOIN allocations a ON a.run_id = j.run_id\n" \
+"    AND a.device IS j.device AND a.stream IS j.stream AND (\n" \
+"      (j.kind = 'destroyed' AND a.layer = j.layer\n" \
+"        AND a.free_ns IS NULL)\n" \
+"      OR (j.kind = 'stranded' AND j.layer > 0 AND a.layer = 0\n" \
+"        AND coalesce(a.alloc_step, 1) <= j.last_step\n" \
+"        AND (a.free_step IS NULL OR a.free_step > j.last_step)));\n"
+
+const char *store_schema_views_sql =
+"DROP VIEW IF EXISTS garbage_stream_blocks;\n" GARBAGE_STREAM_BLOCKS_SQL;
+
 const char *store_schema_sql =
 "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 "  WITHOUT ROWID;\n"
@@ -422,25 +451,7 @@ ALLOCATION_STEPS_SQL
 "    AND p.stream IS d.stream\n"
 "  LEFT JOIN slopes sl ON sl.run_id = d.run_id AND sl.layer = d.layer\n"
 "    AND sl.device IS d.device AND sl.stream IS d.stream;\n"
-"CREATE VIEW garbage_stream_blocks AS\n"
-"  WITH judged AS (\n"
-"    SELECT k.*, rl.last_step, CASE\n"
-"      WHEN k.destroyed_ns IS NOT NULL THEN 'destroyed'\n"
-"      WHEN k.is_default OR k.stream IS NULL THEN NULL\n"
-"      WHEN k.live_bytes = 0 AND k.last_alloc_step <= rl.last_step - 3\n"
-"        THEN 'stranded' END AS kind\n"
-"    FROM stream_leaks k JOIN run_layers rl ON rl.run_id = k.run_id\n"
-"      AND rl.layer = k.layer)\n"
-"  SELECT j.run_id, j.kind, a.layer, a.device, a.stream, a.id,\n"
-"    a.address, a.bytes, a.alloc_ns, a.alloc_step, a.site_id\n"
-"  FROM judged j JOIN allocations a ON a.run_id = j.run_id\n"
-"    AND a.device IS j.device AND a.stream IS j.stream AND (\n"
-"      (j.kind = 'destroyed' AND a.layer = j.layer\n"
-"        AND a.free_step IS NULL)\n"
-
-"      OR (j.kind = 'stranded' AND j.layer > 0 AND a.layer = 0\n"
-"        AND coalesce(a.alloc_step, 1) <= j.last_step\n"
-"        AND (a.free_step IS NULL OR a.free_step > j.last_step)));\n"
+GARBAGE_STREAM_BLOCKS_SQL
 "CREATE VIEW leak_suspects AS\n"
 "  WITH per AS (\n"
 "    SELECT a.run_id, a.layer, a.site_id, a.device, a.stream,\n"

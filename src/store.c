@@ -67,7 +67,8 @@ store_check_schema(struct store *s, char **cause)
  * What was added to schema version 1 since it was first written, added to
  * a file made before it when it is opened for writing: the columns
  * sites.kind and processes.job, the offload check's tables and
- * allocation_steps.  0, or -1 with *cause.
+ * allocation_steps; and the view garbage_stream_blocks made again (fixed
+ * for runs without steps).  0, or -1 with *cause.
  */
 static int
 store_add_missing(struct store *s, char **cause)
@@ -105,6 +106,10 @@ store_add_missing(struct store *s, char **cause)
 	    SQLITE_OK)
 		return (store_sql_error(s, cause, "cannot add"
 		    " allocation_steps:"));
+	if (sqlite3_exec(s->db, store_schema_views_sql, NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		return (store_sql_error(s, cause, "cannot make the view"
+		    " garbage_stream_blocks again:"));
 	return (0);
 }
 

@@ -4,7 +4,7 @@
 # clean run, too few steps; exit statuses and options; and the leak views
 # agree with the report.
 . "${srcdir:-.}/tests/lib.sh"
-plan 53
+plan 55
 
 # A pool-layer run: stream 7 is the CUPTI NULL stream (flags 3) holding the
 # model; side stream 13 keeps 10 MiB of every step; stream 21 is destroyed
@@ -183,6 +183,38 @@ ok $? "no step markers: INCONCLUSIVE with the fix, exit 0, no step table"
 run "$VRAMTRACE" leaks "$TMP/nosteps.db" --format json
 jq_py "$TMP/out" '[(s["live_bytes"], s["live_blocks"]) for s in d["streams"]] == [(4096, 1)] and [(x["site"], x["bytes"]) for x in d["suspects"]] == [("train.py:7 keep", 4096)] and d["peak_step_end_bytes"] is None'
 ok $? "no step markers: live at the end is what was never freed"
+
+# A run without steps whose destroyed stream freed one of its blocks: the
+# view garbage_stream_blocks holds the one never freed, as leaks does.  A
+# file whose view was made before that was so (free_step IS NULL, true of
+# every row without steps) gets it again when a run is appended to it.
+printf '%s\n' 'stream-create 1000 stream=7 device=0 flags=3' \
+    'stream-create 1000 stream=21 device=0' \
+    'alloc 1100 address=0x1000 bytes=4096 stream=21' \
+    'alloc 1200 address=0x2000 bytes=8192 stream=21' \
+    'free 1300 address=0x2000 bytes=8192 stream=21' \
+    'stream-destroy 1500 stream=21 device=0' >"$TMP/nostepgone.txt"
+spool nostepgone
+view() {
+	"$VRAMTRACE" sql "$TMP/nostepgone.db" "SELECT group_concat(kind ||
+	    ':' || bytes, ' ') FROM garbage_stream_blocks WHERE run_id = 1" \
+	    --format csv | tail -n 1
+}
+run "$VRAMTRACE" leaks "$TMP/nostepgone.db" --format json
+jq_py "$TMP/out" '[(s["garbage"], s["garbage_bytes"]) for s in d["streams"] if s["stream"] == 21] == [("destroyed", 4096)]' &&
+    [ "$(view)" = "destroyed:4096" ]
+ok $? "no steps: a destroyed stream's garbage is its block never freed, in leaks and in the view"
+sqlite3_py() {	# sqlite3_py DB SQL: run SQL through Python's sqlite3
+	"$PY" -c 'import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.executescript(sys.argv[2]); c.commit()' "$@"
+}
+old=$("$VRAMTRACE" sql "$TMP/nostepgone.db" "SELECT sql FROM sqlite_master
+    WHERE name = 'garbage_stream_blocks'" --format csv | tail -n +2 |
+    sed 's/a\.free_ns IS NULL/a.free_step IS NULL/')
+sqlite3_py "$TMP/nostepgone.db" "DROP VIEW garbage_stream_blocks; $(echo "$old" | sed 's/^"//; s/"$//');" &&
+    [ "$(view)" = "destroyed:8192 destroyed:4096" ] &&
+    "$VRAMTRACE" replay "$TMP/nostepgone.vtr" -o "$TMP/nostepgone.db" \
+    --append >/dev/null 2>&1 && [ "$(view)" = "destroyed:4096" ]
+ok $? "...and a file with the view made before gets it again on an append"
 
 # Usage and input errors.
 run "$VRAMTRACE" leaks "$TMP/leak.db" --threshold lots
