@@ -193,6 +193,7 @@ import_trace_entry(struct import_state *st, int32_t device,
 	    cause) != 0 ||
 	    import_check_int(st, e, "size", 0, INT64_MAX - addr, 0, &size,
 	    cause) != 0 ||
+	    import_check_total(st, "size", size, cause) != 0 ||
 	    import_check_int(st, e, "stream", 0, INT64_MAX, 0, &stream,
 	    cause) != 0)
 		return (-1);
@@ -349,7 +350,8 @@ import_trace_segment(struct import_state *st, const struct pickle_value *seg,
 	    import_check_int(st, seg, "address", 0, INT64_MAX, 0, &g.address,
 	    cause) != 0 ||
 	    import_check_int(st, seg, "total_size", 0, INT64_MAX - g.address,
-	    0, &g.total_size, cause) != 0)
+	    0, &g.total_size, cause) != 0 ||
+	    import_check_total(st, "total_size", g.total_size, cause) != 0)
 		return (-1);
 	for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
 		if (import_check_int(st, seg, sizes[i], 0, g.total_size, 0,

@@ -42,6 +42,8 @@ struct import_summary {
 #define IMPORT_DEVICE_MAX	1024	/* devices 0 to 1023 */
 #define IMPORT_ACTION_MAX	64	/* distinct trace actions */
 #define IMPORT_TIME_US_MAX	(INT64_MAX / 1000)	/* fits in ns */
+/* The sizes of a file's trace entries and segments, added up: 2 EiB. */
+#define IMPORT_BYTES_MAX	((uint64_t)1 << 61)
 
 struct import_site_span;	/* import-site.c */
 struct worker;			/* worker.c, for import-pipe.c */
@@ -111,6 +113,7 @@ struct import_state {
 	enum import_at		 at;		/* the element being read */
 	size_t			 at_a, at_b;	/* its indexes */
 	size_t			 at_frame;	/* its frame + 1; 0: none */
+	uint64_t		 total_bytes;	/* import_check_total() */
 	char			 path[96];	/* import_check_path() */
 };
 
@@ -122,7 +125,7 @@ struct import_state {
  * change that makes the same pickle give another database, so that no
  * cached import (input.c) made by an older importer answers.
  */
-#define IMPORT_VERSION		6
+#define IMPORT_VERSION		7
 
 /* import.c */
 #define IMPORT_FAIL_OUTPUT	(-2)	/* the database (or a temporary file)
@@ -141,6 +144,8 @@ int	 import_check_int(struct import_state *, const struct pickle_value *,
 	     const char *, int64_t, int64_t, int, int64_t *, char **);
 int	 import_check_str(struct import_state *, const struct pickle_value *,
 	     const char *, int, const char **, char **);
+int	 import_check_total(struct import_state *, const char *, int64_t,
+	     char **);
 int	 import_line_unknown(const struct pickle_value *);
 int	 import_check_frames(struct import_state *,
 	     const struct pickle_value *, char **);

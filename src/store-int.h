@@ -270,6 +270,7 @@ struct store {
 	struct store_queue *queue;	/* store-queue.c's writer; NULL */
 	struct store_steps steps;
 	int		 unstepped;	/* rows written before any boundary */
+	uint64_t	 source_bytes;	/* the run's sizes from its sources */
 
 	struct store_idmap sites;	/* stack hash -> sites.id */
 	struct store_idmap frames;	/* frame hash -> frames.id */

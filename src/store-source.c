@@ -37,6 +37,14 @@
 
 #define SOURCE_STRINGS_MAX	(1u << 24)
 
+/*
+ * The sizes of a run's allocation events, added up (2 EiB): past it a sum
+ * of them, the live bytes of a step or what a stream allocated, might not
+ * fit in 63 bits and come out negative, which could turn a leak CLEAN.  No
+ * run allocates that much.
+ */
+#define SOURCE_BYTES_MAX	((uint64_t)1 << 61)
+
 /* How far behind the newest event a source applies events, in ns. */
 #define STORE_REORDER_NS	(2000ull * 1000 * 1000)
 
@@ -231,6 +239,11 @@ source_alloc(struct store_source *src, const struct event *ev, char **cause)
 	struct store_allocation	 a;
 	int64_t			 site;
 
+	if (ev->u.alloc.bytes > SOURCE_BYTES_MAX - s->source_bytes)
+		return (source_error(src, cause, "an allocation of %" PRIu64
+		    " bytes takes the run's past 2 EiB in all",
+		    ev->u.alloc.bytes));
+	s->source_bytes += ev->u.alloc.bytes;
 	if (source_site(src, ev->u.alloc.site, &site, cause) != 0)
 		return (-1);
 	memset(&a, 0, sizeof a);

@@ -322,6 +322,7 @@ store_run_begin(struct store *s, const struct store_run_info *info,
 		return (-1);
 	s->run_id = sqlite3_last_insert_rowid(s->db);
 	s->run_first_alloc = 0;
+	s->source_bytes = 0;
 	store_steps_reset(&s->steps);
 	s->unstepped = 0;
 	store_groups_reset(&s->groups);

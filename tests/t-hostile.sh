@@ -7,7 +7,7 @@
 # terminal, inputs merged without being changed, output names that are
 # files and never SQLite URIs, and tui --dump failing when its queries do.
 . "${srcdir:-.}/tests/lib.sh"
-plan 38
+plan 40
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT
 tab=$(printf '\t')
 esc=$(printf '\033')
@@ -62,6 +62,24 @@ run timeout 60 "$VRAMTRACE" import "$TMP/wide.pickle" --step-every 1 -o "$TMP/w/
 one 4 'wide.pickle: --step-every 1 ms cuts 1000000000000 steps .*at most 1000000' \
     "import --step-every: too many windows is one line naming the file"
 [ -z "$(ls "$TMP/w")" ]; ok $? "...and leaves nothing behind"
+
+# Eight allocations of 2^62 bytes: their sum, the live bytes of a step,
+# wrapped past 63 bits and a leak came out CLEAN.  The run's sizes may
+# add up to 2 EiB at most.
+{
+	t=2000
+	for k in 1 2 3 4 5 6 7 8; do
+		echo "alloc $((t - 500)) address=$((0x100000 * k)) bytes=4611686018427387904 stream=7"
+		echo "step-end $t"
+		t=$((t + 1000))
+	done
+} >"$TMP/huge.txt"
+"$MKSPOOL" "$TMP/huge.txt" "$TMP/huge.vtr" || exit 99
+mkdir "$TMP/h"
+run "$VRAMTRACE" replay "$TMP/huge.vtr" -o "$TMP/h/h.db"
+one 4 "huge.vtr: an allocation of 4611686018427387904 bytes takes the run's past 2 EiB in all" \
+    "replay: allocations whose sizes add up past 2 EiB are one line naming the file"
+[ -z "$(ls "$TMP/h")" ]; ok $? "...and leave nothing behind"
 
 # --- All or nothing ----------------------------------------------------
 cp "$TMP/run.db" "$TMP/t.db" && cp "$TMP/t.db" "$TMP/t.orig"

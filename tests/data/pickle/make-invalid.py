@@ -110,6 +110,14 @@ CASES = [
      "segments[0].frames[0].line is 9223372036854775808, not in 0 to"),
     ("entry-size-2-64", setter(ENTRY + ["size"], 2**64 - 1),
      "device_traces[1][4].size is 18446744073709551615, not in 0 to"),
+    # Sizes that add up past 2 EiB: a sum of them might not fit 63 bits
+    ("entry-size-2-62", setter(ENTRY + ["size"], 2**62),
+     "device_traces[1][4].size is 4611686018427387904, which takes the"
+     " sizes of the file past 2 EiB in all"),
+    ("entry-sizes-2-60", lambda s: [e.update(size=2**60) for e in
+                                    s["device_traces"][1][4:6]],
+     "device_traces[1][5].size is 1152921504606846976, which takes the"
+     " sizes of the file past 2 EiB in all"),
     ("entry-list", setter(ENTRY, [1, 2]),
      "device_traces[1][4] is a list, not a dict"),
     ("entry-size-negative", setter(ENTRY + ["size"], -512),
