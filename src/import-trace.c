@@ -40,6 +40,20 @@ block_bytes(int64_t size)
 }
 
 /*
+ * The largest size a trace entry or segment at address may give: inside
+ * the address space, and ALLOCATION_BYTES_MAX at most once block_bytes()
+ * rounded it up.
+ */
+static int64_t
+size_max(int64_t address)
+{
+	int64_t	most = (int64_t)(ALLOCATION_BYTES_MAX &
+	    ~(uint64_t)(IMPORT_BLOCK_MIN - 1));
+
+	return (address > INT64_MAX - most ? INT64_MAX - address : most);
+}
+
+/*
  * Count a trace entry of action on device.  At most IMPORT_ACTION_MAX
  * distinct actions (PyTorch writes ten): a bound on memory and on the
  * search.  0, or -1 with *cause.
@@ -191,8 +205,8 @@ import_trace_entry(struct import_state *st, int32_t device,
 		return (0);	/* an action we do not know, without an address */
 	if (import_check_int(st, e, "addr", 0, INT64_MAX, 0, &addr,
 	    cause) != 0 ||
-	    import_check_int(st, e, "size", 0, INT64_MAX - addr, 0, &size,
-	    cause) != 0 ||
+	    import_check_int(st, e, "size", 0, size_max(addr), 0,
+	    &size, cause) != 0 ||
 	    import_check_total(st, "size", size, cause) != 0 ||
 	    import_check_int(st, e, "stream", 0, INT64_MAX, 0, &stream,
 	    cause) != 0)
@@ -349,8 +363,8 @@ import_trace_segment(struct import_state *st, const struct pickle_value *seg,
 	    &g.device, cause) != 0 ||
 	    import_check_int(st, seg, "address", 0, INT64_MAX, 0, &g.address,
 	    cause) != 0 ||
-	    import_check_int(st, seg, "total_size", 0, INT64_MAX - g.address,
-	    0, &g.total_size, cause) != 0 ||
+	    import_check_int(st, seg, "total_size", 0,
+	    size_max(g.address), 0, &g.total_size, cause) != 0 ||
 	    import_check_total(st, "total_size", g.total_size, cause) != 0)
 		return (-1);
 	for (i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {

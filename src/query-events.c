@@ -25,8 +25,8 @@
 
 #include "unknown.h"
 
-#define EVENT_FREE_BIT		(UINT64_C(1) << 47)
-#define EVENT_BYTES_MASK	(EVENT_FREE_BIT - 1)
+#define EVENT_FREE_BIT		(ALLOCATION_BYTES_MAX + 1)
+#define EVENT_BYTES_MASK	ALLOCATION_BYTES_MAX
 
 /* The lookup of a series by its key: open addressing, half full. */
 struct qe_slot {

@@ -239,6 +239,9 @@ source_alloc(struct store_source *src, const struct event *ev, char **cause)
 	struct store_allocation	 a;
 	int64_t			 site;
 
+	if (ev->u.alloc.bytes > ALLOCATION_BYTES_MAX)
+		return (source_error(src, cause, "an allocation of %" PRIu64
+		    " bytes, more than 128 TiB", ev->u.alloc.bytes));
 	if (ev->u.alloc.bytes > SOURCE_BYTES_MAX - s->source_bytes)
 		return (source_error(src, cause, "an allocation of %" PRIu64
 		    " bytes takes the run's past 2 EiB in all",

@@ -98,6 +98,13 @@ int	 nvml_process_usage(struct nvml *, unsigned int, unsigned int,
 /* git.c */
 char	*git_head(const char *);
 
+/*
+ * The largest allocation (or segment) vramtrace stores and reads: 128 TiB,
+ * more than any device has; the reader of a run's instants packs bytes in
+ * 47 bits (query-events.c).  What an input says past it is refused.
+ */
+#define ALLOCATION_BYTES_MAX	((UINT64_C(1) << 47) - 1)
+
 /* store.c */
 struct store;
 #define STORE_CREATE	0x1	/* make a new database; fail if it exists */

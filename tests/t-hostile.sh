@@ -7,7 +7,7 @@
 # terminal, inputs merged without being changed, output names that are
 # files and never SQLite URIs, and tui --dump failing when its queries do.
 . "${srcdir:-.}/tests/lib.sh"
-plan 40
+plan 42
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT
 tab=$(printf '\t')
 esc=$(printf '\033')
@@ -63,22 +63,36 @@ one 4 'wide.pickle: --step-every 1 ms cuts 1000000000000 steps .*at most 1000000
     "import --step-every: too many windows is one line naming the file"
 [ -z "$(ls "$TMP/w")" ]; ok $? "...and leaves nothing behind"
 
-# Eight allocations of 2^62 bytes: their sum, the live bytes of a step,
-# wrapped past 63 bits and a leak came out CLEAN.  The run's sizes may
-# add up to 2 EiB at most.
-{
-	t=2000
-	for k in 1 2 3 4 5 6 7 8; do
-		echo "alloc $((t - 500)) address=$((0x100000 * k)) bytes=4611686018427387904 stream=7"
-		echo "step-end $t"
-		t=$((t + 1000))
-	done
-} >"$TMP/huge.txt"
-"$MKSPOOL" "$TMP/huge.txt" "$TMP/huge.vtr" || exit 99
+# An allocation past 128 TiB, more than any device has; allocations of
+# 128 TiB at overlapping addresses, 70,000 of them: their sum, the live
+# bytes of a step, wrapped past 63 bits (negative: a leak came out CLEAN).
+# A run's sizes add up to 2 EiB at most.
+printf '%s\n' 'alloc 1000 address=0x100000 bytes=4611686018427387904 stream=7' \
+    'step-end 2000' >"$TMP/huge.txt"
+awk 'BEGIN { for (i = 1; i <= 16385; i++)
+	printf "alloc %d address=%d bytes=140737488355327 stream=7\n", 1000 + i, 4096 * i
+	print "step-end 100000" }' >"$TMP/many.txt"
+"$MKSPOOL" "$TMP/huge.txt" "$TMP/huge.vtr" &&
+    "$MKSPOOL" "$TMP/many.txt" "$TMP/many.vtr" || exit 99
+"$PY" - "$TMP/many.pickle" <<'PY'
+import pickle, sys
+size = (1 << 47) - 512
+trace = [{"action": "alloc", "addr": 4096 * (i + 1), "size": size,
+          "stream": 0, "time_us": 1000 + i, "frames": []}
+         for i in range(70000)]
+pickle.dump({"segments": [], "device_traces": [trace]},
+            open(sys.argv[1], "wb"), protocol=4)
+PY
 mkdir "$TMP/h"
 run "$VRAMTRACE" replay "$TMP/huge.vtr" -o "$TMP/h/h.db"
-one 4 "huge.vtr: an allocation of 4611686018427387904 bytes takes the run's past 2 EiB in all" \
+one 4 "huge.vtr: an allocation of 4611686018427387904 bytes, more than 128 TiB" \
+    "replay: an allocation past 128 TiB is one line naming the file"
+run "$VRAMTRACE" replay "$TMP/many.vtr" -o "$TMP/h/h.db"
+one 4 "many.vtr: an allocation of 140737488355327 bytes takes the run's past 2 EiB in all" \
     "replay: allocations whose sizes add up past 2 EiB are one line naming the file"
+run "$VRAMTRACE" import "$TMP/many.pickle" -o "$TMP/h/h.db"
+one 4 "many.pickle: device_traces\[0\]\[16384\].size is 140737488354816, which takes the sizes of the file past 2 EiB in all" \
+    "import: trace entries whose sizes add up past 2 EiB are one line naming the entry"
 [ -z "$(ls "$TMP/h")" ]; ok $? "...and leave nothing behind"
 
 # --- All or nothing ----------------------------------------------------

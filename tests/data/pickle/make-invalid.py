@@ -68,6 +68,9 @@ CASES = [
                                          s.pop("device_traces")),
      "no \"segments\" or \"device_traces\""),
     ("segment-int", setter(SEG, 7), "segments[0] is an int, not a dict"),
+    ("segment-total-2-47", setter(SEG + ["total_size"], 2**47),
+     "segments[0].total_size is 140737488355328, not in 0 to"
+     " 140737488354816"),
     ("segment-total-negative", setter(SEG + ["total_size"], -1),
      "segments[0].total_size is -1, negative"),
     ("segment-allocated-over", setter(SEG + ["allocated_size"], 2**40),
@@ -110,14 +113,10 @@ CASES = [
      "segments[0].frames[0].line is 9223372036854775808, not in 0 to"),
     ("entry-size-2-64", setter(ENTRY + ["size"], 2**64 - 1),
      "device_traces[1][4].size is 18446744073709551615, not in 0 to"),
-    # Sizes that add up past 2 EiB: a sum of them might not fit 63 bits
-    ("entry-size-2-62", setter(ENTRY + ["size"], 2**62),
-     "device_traces[1][4].size is 4611686018427387904, which takes the"
-     " sizes of the file past 2 EiB in all"),
-    ("entry-sizes-2-60", lambda s: [e.update(size=2**60) for e in
-                                    s["device_traces"][1][4:6]],
-     "device_traces[1][5].size is 1152921504606846976, which takes the"
-     " sizes of the file past 2 EiB in all"),
+    # 128 TiB, more than any device has (and the 47 bits a size is read in)
+    ("entry-size-2-47", setter(ENTRY + ["size"], 2**47),
+     "device_traces[1][4].size is 140737488355328, not in 0 to"
+     " 140737488354816"),
     ("entry-list", setter(ENTRY, [1, 2]),
      "device_traces[1][4] is a list, not a dict"),
     ("entry-size-negative", setter(ENTRY + ["size"], -512),
