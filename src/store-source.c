@@ -37,12 +37,7 @@
 
 #define SOURCE_STRINGS_MAX	(1u << 24)
 
-/*
- * The sizes of a run's allocation events, added up (2 EiB): past it a sum
- * of them, the live bytes of a step or what a stream allocated, might not
- * fit in 63 bits and come out negative, which could turn a leak CLEAN.  No
- * run allocates that much.
- */
+/* The sizes of a run's allocations, copies and offloads, added up: 2 EiB. */
 #define SOURCE_BYTES_MAX	((uint64_t)1 << 61)
 
 /* How far behind the newest event a source applies events, in ns. */
@@ -232,6 +227,63 @@ source_site(struct store_source *src, uint32_t id, int64_t *site,
 	return (rc);
 }
 
+/*
+ * Hold an event's size to what a machine can have, since a spool file or
+ * a client may say anything: an allocation, a copy, an offloaded or checked
+ * tensor and a device's memory are below 128 TiB (ALLOCATION_BYTES_MAX),
+ * and a run's allocations, copies and offloads add up to 2 EiB at most
+ * (SOURCE_BYTES_MAX).  Past them a sum, the live bytes of a step, might
+ * not fit in 63 bits and come out negative, and a device of 4 EiB would
+ * make any leak too slow to matter: either could turn a leak CLEAN.  0, or
+ * -1 with *cause.
+ */
+static int
+source_sizes(struct store_source *src, const struct event *ev, char **cause)
+{
+	struct store	*s = src->store;
+	const char	*what;
+	uint64_t	 bytes;
+	int		 summed = 1;
+
+	switch (ev->type) {
+	case EVENT_ALLOC:
+	case EVENT_FREE:
+		what = "an allocation";
+		bytes = ev->u.alloc.bytes;
+		break;
+	case EVENT_MEMCPY:
+		what = "a copy";
+		bytes = ev->u.memcpy.bytes;
+		break;
+	case EVENT_OFFLOAD:
+		what = "an offloaded tensor";
+		bytes = ev->u.offload.bytes;
+		break;
+	case EVENT_CHECK_DIFF:
+		what = "a checked tensor";
+		bytes = ev->u.check_diff.bytes;
+		summed = 0;
+		break;
+	case EVENT_DEVICE:
+		what = "a device";
+		bytes = ev->u.device.total_bytes;
+		summed = 0;
+		break;
+	default:
+		return (0);
+	}
+	if (bytes > ALLOCATION_BYTES_MAX)
+		return (source_error(src, cause, "%s of %" PRIu64 " bytes, more"
+		    " than 128 TiB", what, bytes));
+	if (!summed)
+		return (0);
+	if (bytes > SOURCE_BYTES_MAX - s->source_bytes)
+		return (source_error(src, cause, "%s of %" PRIu64 " bytes takes"
+		    " the run's sizes past 2 EiB in all", what, bytes));
+	s->source_bytes += bytes;
+	return (0);
+}
+
 static int
 source_alloc(struct store_source *src, const struct event *ev, char **cause)
 {
@@ -239,14 +291,6 @@ source_alloc(struct store_source *src, const struct event *ev, char **cause)
 	struct store_allocation	 a;
 	int64_t			 site;
 
-	if (ev->u.alloc.bytes > ALLOCATION_BYTES_MAX)
-		return (source_error(src, cause, "an allocation of %" PRIu64
-		    " bytes, more than 128 TiB", ev->u.alloc.bytes));
-	if (ev->u.alloc.bytes > SOURCE_BYTES_MAX - s->source_bytes)
-		return (source_error(src, cause, "an allocation of %" PRIu64
-		    " bytes takes the run's past 2 EiB in all",
-		    ev->u.alloc.bytes));
-	s->source_bytes += ev->u.alloc.bytes;
 	if (source_site(src, ev->u.alloc.site, &site, cause) != 0)
 		return (-1);
 	memset(&a, 0, sizeof a);
@@ -503,6 +547,8 @@ source_apply(struct store_source *src, const struct event *ev, char **cause)
 	int		 rc = 0;
 
 	s->applied++;
+	if (source_sizes(src, ev, cause) != 0)
+		return (-1);
 	switch (ev->type) {
 	case EVENT_STRING:
 		return (define_string(src, &ev->u.string, cause));

@@ -7,7 +7,7 @@
 # terminal, inputs merged without being changed, output names that are
 # files and never SQLite URIs, and tui --dump failing when its queries do.
 . "${srcdir:-.}/tests/lib.sh"
-plan 42
+plan 43
 unset VRAMTRACE_SOCKET VRAMTRACE_OUTPUT
 tab=$(printf '\t')
 esc=$(printf '\033')
@@ -63,10 +63,10 @@ one 4 'wide.pickle: --step-every 1 ms cuts 1000000000000 steps .*at most 1000000
     "import --step-every: too many windows is one line naming the file"
 [ -z "$(ls "$TMP/w")" ]; ok $? "...and leaves nothing behind"
 
-# An allocation past 128 TiB, more than any device has; allocations of
-# 128 TiB at overlapping addresses, 70,000 of them: their sum, the live
-# bytes of a step, wrapped past 63 bits (negative: a leak came out CLEAN).
-# A run's sizes add up to 2 EiB at most.
+# An allocation (or a device) past 128 TiB, more than any device has;
+# allocations of 128 TiB at overlapping addresses, 70,000 of them: their
+# sum, the live bytes of a step, wrapped past 63 bits (negative: a leak
+# came out CLEAN).  A run's sizes add up to 2 EiB at most.
 printf '%s\n' 'alloc 1000 address=0x100000 bytes=4611686018427387904 stream=7' \
     'step-end 2000' >"$TMP/huge.txt"
 awk 'BEGIN { for (i = 1; i <= 16385; i++)
@@ -88,8 +88,16 @@ run "$VRAMTRACE" replay "$TMP/huge.vtr" -o "$TMP/h/h.db"
 one 4 "huge.vtr: an allocation of 4611686018427387904 bytes, more than 128 TiB" \
     "replay: an allocation past 128 TiB is one line naming the file"
 run "$VRAMTRACE" replay "$TMP/many.vtr" -o "$TMP/h/h.db"
-one 4 "many.vtr: an allocation of 140737488355327 bytes takes the run's past 2 EiB in all" \
+one 4 "many.vtr: an allocation of 140737488355327 bytes takes the run's sizes past 2 EiB in all" \
     "replay: allocations whose sizes add up past 2 EiB are one line naming the file"
+# A device of 4 EiB made a leak of 2 MiB a step too slow to matter: CLEAN.
+printf '%s\n' 'device 500 device=0 total=4611686018427387904' \
+    'alloc 1000 address=0x1000 bytes=2097152 stream=7' 'step-end 2000' \
+    >"$TMP/dev.txt"
+"$MKSPOOL" "$TMP/dev.txt" "$TMP/dev.vtr" || exit 99
+run "$VRAMTRACE" replay "$TMP/dev.vtr" -o "$TMP/h/h.db"
+one 4 "dev.vtr: a device of 4611686018427387904 bytes, more than 128 TiB" \
+    "replay: a device past 128 TiB is one line naming the file"
 run "$VRAMTRACE" import "$TMP/many.pickle" -o "$TMP/h/h.db"
 one 4 "many.pickle: device_traces\[0\]\[16384\].size is 140737488354816, which takes the sizes of the file past 2 EiB in all" \
     "import: trace entries whose sizes add up past 2 EiB are one line naming the entry"
