@@ -31,12 +31,12 @@
  *     all the rises.  No rise: 7.
  *  5. Plateau.  When F has been flat for LEAK_SHAPE_PLATEAU windows and
  *     twice the longest gap between two rises, growth stopped: CLEAN,
- *     warm-up, its onset the step that reached the plateau.  The first
- *     window to the first rise counts as a gap too: growth that began
- *     after memory stayed flat (a leak every N steps, seen once) must
- *     stay flat twice as long again.  When that holds only for the
- *     regime's gaps (growth came back after a pause and stopped for less
- *     than the pause): INCONCLUSIVE.
+ *     warm-up, its onset the step that reached the plateau; after a
+ *     short burst (one or two rises) that came after memory stayed flat,
+ *     flat for longer than it stayed flat before (a leak every N steps,
+ *     seen once, is INCONCLUSIVE).  When that holds only for the regime's
+ *     gaps (growth came back after a pause and stopped for less than the
+ *     pause): INCONCLUSIVE.
  *  6. Leak.  LEAK when the regime rose at LEAK_SHAPE_MIN_RISES windows or
  *     more; its second half rose at least a third as often as its first
  *     (else it is slowing down, as a cache filling with a bounded set of
@@ -504,15 +504,11 @@ fit_plateau(const struct fit *f, struct leak_shape_result *out)
 	out->onset = (int64_t)f->start[f->rise[f->nrise - 1]];
 }
 
-/*
- * The longest gap between the rises from rise `from` on; 0 for one.  From
- * the first rise, the windows before it count as a gap: memory that stayed
- * flat that long before it grew.
- */
+/* The longest gap between the rises from rise `from` on; 0 for one. */
 static int64_t
 fit_longest_gap(const struct fit *f, size_t from)
 {
-	int64_t	gmax = from == 0 ? (int64_t)f->rise[0] : 0;
+	int64_t	gmax = 0;
 	size_t	i;
 
 	for (i = from + 1; i < f->nrise; i++) {
@@ -520,6 +516,26 @@ fit_longest_gap(const struct fit *f, size_t from)
 			gmax = (int64_t)(f->rise[i] - f->rise[i - 1]);
 	}
 	return (gmax);
+}
+
+/*
+ * The windows memory stayed flat before it first grew, when the regime is
+ * all the growth and its first burst is short (fewer than
+ * LEAK_SHAPE_MIN_RISES rises): one rise after a flat start may be the
+ * first of a leak that recurs as rarely.  0 otherwise: a burst of growth
+ * that stopped, or a warm-up before the regime (whose pause counts).
+ */
+static int64_t
+fit_lead(const struct fit *f)
+{
+	size_t	n;
+
+	if (f->r0 > 0)
+		return (0);
+	for (n = 1; n < f->nrise && f->rise[n] - f->rise[n - 1] <=
+	    LEAK_SHAPE_BURST_GAP; n++)
+		;
+	return (n < LEAK_SHAPE_MIN_RISES ? (int64_t)f->rise[0] : 0);
 }
 
 /*
@@ -728,10 +744,11 @@ leak_shape_fit(const int64_t *live, size_t n,
 
 	/* 5. A plateau of all growth; a regime that stopped; 6. a leak. */
 	tail = (int64_t)(f.nb - 1 - f.rise[f.nrise - 1]);
-	if (tail >= LEAK_SHAPE_PLATEAU && tail >= 2 * fit_longest_gap(&f, 0)) {
+	if (tail >= LEAK_SHAPE_PLATEAU && tail >= 2 * fit_longest_gap(&f, 0) &&
+	    tail > fit_lead(&f)) {
 		fit_plateau(&f, out);
 		fit_check_end(&f, out);
-	} else if (tail >= LEAK_SHAPE_PLATEAU &&
+	} else if (tail >= LEAK_SHAPE_PLATEAU && f.r0 > 0 &&
 	    tail >= 2 * fit_longest_gap(&f, f.r0))
 		fit_bursts(&f, out);
 	else
