@@ -83,8 +83,9 @@ for name, verdict, shape, period, onset, garbage in rows:
                                   ("suspects", ("bytes", "blocks")))]
         want = (facts["live_bytes_at_end"], facts["live_blocks_at_end"])
         ok("_record_memory_history()" in lk["reason"] and
-           held == [want, want],
-           "%s: no history said with the fix; streams and sites hold the "
+           'enabled="all"' in lk["reason"] and held == [want, want],
+           "%s: no history said with the fix (enabled=\"all\"); streams "
+           "and sites hold the "
            "%d B in %d blocks live at the dump" % ((name,) + want),
            "%s %s" % (lk["reason"], held))
     g = " ".join(sorted("%s:%d:%d" % (s["garbage"], s["garbage_bytes"],
