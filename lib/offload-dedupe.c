@@ -18,7 +18,14 @@
  * show failing.
  *
  * Shape: a chained hash table with a power-of-two bucket count that doubles
- * when the load passes 1; a node owns a copy of its key.
+ * when the load passes 1; a node owns a copy of its key.  The hash covers
+ * the whole key, the generation and version too: the caching allocator
+ * gives a freed address to the next tensor of the same size, so a step's
+ * keys share a few addresses, shapes and strides (every layer of a
+ * transformer saves the same ones; a chain of 2,000 operations put its
+ * 2,000 keys in one chain, a search of all of them at every pack).  A
+ * lookup that ignores generations (the bug, for tests) searches every
+ * chain.
  */
 #include "config.h"
 
@@ -33,7 +40,6 @@ struct offload_dedupe_node {
 	struct offload_dedupe_node	*next;
 };
 
-/* The hash ignores the generation, so a lookup without it finds stale keys. */
 static uint64_t
 offload_dedupe_hash(const struct offload_key *k)
 {
@@ -41,6 +47,8 @@ offload_dedupe_hash(const struct offload_key *k)
 	int32_t		i;
 
 	h = (h ^ k->storage) * 1099511628211ULL;
+	h = (h ^ k->generation) * 1099511628211ULL;
+	h = (h ^ k->version) * 1099511628211ULL;
 	h = (h ^ (uint64_t)k->offset) * 1099511628211ULL;
 	h = (h ^ (uint64_t)(uint32_t)k->dtype) * 1099511628211ULL;
 	for (i = 0; i < k->ndim; i++) {
@@ -116,22 +124,26 @@ offload_dedupe_clear(struct offload_dedupe *d)
 
 /*
  * Look k up; with generation zero the generations are not compared (the
- * broken behaviour, for tests).  Returns 1 and the id in *id on a hit, 0
- * on a miss.  Keys of more than VRAMTRACE_OFFLOAD_MAX_DIMS never hit.
+ * broken behaviour, for tests) and every chain is searched.  Returns 1 and
+ * the id in *id on a hit, 0 on a miss.  Keys of more than
+ * VRAMTRACE_OFFLOAD_MAX_DIMS never hit.
  */
 int
 offload_dedupe_find(struct offload_dedupe *d, const struct offload_key *k,
     int generation, uint64_t *id)
 {
 	struct offload_dedupe_node	*node;
+	size_t				 i, n;
 
 	if (d->nbuckets == 0 || k->ndim > VRAMTRACE_OFFLOAD_MAX_DIMS)
 		return (0);
-	node = d->buckets[offload_dedupe_hash(k) & (d->nbuckets - 1)];
-	for (; node != NULL; node = node->next) {
-		if (offload_dedupe_same(&node->key, k, generation)) {
-			*id = node->id;
-			return (1);
+	i = generation ? offload_dedupe_hash(k) & (d->nbuckets - 1) : 0;
+	for (n = generation ? i + 1 : d->nbuckets; i < n; i++) {
+		for (node = d->buckets[i]; node != NULL; node = node->next) {
+			if (offload_dedupe_same(&node->key, k, generation)) {
+				*id = node->id;
+				return (1);
+			}
 		}
 	}
 	return (0);

@@ -129,7 +129,7 @@ test_dedupe(void)
 	struct offload_dedupe	d;
 	struct offload_key	k1, k2, view;
 	uint64_t		id = 0;
-	int			i;
+	int			i, found;
 
 	offload_dedupe_init(&d);
 	key_init(&k1, 0x7000, 1);
@@ -159,6 +159,26 @@ test_dedupe(void)
 	key_init(&k1, 0x100000 + 777 * 4096, 1);
 	tap_ok(d.count == 1000 && offload_dedupe_find(&d, &k1, 1, &id) &&
 	    id == 777, "dedupe: table grows and still finds keys");
+	offload_dedupe_clear(&d);
+	for (i = 1; i <= 1000; i++) {	/* one address, given out again */
+		key_init(&k1, 0x7000, (uint64_t)i);
+		offload_dedupe_insert(&d, &k1, (uint64_t)i);
+	}
+	key_init(&k1, 0x7000, 600);
+	tap_ok(offload_dedupe_release(&d, &k1, 600) &&
+	    !offload_dedupe_find(&d, &k1, 1, &id), "dedupe: one generation of "
+	    "an address given out 1000 times released");
+	for (found = 0, i = 1; i <= 1000; i++) {
+		key_init(&k1, 0x7000, (uint64_t)i);
+		found += offload_dedupe_find(&d, &k1, 1, &id) &&
+		    id == (uint64_t)i;
+	}
+	tap_eq(found, 999, "dedupe: every other generation of it finds its "
+	    "own tensor");
+	key_init(&k1, 0x7000, 600);
+	tap_ok(offload_dedupe_find(&d, &k1, 0, &id) && id != 600,
+	    "dedupe: ignoring generations (the bug), the released one hits "
+	    "another tensor");
 	offload_dedupe_clear(&d);
 	tap_eq((int64_t)d.count, 0, "dedupe: clear");
 }
@@ -411,7 +431,7 @@ test_profile(void)
 int
 main(void)
 {
-	tap_plan(52);
+	tap_plan(55);
 	test_slab();
 	test_dedupe();
 	test_stash();
