@@ -92,18 +92,15 @@ check_fail(struct import_state *st, const char *key, char **cause,
 }
 
 /*
- * Set *out to key of dict d (d itself when key is NULL), which must be of
+ * Set *out to v, the value found at key (NULL: missing), which must be of
  * type want; a missing key sets *out to NULL when flags has
  * IMPORT_OPTIONAL.  0, or -1 with *cause.
  */
-int
-import_check_value(struct import_state *st, const struct pickle_value *d,
+static int
+check_found(struct import_state *st, const struct pickle_value *v,
     const char *key, enum pickle_type want, int flags,
     const struct pickle_value **out, char **cause)
 {
-	const struct pickle_value	*v;
-
-	v = key != NULL ? pickle_dict_get(d, key) : d;
 	*out = NULL;
 	if (v == NULL) {
 		if (flags & IMPORT_OPTIONAL)
@@ -117,6 +114,20 @@ import_check_value(struct import_state *st, const struct pickle_value *d,
 		    want == PICKLE_INT ? "n" : "", pickle_type_name(want)));
 	*out = v;
 	return (0);
+}
+
+/*
+ * Set *out to key of dict d (d itself when key is NULL), which must be of
+ * type want; a missing key sets *out to NULL when flags has
+ * IMPORT_OPTIONAL.  0, or -1 with *cause.
+ */
+int
+import_check_value(struct import_state *st, const struct pickle_value *d,
+    const char *key, enum pickle_type want, int flags,
+    const struct pickle_value **out, char **cause)
+{
+	return (check_found(st, key != NULL ? pickle_dict_get(d, key) : d, key,
+	    want, flags, out, cause));
 }
 
 /*
@@ -138,8 +149,7 @@ import_check_int(struct import_state *st, const struct pickle_value *d,
 	    pickle_uint(v, &u) == 0)
 		return (check_fail(st, key, cause, "is %" PRIu64 ", not in %"
 		    PRId64 " to %" PRId64, u, min, max));
-	if (import_check_value(st, d, key, PICKLE_INT, flags, &v,
-	    cause) != 0)
+	if (check_found(st, v, key, PICKLE_INT, flags, &v, cause) != 0)
 		return (-1);
 	if (v == NULL)
 		return (0);

@@ -159,14 +159,16 @@ import_trace_entry(struct import_state *st, int32_t device,
 	struct store_allocation	 a;
 	const struct pickle_value *v;
 	const char		*action;
-	int64_t			 addr = 0, size = 0, stream = 0, time_us;
+	int64_t			 addr = -1, size = 0, stream = 0, time_us = -1;
 	uint64_t		 t;
 
 	import_check_at(st, IMPORT_AT_TRACE, (size_t)device, index);
 	if (import_check_value(st, e, NULL, PICKLE_DICT, 0, &v, cause) != 0 ||
-	    import_check_str(st, e, "action", 0, &action, cause) != 0)
+	    import_check_str(st, e, "action", 0, &action, cause) != 0 ||
+	    import_check_int(st, e, "time_us", 0, IMPORT_TIME_US_MAX,
+	    IMPORT_OPTIONAL, &time_us, cause) != 0)
 		return (-1);
-	if (pickle_dict_get(e, "time_us") == NULL) {
+	if (time_us < 0) {
 		/* PyTorch 2.2 added the times (pytorch/pytorch#112266). */
 		xasprintf(cause, "%s: %s.time_us is missing: the trace has no"
 		    " times, as PyTorch before 2.2 wrote it; take the snapshot"
@@ -174,9 +176,7 @@ import_trace_entry(struct import_state *st, int32_t device,
 		    import_check_path(st));
 		return (-1);
 	}
-	if (import_check_int(st, e, "time_us", 0, IMPORT_TIME_US_MAX, 0,
-	    &time_us, cause) != 0 ||
-	    count_action(st, device, action, cause) != 0)
+	if (count_action(st, device, action, cause) != 0)
 		return (-1);
 	st->summary->trace_entries++;
 	t = (uint64_t)time_us * 1000;
@@ -201,11 +201,12 @@ import_trace_entry(struct import_state *st, int32_t device,
 		    cause));
 	if (strcmp(action, "snapshot") == 0 || strcmp(action, "annotate") == 0)
 		return (0);
-	if (pickle_dict_get(e, "addr") == NULL)
+	if (import_check_int(st, e, "addr", 0, INT64_MAX, IMPORT_OPTIONAL,
+	    &addr, cause) != 0)
+		return (-1);
+	if (addr < 0)
 		return (0);	/* an action we do not know, without an address */
-	if (import_check_int(st, e, "addr", 0, INT64_MAX, 0, &addr,
-	    cause) != 0 ||
-	    import_check_int(st, e, "size", 0, size_max(addr), 0,
+	if (import_check_int(st, e, "size", 0, size_max(addr), 0,
 	    &size, cause) != 0 ||
 	    import_check_total(st, "size", size, cause) != 0 ||
 	    import_check_int(st, e, "stream", 0, INT64_MAX, 0, &stream,
