@@ -2,7 +2,7 @@
 """Write a large, valid PyTorch memory snapshot pickle for benchmarks.
 
 usage: gen-snapshot.py [-s SIZE] [-d DEVICES] [--share] [--fresh-frames]
-                       [--check] OUT
+                       [--real-lifetimes] [--check] OUT
 
 SIZE is in bytes with an optional K, M or G suffix (default 1G).  The file
 has the shape of torch.cuda.memory._dump_snapshot(): segments with blocks,
@@ -18,10 +18,20 @@ is kept under "raw_traces" (a reference).  --fresh-frames gives each
 trace entry a list of its own around the shared frame dicts, as PyTorch
 2.11's _dump_snapshot writes most entries (two in three in the leak zoo's
 snapshots), where by default every entry refers to a shared list.
+By default a block lives about 100,000 trace entries (50 steps) at one
+of 100,000 addresses, with sizes of any multiple of 512 bytes: a stress
+of the live table, of the allocations that cross steps and of the
+groups.  --real-lifetimes gives blocks the lifetimes of a real training
+run instead (fixture_large.pickle's: half freed within 26 trace entries,
+nine in ten within 600, one in 300 never): 25 sizes, each block's address
+one its size freed before, so a few hundred addresses in all (these
+files: half within 28 entries, nine in ten within 320).
 --check loads the result with pickle.load and verifies its shape (use it
 only on small sizes).
 """
 import argparse
+import heapq
+import math
 import pickle
 import random
 import struct
@@ -198,15 +208,70 @@ def segments(w, frames, rnd, count):
     return out
 
 
-def traces(w, frames, rnd, budget, devices, annotations, share):
+class Cycle:
+    """The default entries: a fixed cycle of actions, each at address
+    n % 100000 (so a block lives 100,000 entries), of any size."""
+
+    actions = ["segment_alloc", "alloc", "alloc", "free_requested",
+               "free_completed", "alloc", "free_requested",
+               "free_completed", "segment_free"]
+
+    def __init__(self, rnd):
+        self.rnd = rnd
+
+    def entry(self, n):
+        """(action, address, size) of trace entry n."""
+        return (self.actions[n % len(self.actions)],
+                0x7f0000000000 + (n % 100000) * 512,
+                512 * self.rnd.randint(1, 40000))
+
+
+class Lifetimes:
+    """Entries as a training run makes them (--real-lifetimes): each
+    block allocated with a lifetime drawn from a log-normal of median 26
+    trace entries (one in 300 never freed), then free_requested and
+    free_completed once it is due; a freed address is given again to the
+    next block of its size."""
+
+    SIZES = [512 * 2**k for k in range(15)] + [
+        3 * 512 * 2**k for k in range(10)]
+
+    def __init__(self, rnd):
+        self.rnd = rnd
+        self.due = []               # heap of (entry, address, size)
+        self.free = {}              # size -> addresses freed
+        self.next_addr = 0x7f0000000000
+        self.freeing = None         # the block between its two frees
+
+    def entry(self, n):
+        if self.freeing is not None:
+            addr, size = self.freeing
+            self.freeing = None
+            self.free.setdefault(size, []).append(addr)
+            return "free_completed", addr, size
+        if self.due and self.due[0][0] <= n:
+            _, addr, size = heapq.heappop(self.due)
+            self.freeing = addr, size
+            return "free_requested", addr, size
+        size = self.rnd.choice(self.SIZES)
+        if self.free.get(size):
+            addr = self.free[size].pop()
+        else:
+            addr = self.next_addr
+            self.next_addr += size
+        if self.rnd.randrange(300):
+            life = max(1, int(self.rnd.lognormvariate(math.log(26), 2.0)))
+            heapq.heappush(self.due, (n + life, addr, size))
+        return "alloc", addr, size
+
+
+def traces(w, frames, rnd, budget, devices, annotations, share,
+           real_lifetimes):
     """Write device_traces until about budget bytes of it are out.
 
     With share, one device is written and a second one refers to every
     other entry of it; returns the memo index of the first device's list.
     """
-    actions = ["segment_alloc", "alloc", "alloc", "free_requested",
-               "free_completed", "alloc", "free_requested",
-               "free_completed", "segment_free"]
     w.raw(w.list(lambda: []))    # the device_traces list, then each device
     start = w.size
     written = 1 if share else devices
@@ -220,16 +285,16 @@ def traces(w, frames, rnd, budget, devices, annotations, share):
         w.raw(w.list(lambda: []))
         n = 0
         end = start + per_device * (dev + 1)
+        source = Lifetimes(rnd) if real_lifetimes else Cycle(rnd)
         while w.size < end:
             batch = [b"("]
             for _ in range(BATCH):
-                action = actions[n % len(actions)]
                 stack = rnd.randrange(64)
+                action, addr, size = source.entry(n)
                 if share and n % 2 == 0:
                     entries.append(w.memo)
                 batch.append(w.dict([("action", action),
-                         ("addr", 0x7f0000000000 + (n % 100000) * 512),
-                         ("size", 512 * rnd.randint(1, 40000)),
+                         ("addr", addr), ("size", size),
                          ("stream", 0 if n % 5 else 93898984661968),
                          ("time_us", time_us),
                          ("compile_context", "N/A"),
@@ -257,6 +322,7 @@ def main():
     ap.add_argument("-d", "--devices", type=int, default=1)
     ap.add_argument("--share", action="store_true")
     ap.add_argument("--fresh-frames", action="store_true")
+    ap.add_argument("--real-lifetimes", action="store_true")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("out")
     a = ap.parse_args()
@@ -276,7 +342,8 @@ def main():
         w.raw(w.str("device_traces"))
         annotations = []
         first = traces(w, frames, rnd, max(0, size - w.size - 4096),
-                       a.devices, annotations, a.share)
+                       a.devices, annotations, a.share,
+                       a.real_lifetimes)
         if a.share:
             w.raw(w.str("raw_traces") + w.get(first))
         w.raw(w.str("allocator_settings") + w.dict([
@@ -309,7 +376,8 @@ def main():
             assert len(d["device_traces"]) == a.devices
         assert list(d) == keys, list(d)
         e = d["device_traces"][0][0]
-        assert e["action"] == "segment_alloc" and e["frames"][0]["name"]
+        assert e["action"] in ("segment_alloc", "alloc")
+        assert e["frames"][0]["name"]
         assert d["segments"][0]["segment_pool_id"] == (0, 0)
         print("%s: %d segments, %d trace entries, %d annotations" % (
             a.out, len(d["segments"]),

@@ -4,6 +4,8 @@
 # the leak zoo's trainer-steady snapshot (3.3 MB, real: transformers'
 # Trainer with Python stacks), a generated snapshot of SIZE (default 300M)
 # with the same structure (bench/gen-snapshot.py), one of SIZE whose
+# blocks live as long as a real run's (gen-snapshot.py --real-lifetimes,
+# where by default each lives 50 steps), one of SIZE whose
 # trace entries each have a frames list of their own, as PyTorch writes
 # most (gen-snapshot.py --fresh-frames), one of SIZE that shares objects as
 # a filtering script writes it (gen-snapshot.py --share: a second device
@@ -32,6 +34,7 @@ gen() {		# gen NAME ARGS...: a generated snapshot in $dir, once
 gen "snapshot-$size" -s "$size"
 gen "shared-$size" -s "$size" --share
 gen "fresh-$size" -s "$size" --fresh-frames
+gen "real-$size" -s "$size" --real-lifetimes
 [ -f "$dir/trainer-steady.pickle" ] || xz -dc \
     "$top/tests/data/zoo/trainer-steady.pickle.xz" >"$dir/trainer-steady.pickle"
 [ -f "$dir/memoize-32M.pickle" ] || python3 -c '
@@ -42,7 +45,8 @@ printf '%-24s %8s %8s %7s %7s %7s %9s %8s %4s\n' file MB seconds MB/s \
     "cpu s" "MB/cpu" "RSS MB" RSS/file exit
 for f in "$shared/snapshots/fixture_large.pickle" \
     "$dir/trainer-steady.pickle" "$dir/snapshot-$size.pickle" \
-    "$dir/fresh-$size.pickle" "$dir/shared-$size.pickle" \
+    "$dir/real-$size.pickle" "$dir/fresh-$size.pickle" \
+    "$dir/shared-$size.pickle" \
     "$dir/memoize-32M.pickle"; do
 	[ -f "$f" ] || continue
 	rm -f "$work/out.db"
