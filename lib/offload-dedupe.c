@@ -22,10 +22,11 @@
  * the whole key, the generation and version too: the caching allocator
  * gives a freed address to the next tensor of the same size, so a step's
  * keys share a few addresses, shapes and strides (every layer of a
- * transformer saves the same ones; a chain of 2,000 operations put its
- * 2,000 keys in one chain, a search of all of them at every pack).  A
- * lookup that ignores generations (the bug, for tests) searches every
- * chain.
+ * transformer saves the same ones), and a hash of those alone would put
+ * them in a few chains, each searched whole at every pack (all of them in
+ * one, for a chain of operations on tensors of one size:
+ * bench/offload/dedupe).  A lookup that ignores generations (the bug, for
+ * tests) searches every chain.
  */
 #include "config.h"
 
