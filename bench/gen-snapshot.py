@@ -23,9 +23,11 @@ of 100,000 addresses, with sizes of any multiple of 512 bytes: a stress
 of the live table, of the allocations that cross steps and of the
 groups.  --real-lifetimes gives blocks the lifetimes of a real training
 run instead (fixture_large.pickle's: half freed within 26 trace entries,
-nine in ten within 600, one in 300 never): 25 sizes, each block's address
-one its size freed before, so a few hundred addresses in all (these
-files: half within 28 entries, nine in ten within 320).
+nine in ten within 600; these files: 28 and 330; none longer than a
+step), and the blocks never freed are made in the first step (one in ten
+of its blocks, as a model's weights and its optimizer's state): 25
+sizes, each block's address one its size freed before, so a few hundred
+addresses in all.
 --check loads the result with pickle.load and verifies its shape (use it
 only on small sizes).
 """
@@ -229,9 +231,9 @@ class Cycle:
 class Lifetimes:
     """Entries as a training run makes them (--real-lifetimes): each
     block allocated with a lifetime drawn from a log-normal of median 26
-    trace entries (one in 300 never freed), then free_requested and
-    free_completed once it is due; a freed address is given again to the
-    next block of its size."""
+    trace entries, at most a step (in the first step, one in ten never
+    freed), then free_requested and free_completed once it is due; a
+    freed address is given again to the next block of its size."""
 
     SIZES = [512 * 2**k for k in range(15)] + [
         3 * 512 * 2**k for k in range(10)]
@@ -259,8 +261,9 @@ class Lifetimes:
         else:
             addr = self.next_addr
             self.next_addr += size
-        if self.rnd.randrange(300):
-            life = max(1, int(self.rnd.lognormvariate(math.log(26), 2.0)))
+        if n >= STEP_ENTRIES or self.rnd.randrange(10):
+            life = min(STEP_ENTRIES, max(1, int(
+                self.rnd.lognormvariate(math.log(26), 2.0))))
             heapq.heappush(self.due, (n + life, addr, size))
         return "alloc", addr, size
 
