@@ -166,7 +166,7 @@ import_check_int(struct import_state *st, const struct pickle_value *d,
 
 /*
  * Add size, just read at key of the current element (a trace entry's or a
- * segment's), to the sizes of the file in all.  Past IMPORT_BYTES_MAX
+ * segment's), to the sizes of the file in all.  Past RUN_BYTES_MAX
  * (more than any run allocates) a sum of them, the live bytes of a step
  * or what a stream allocated, might not fit in 63 bits and come out
  * negative, which could turn a leak CLEAN.  0, or -1 with *cause.
@@ -175,7 +175,7 @@ int
 import_check_total(struct import_state *st, const char *key, int64_t size,
     char **cause)
 {
-	if ((uint64_t)size > IMPORT_BYTES_MAX - st->total_bytes)
+	if ((uint64_t)size > RUN_BYTES_MAX - st->total_bytes)
 		return (check_fail(st, key, cause, "is %" PRId64 ", which takes"
 		    " the sizes of the file past 2 EiB in all", size));
 	st->total_bytes += (uint64_t)size;

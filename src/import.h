@@ -42,8 +42,6 @@ struct import_summary {
 #define IMPORT_DEVICE_MAX	1024	/* devices 0 to 1023 */
 #define IMPORT_ACTION_MAX	64	/* distinct trace actions */
 #define IMPORT_TIME_US_MAX	(INT64_MAX / 1000)	/* fits in ns */
-/* The sizes of a file's trace entries and segments, added up: 2 EiB. */
-#define IMPORT_BYTES_MAX	((uint64_t)1 << 61)
 
 struct import_site_span;	/* import-site.c */
 struct worker;			/* worker.c, for import-pipe.c */

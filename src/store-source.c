@@ -37,9 +37,6 @@
 
 #define SOURCE_STRINGS_MAX	(1u << 24)
 
-/* The sizes of a run's allocations, copies and offloads, added up: 2 EiB. */
-#define SOURCE_BYTES_MAX	((uint64_t)1 << 61)
-
 /* How far behind the newest event a source applies events, in ns. */
 #define STORE_REORDER_NS	(2000ull * 1000 * 1000)
 
@@ -232,7 +229,7 @@ source_site(struct store_source *src, uint32_t id, int64_t *site,
  * a client may say anything: an allocation, a copy, an offloaded or checked
  * tensor and a device's memory are below 128 TiB (ALLOCATION_BYTES_MAX),
  * and a run's allocations, copies and offloads add up to 2 EiB at most
- * (SOURCE_BYTES_MAX).  Past them a sum, the live bytes of a step, might
+ * (RUN_BYTES_MAX).  Past them a sum, the live bytes of a step, might
  * not fit in 63 bits and come out negative, and a device of 4 EiB would
  * make any leak too slow to matter: either could turn a leak CLEAN.  0, or
  * -1 with *cause.
@@ -277,7 +274,7 @@ source_sizes(struct store_source *src, const struct event *ev, char **cause)
 		    " than 128 TiB", what, bytes));
 	if (!summed)
 		return (0);
-	if (bytes > SOURCE_BYTES_MAX - s->source_bytes)
+	if (bytes > RUN_BYTES_MAX - s->source_bytes)
 		return (source_error(src, cause, "%s of %" PRIu64 " bytes takes"
 		    " the run's sizes past 2 EiB in all", what, bytes));
 	s->source_bytes += bytes;

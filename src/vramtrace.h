@@ -105,6 +105,15 @@ char	*git_head(const char *);
  */
 #define ALLOCATION_BYTES_MAX	((UINT64_C(1) << 47) - 1)
 
+/*
+ * What the sizes a run's input gives (its allocations, copies and
+ * offloads, a snapshot's trace entries and segments) add up to at most:
+ * 2 EiB, more than any run allocates, so that a sum of them, the live
+ * bytes of a step or what a stream allocated, fits in 63 bits.  An input
+ * that takes them past it is refused.
+ */
+#define RUN_BYTES_MAX		(UINT64_C(1) << 61)
+
 /* store.c */
 struct store;
 #define STORE_CREATE	0x1	/* make a new database; fail if it exists */
