@@ -6,12 +6,26 @@
  * Attributes become colour pairs when the terminal has colours and
  * bold/reverse/dim otherwise.  When the locale cannot show the block and
  * box characters the canvas uses, they are painted as ASCII.
+ *
+ * Resizes: curses notes a SIGWINCH in a flag and looks at it only before it
+ * reads.  One that lands between that look and a read() that blocks is
+ * seen only at the next key, and the screen stays drawn for the old size.
+ * So SIGWINCH is blocked from the start (before any worker thread, which
+ * inherits the mask and so never takes it), keys are read without waiting,
+ * and the wait is a pselect() that unblocks SIGWINCH only while it sleeps:
+ * a resize at any moment ends the wait, and the next read returns
+ * KEY_RESIZE.
  */
 #include "config.h"
 
 #include "tui.h"
 
+#include <sys/select.h>
+
+#include <errno.h>
 #include <langinfo.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -22,6 +36,8 @@ static SCREEN	*tui_screen;
 static int	tui_screen_utf8;
 static attr_t	tui_screen_attrs[TUI_A_MAX];
 static short	tui_screen_pairs[TUI_A_MAX];
+static sigset_t	tui_screen_mask;	/* the signal mask before start */
+static sigset_t	tui_screen_wait_mask;	/* it with SIGWINCH open */
 
 static void
 tui_screen_colours(void)
@@ -65,9 +81,23 @@ tui_screen_colours(void)
 	}
 }
 
+/* Block SIGWINCH, keeping the mask it had in tui_screen_mask. */
+static void
+tui_screen_block_winch(void)
+{
+	sigset_t	winch;
+
+	sigemptyset(&winch);
+	sigaddset(&winch, SIGWINCH);
+	pthread_sigmask(SIG_BLOCK, &winch, &tui_screen_mask);
+	tui_screen_wait_mask = tui_screen_mask;
+	sigdelset(&tui_screen_wait_mask, SIGWINCH);
+}
+
 /*
- * Start curses: raw keys, no echo, keypad, hidden cursor, colours.  Calls
- * fatal() when the terminal cannot be used.
+ * Start curses: raw keys, no echo, keypad, hidden cursor, colours, and
+ * SIGWINCH blocked but while tui_screen_key() waits.  Call it before
+ * starting any thread.  Calls fatal() when the terminal cannot be used.
  */
 void
 tui_screen_start(void)
@@ -86,6 +116,7 @@ tui_screen_start(void)
 	set_escdelay(25);
 	curs_set(0);
 	tui_screen_colours();
+	tui_screen_block_winch();
 }
 
 /* End curses, if it is on; safe to call twice (it is the fatal hook). */
@@ -96,6 +127,7 @@ tui_screen_end(void)
 		return;
 	endwin();
 	delscreen(tui_screen);
+	pthread_sigmask(SIG_SETMASK, &tui_screen_mask, NULL);
 	tui_screen = NULL;
 	log_set_fatal_hook(NULL);
 }
@@ -150,8 +182,32 @@ tui_screen_paint(const struct tui_canvas *c)
 }
 
 /*
- * Wait up to timeout_ms (-1: forever) for a key and return it as a TUI_KEY
- * or a code point; TUI_KEY_NONE when none came.
+ * Sleep until the terminal has input, a signal came (SIGWINCH among them:
+ * only here is it let in) or timeout_ms passed (-1: no limit).
+ */
+static void
+tui_screen_wait(int timeout_ms)
+{
+	struct timespec	 ts, *limit = NULL;
+	fd_set		 in;
+	int		 fd = fileno(stdin);
+
+	if (timeout_ms >= 0) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+		limit = &ts;
+	}
+	FD_ZERO(&in);
+	FD_SET(fd, &in);
+	if (pselect(fd + 1, &in, NULL, NULL, limit, &tui_screen_wait_mask) ==
+	    -1 && errno != EINTR)
+		fatal("waiting for the terminal: %s", strerror(errno));
+}
+
+/*
+ * Wait up to timeout_ms (-1: forever) for a key or a resize and return it
+ * as a TUI_KEY or a code point; TUI_KEY_NONE when none came (or another
+ * signal ended the wait).
  */
 int
 tui_screen_key(int timeout_ms)
@@ -159,8 +215,11 @@ tui_screen_key(int timeout_ms)
 	wint_t	ch;
 	int	rc;
 
-	timeout(timeout_ms);
-	rc = get_wch(&ch);
+	timeout(0);
+	if ((rc = get_wch(&ch)) == ERR) {
+		tui_screen_wait(timeout_ms);
+		rc = get_wch(&ch);
+	}
 	if (rc == ERR)
 		return (TUI_KEY_NONE);
 	if (rc == KEY_CODE_YES) {
