@@ -181,19 +181,26 @@ writer_torn(void)
 	return (1);
 }
 
-/* Write value into DIR/NAME (".PID" appended when pid); 0 or -1. */
+/*
+ * Write value into DIR/NAME (".PID" appended when pid), whole as soon as
+ * it exists: written under a hidden name of its own and renamed, since the
+ * tests wait for the name (or count names) and then read it.  0 or -1.
+ */
 static int
 writer_touch(const char *dir, const char *name, int pid, long value)
 {
-	char	path[4096];
+	char	path[4096], tmp[4096];
 	int	fd;
 
 	snprintf(path, sizeof path, pid ? "%s/%s.%ld" : "%s/%s", dir, name,
 	    (long)getpid());
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1)
+	snprintf(tmp, sizeof tmp, "%s/.writing.%ld", dir, (long)getpid());
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) == -1)
 		return (-1);
 	dprintf(fd, "%ld\n", value);
-	return (close(fd));
+	if (close(fd) != 0)
+		return (-1);
+	return (rename(tmp, path));
 }
 
 /*
