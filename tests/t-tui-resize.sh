@@ -58,6 +58,7 @@ break poll
 break ppoll
 break select
 break pselect
+shell ( sleep 0.5; "$TMUX_BIN" -L "$SOCK" send-keys -t ui s ) &
 set \$n = 0
 set \$drawn = 1
 while \$drawn != 0 && \$n < 50
@@ -72,11 +73,9 @@ delete
 detach
 SCRIPT
 
-# The key comes once gdb holds the UI.
-(sleep 1; keys s) &
+# The key is sent once gdb holds the UI and its breakpoints are set.
 timeout 60 "$GDB" -q -nx -batch -p "$ui" -x "$TMP/gdb.cmd" \
     >"$TMP/gdb.log" 2>&1
-wait
 if grep -q 'ptrace: Operation not permitted' "$TMP/gdb.log"; then
 	skip $NTESTS "gdb may not attach to the UI here (ptrace)"
 	exit 0
