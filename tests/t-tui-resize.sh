@@ -23,8 +23,16 @@ fi
 make_leak_db "$TMP/leak.db"
 start "$TMP/leak.db"
 wait_for 'Verdict +LEAK' && keys 4 && wait_for 'sort size'
-# The UI is the pane's shell's one child (the shell runs `sleep` after it).
-ui=$(pgrep -P "$(tm display-message -p -t ui '#{pane_pid}')")
+# The UI is the pane's shell's one child (the shell runs `sleep` after it),
+# found in /proc (no procps on a fresh machine): the fields after a
+# process's "PID (NAME) " are its state and its parent.
+pane=$(tm display-message -p -t ui '#{pane_pid}')
+ui=
+for stat in /proc/[0-9]*/stat; do
+	# shellcheck disable=SC2046
+	set -- $(sed 's/^.*) //' "$stat" 2>/dev/null)
+	[ "${2:-}" = "$pane" ] && ui=${stat#/proc/} && ui=${ui%/stat}
+done
 tty=$(tm display-message -p -t ui '#{pane_tty}')
 
 # drawn.sh: whether the screen shows the key's frame (waiting up to 1 s
