@@ -118,6 +118,23 @@ expect() {
 	ok $st "$3"
 }
 
+# catching PID SIGNUM: wait (at most about 30 s) until process PID
+# catches signal SIGNUM (1 to 32), its handler set: a test that signals a
+# program it just started waits for that, not a fixed time, which a loaded
+# machine may spend starting it.  0 once it does, else 1.
+catching() {
+	i=0
+	while [ $i -lt 300 ]; do
+		m=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" \
+		    2>/dev/null)
+		m=${m#????????}
+		[ -n "$m" ] && [ $(((0x$m >> ($2 - 1)) & 1)) -eq 1 ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
 done_testing() {
 	[ "$tap_failed" -eq 0 ]
 }

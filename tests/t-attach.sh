@@ -66,6 +66,7 @@ run "$VRAMTRACE" attach $pid -o "$TMP/d.db" --interval 50 --duration 1
 ok $? "--duration stops sampling and leaves the process alone"
 "$VRAMTRACE" attach $pid -o "$TMP/i.db" --interval 50 >/dev/null 2>&1 &
 apid=$!
+catching $apid 2	# SIGINT: then a second of samples every 50 ms
 sleep 1
 kill -INT $apid
 wait $apid

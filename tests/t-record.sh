@@ -90,6 +90,7 @@ ok "$? $(q "$T/sig.db" 'select exit_status from runs')" "143 143" \
 
 "$VRAMTRACE" record -o "$T/int.db" -- sleep 30 &
 pid=$!
+catching $pid 2	# SIGINT: then a second for the command to start
 sleep 1
 kill -INT $pid
 wait $pid
