@@ -256,15 +256,55 @@ pickle_read_offset(const struct pickle_reader *r)
 	return (r->base + (uint64_t)(r->p - r->start));
 }
 
-/* The unsigned little-endian number of n bytes at b. */
+/*
+ * The unsigned little-endian number of n bytes at b (n at most 8).  The
+ * opcodes' sizes, 1, 2 and 4, are spelled out: a loop of n steps costs
+ * every GET and int a few times what its load does.
+ */
 static inline uint64_t
 pickle_le(const unsigned char *b, size_t n)
 {
 	uint64_t	v = 0;
 
+	switch (n) {
+	case 1:
+		return (b[0]);
+	case 2:
+		return ((uint64_t)b[0] | (uint64_t)b[1] << 8);
+	case 4:
+		return ((uint64_t)b[0] | (uint64_t)b[1] << 8 |
+		    (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24);
+	}
 	while (n-- > 0)
 		v = (v << 8) | b[n];
 	return (v);
+}
+
+/* The memo's hash of index i, for a table of cap entries. */
+static inline size_t
+pickle_memo_hash(uint32_t i, size_t cap)
+{
+	return ((size_t)((i * UINT64_C(0x9e3779b97f4a7c15)) >> 32) &
+	    (cap - 1));
+}
+
+/* The memo entry of index i, or NULL; inline, as every GET asks. */
+static inline struct pickle_memo_entry *
+pickle_memo_find(struct pickle_memo *m, uint32_t i)
+{
+	struct pickle_memo_entry	*e;
+	size_t				 h;
+
+	if (m->tab_cap == 0)
+		return (NULL);
+	for (h = pickle_memo_hash(i, m->tab_cap); ; h = (h + 1) &
+	    (m->tab_cap - 1)) {
+		e = &m->tab[h];
+		if (!e->used)
+			return (NULL);
+		if (e->index == i)
+			return (e);
+	}
 }
 
 /* pickle-error.c */
@@ -285,16 +325,39 @@ void	 pickle_error_replay(struct pickle_parser *p, uint64_t at);
 
 /* pickle-stack.c */
 size_t	 pickle_stack_avail(const struct pickle_parser *p);
-int	 pickle_stack_push(struct pickle_parser *p, struct pickle_value *v,
-	     uint64_t start);
+int	 pickle_stack_push_grow(struct pickle_parser *p,
+	     struct pickle_value *v, uint64_t start);
 void	 pickle_stack_drop(struct pickle_parser *p, size_t n);
 int	 pickle_stack_mark(struct pickle_parser *p);
 int	 pickle_stack_pop_mark(struct pickle_parser *p, int code, size_t *n,
 	     uint64_t *at);
 void	 pickle_stack_free(struct pickle_parser *p);
 
+/*
+ * Push v, taking its reference (dropped on error); its opcodes begin at
+ * offset start and end here.  The first value, at the bottom, must be a
+ * dict.  Inline for the common case, a value above others with room left;
+ * pickle-stack.c has the rest.  0, or -1 on error.
+ */
+static inline int
+pickle_stack_push(struct pickle_parser *p, struct pickle_value *v,
+    uint64_t start)
+{
+	size_t	d = p->depth;
+
+	if (d == 0 || d == p->stack_cap)
+		return (pickle_stack_push_grow(p, v, start));
+	p->stack[d] = *v;
+	p->starts[d] = start;
+	p->ends[d] = pickle_read_offset(&p->r);
+	p->near[d] = pickle_value_is_container(v) ? (uint32_t)d :
+	    p->near[d - 1];
+	p->depth = d + 1;
+	return (0);
+}
+
 /* pickle-op.c */
-const unsigned char *pickle_op_arg(struct pickle_parser *p, int code,
+const unsigned char *pickle_op_arg_fill(struct pickle_parser *p, int code,
 	     size_t n);
 int	 pickle_op_scalar(struct pickle_parser *p, enum pickle_type type,
 	     int64_t i);
@@ -304,6 +367,22 @@ int	 pickle_op_long(struct pickle_parser *p, const unsigned char *b,
 	     size_t n);
 int	 pickle_op_longn(struct pickle_parser *p, int code, uint64_t n);
 int	 pickle_op_float(struct pickle_parser *p, const unsigned char *b);
+
+/*
+ * The n-byte argument of opcode code, taken from the input; NULL on error
+ * (the input ends first).  Inline for the common case, all in the window.
+ */
+static inline const unsigned char *
+pickle_op_arg(struct pickle_parser *p, int code, size_t n)
+{
+	const unsigned char	*arg;
+
+	if ((size_t)(p->r.end - p->r.p) < n)
+		return (pickle_op_arg_fill(p, code, n));
+	arg = p->r.p;
+	p->r.p += n;
+	return (arg);
+}
 
 /* pickle-role.c */
 enum pickle_role pickle_role_new(const struct pickle_parser *p,
@@ -321,8 +400,6 @@ int	 pickle_stream_items(struct pickle_parser *p,
 
 /* pickle-memo.c */
 int	 pickle_memo_wanted(const struct pickle_memo *m, uint64_t i);
-struct pickle_memo_entry *pickle_memo_find(struct pickle_memo *m,
-	     uint32_t i);
 int	 pickle_memo_store(struct pickle_memo *m, uint32_t i,
 	     const struct pickle_value *v, const uint64_t *at, uint64_t *mem);
 int	 pickle_memo_retire(struct pickle_memo *m,

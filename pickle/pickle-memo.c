@@ -38,32 +38,6 @@ pickle_memo_wanted(const struct pickle_memo *m, uint64_t i)
 	return (i / 8 < m->refs_len && (m->refs[i / 8] >> (i % 8)) & 1);
 }
 
-static size_t
-pickle_memo_hash(uint32_t i, size_t cap)
-{
-	return ((size_t)((i * UINT64_C(0x9e3779b97f4a7c15)) >> 32) &
-	    (cap - 1));
-}
-
-/* The entry of index i, or NULL. */
-struct pickle_memo_entry *
-pickle_memo_find(struct pickle_memo *m, uint32_t i)
-{
-	struct pickle_memo_entry	*e;
-	size_t				 h;
-
-	if (m->tab_cap == 0)
-		return (NULL);
-	for (h = pickle_memo_hash(i, m->tab_cap); ; h = (h + 1) &
-	    (m->tab_cap - 1)) {
-		e = &m->tab[h];
-		if (!e->used)
-			return (NULL);
-		if (e->index == i)
-			return (e);
-	}
-}
-
 static int
 pickle_memo_grow(struct pickle_memo *m, uint64_t *mem)
 {

@@ -15,14 +15,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The n-byte argument of opcode code, taken from the input; NULL on error. */
+/*
+ * pickle_op_arg() when fewer than n bytes are in the window: refill, or
+ * fail at the end of the input.
+ */
 const unsigned char *
-pickle_op_arg(struct pickle_parser *p, int code, size_t n)
+pickle_op_arg_fill(struct pickle_parser *p, int code, size_t n)
 {
 	const unsigned char	*arg;
 
-	if ((size_t)(p->r.end - p->r.p) < n &&
-	    pickle_read_fill(&p->r, n) != 0) {
+	if (pickle_read_fill(&p->r, n) != 0) {
 		pickle_error_short(p, pickle_error_opname(code));
 		return (NULL);
 	}

@@ -287,6 +287,8 @@ pickle_parse_bulk(struct pickle_parser *p, struct pickle_container *c,
 			return (0);
 	}
 	for (i = first; i < first + n; i++) {
+		if (!pickle_value_is_container(&p->stack[i]))
+			continue;	/* nothing to check or place */
 		if (pickle_parse_check(p, c, i, dict && (i - first) % 2 == 0) !=
 		    0 || pickle_parse_placed(p, i, 0) != 0)
 			return (-1);

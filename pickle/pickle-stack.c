@@ -68,12 +68,11 @@ pickle_stack_grow(struct pickle_parser *p)
 }
 
 /*
- * Push v, taking its reference (dropped on error); its opcodes begin at
- * offset start and end here.  The first value, at the bottom, must be a
- * dict.
+ * pickle_stack_push() for the cases its inline part leaves here: the
+ * first value, which must be a dict, and a full stack.
  */
 int
-pickle_stack_push(struct pickle_parser *p, struct pickle_value *v,
+pickle_stack_push_grow(struct pickle_parser *p, struct pickle_value *v,
     uint64_t start)
 {
 	if (p->depth == 0 && v->type != PICKLE_DICT) {

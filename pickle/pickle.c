@@ -23,6 +23,17 @@ pickle_container_bytes(const struct pickle_container *c)
 	return (sizeof *c + c->cap * sizeof *c->items);
 }
 
+/* Drop one reference to str or bytes node s, freeing it with the last. */
+static void
+pickle_str_unref(struct pickle_str *s, uint64_t *mem)
+{
+	if (--s->refs != 0)
+		return;
+	if (mem != NULL)
+		*mem -= sizeof *s + s->len + 1;
+	free(s);
+}
+
 /*
  * Drop one reference to the node v points to and free it with the last
  * one, taking the bytes freed off *mem (mem may be NULL).  Recursion is
@@ -32,25 +43,28 @@ void
 pickle_value_unref(struct pickle_value *v, uint64_t *mem)
 {
 	struct pickle_container	*c;
+	struct pickle_value	*item;
 	size_t			 i;
 
 	if (pickle_value_is_container(v)) {
 		c = v->u.c;
 		if (--c->refs == 0) {
-			for (i = 0; i < c->len; i++)
-				pickle_value_unref(&c->items[i], mem);
+			/* Items are mostly scalars and shared strings. */
+			for (i = 0; i < c->len; i++) {
+				item = &c->items[i];
+				if (pickle_value_is_container(item))
+					pickle_value_unref(item, mem);
+				else if (item->type == PICKLE_STR ||
+				    item->type == PICKLE_BYTES)
+					pickle_str_unref(item->u.s, mem);
+			}
 			if (mem != NULL)
 				*mem -= pickle_container_bytes(c);
 			free(c->items);
 			free(c);
 		}
-	} else if (v->type == PICKLE_STR || v->type == PICKLE_BYTES) {
-		if (--v->u.s->refs == 0) {
-			if (mem != NULL)
-				*mem -= sizeof *v->u.s + v->u.s->len + 1;
-			free(v->u.s);
-		}
-	}
+	} else if (v->type == PICKLE_STR || v->type == PICKLE_BYTES)
+		pickle_str_unref(v->u.s, mem);
 	v->type = PICKLE_NONE;
 }
 
@@ -379,6 +393,7 @@ pickle_dict_get(const struct pickle_value *v, const char *key)
 	for (i = pickle_dict_len(v); i > 0; i--) {
 		k = &v->u.c->items[2 * (i - 1)];
 		if (k->type == PICKLE_STR && k->u.s->len == len &&
+		    k->u.s->data[0] == key[0] &&
 		    memcmp(k->u.s->data, key, len) == 0)
 			return (k + 1);
 	}

@@ -53,14 +53,43 @@ size_max(int64_t address)
 	return (address > INT64_MAX - most ? INT64_MAX - address : most);
 }
 
+/* The kind of a trace action, by its name (reference.md, section 6). */
+static enum import_action_kind
+action_kind(const char *action)
+{
+	static const struct {
+		const char		*name;
+		enum import_action_kind	 kind;
+	} kinds[] = {
+		{ "alloc", IMPORT_ACTION_ALLOC },
+		{ "free_requested", IMPORT_ACTION_FREE_REQUESTED },
+		{ "free_completed", IMPORT_ACTION_FREE_COMPLETED },
+		{ "segment_alloc", IMPORT_ACTION_SEGMENT_ALLOC },
+		{ "segment_map", IMPORT_ACTION_SEGMENT_ALLOC },
+		{ "segment_free", IMPORT_ACTION_SEGMENT_FREE },
+		{ "segment_unmap", IMPORT_ACTION_SEGMENT_FREE },
+		{ "oom", IMPORT_ACTION_OOM },
+		{ "snapshot", IMPORT_ACTION_NOTE },
+		{ "annotate", IMPORT_ACTION_NOTE },
+	};
+	size_t	i;
+
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		if (strcmp(kinds[i].name, action) == 0)
+			return (kinds[i].kind);
+	}
+	return (strncmp(action, "free_", 5) == 0 ? IMPORT_ACTION_FREE_OTHER :
+	    IMPORT_ACTION_OTHER);
+}
+
 /*
- * Count a trace entry of action on device.  At most IMPORT_ACTION_MAX
- * distinct actions (PyTorch writes ten): a bound on memory and on the
- * search.  0, or -1 with *cause.
+ * Count a trace entry of action on device, and set *kind to the action's
+ * kind.  At most IMPORT_ACTION_MAX distinct actions (PyTorch writes ten):
+ * a bound on memory and on the search.  0, or -1 with *cause.
  */
 static int
 count_action(struct import_state *st, int32_t device, const char *action,
-    char **cause)
+    enum import_action_kind *kind, char **cause)
 {
 	struct import_action	*a;
 	size_t			 i;
@@ -85,9 +114,11 @@ count_action(struct import_state *st, int32_t device, const char *action,
 		}
 		a = &st->actions[st->nactions++];
 		snprintf(a->name, sizeof a->name, "%s", action);
+		a->kind = action_kind(action);
 		a->count = xcalloc(IMPORT_DEVICE_MAX, sizeof *a->count);
 	}
 	st->actions[i].count[device]++;
+	*kind = st->actions[i].kind;
 	return (0);
 }
 
@@ -159,6 +190,7 @@ import_trace_entry(struct import_state *st, int32_t device,
 	struct store_allocation	 a;
 	const struct pickle_value *v;
 	const char		*action;
+	enum import_action_kind	 kind;
 	int64_t			 addr = -1, size = 0, stream = 0, time_us = -1;
 	uint64_t		 t;
 
@@ -176,7 +208,7 @@ import_trace_entry(struct import_state *st, int32_t device,
 		    import_check_path(st));
 		return (-1);
 	}
-	if (count_action(st, device, action, cause) != 0)
+	if (count_action(st, device, action, &kind, cause) != 0)
 		return (-1);
 	st->summary->trace_entries++;
 	t = (uint64_t)time_us * 1000;
@@ -196,10 +228,10 @@ import_trace_entry(struct import_state *st, int32_t device,
 		st->first_ns = t;
 	if (t > st->last_ns)
 		st->last_ns = t;
-	if (strcmp(action, "oom") == 0)
+	if (kind == IMPORT_ACTION_OOM)
 		return (store_rows_mark(st->store, 0, device, t, NULL, "oom",
 		    cause));
-	if (strcmp(action, "snapshot") == 0 || strcmp(action, "annotate") == 0)
+	if (kind == IMPORT_ACTION_NOTE)
 		return (0);
 	if (import_check_int(st, e, "addr", 0, INT64_MAX, IMPORT_OPTIONAL,
 	    &addr, cause) != 0)
@@ -218,7 +250,9 @@ import_trace_entry(struct import_state *st, int32_t device,
 	a.address = (uint64_t)addr;
 	a.bytes = (uint64_t)size;
 	a.requested = EVENT_NONE;
-	if (strcmp(action, "alloc") == 0 || strncmp(action, "free_", 5) == 0) {
+	if (kind == IMPORT_ACTION_ALLOC || kind == IMPORT_ACTION_FREE_OTHER ||
+	    kind == IMPORT_ACTION_FREE_REQUESTED ||
+	    kind == IMPORT_ACTION_FREE_COMPLETED) {
 		a.bytes = block_bytes(size);
 		a.requested = (uint64_t)size;
 	}
@@ -226,32 +260,30 @@ import_trace_entry(struct import_state *st, int32_t device,
 	a.alloc_ns = t;
 	a.free_requested_ns = a.free_ns = EVENT_NONE;
 	note_stream(st, device, a.stream);
-	if (strcmp(action, "alloc") == 0 || strcmp(action, "segment_alloc") ==
-	    0 || strcmp(action, "segment_map") == 0) {
-		a.layer = action[0] == 'a' ? EVENT_LAYER_BLOCK :
+	switch (kind) {
+	case IMPORT_ACTION_ALLOC:
+	case IMPORT_ACTION_SEGMENT_ALLOC:
+		a.layer = kind == IMPORT_ACTION_ALLOC ? EVENT_LAYER_BLOCK :
 		    EVENT_LAYER_SEGMENT;
 		if (import_site_of(st, e, &a.site_id, cause) != 0)
 			return (-1);
 		return (import_pipe_alloc(st, IMPORT_PIPE_BEGIN, &a, 0, 0,
 		    cause));
-	}
-	if (strcmp(action, "free_requested") == 0) {
+	case IMPORT_ACTION_FREE_REQUESTED:
 		a.layer = EVENT_LAYER_BLOCK;
 		return (import_pipe_alloc(st, IMPORT_PIPE_FREE_REQUESTED, &a,
 		    t, 0, cause));
-	}
-	if (strcmp(action, "free_completed") == 0) {
+	case IMPORT_ACTION_FREE_COMPLETED:
 		a.layer = EVENT_LAYER_BLOCK;
 		return (import_pipe_alloc(st, IMPORT_PIPE_END, &a, EVENT_NONE,
 		    t, cause));
-	}
-	if (strcmp(action, "segment_free") == 0 ||
-	    strcmp(action, "segment_unmap") == 0) {
+	case IMPORT_ACTION_SEGMENT_FREE:
 		a.layer = EVENT_LAYER_SEGMENT;
 		return (import_pipe_alloc(st, IMPORT_PIPE_END, &a, t, t,
 		    cause));
+	default:
+		return (0);
 	}
-	return (0);
 }
 
 /*

@@ -47,9 +47,23 @@ struct import_site_span;	/* import-site.c */
 struct worker;			/* worker.c, for import-pipe.c */
 
 /* A trace action seen, with its count per device (import-trace.c). */
+/* What the store is told of a trace entry, by its action. */
+enum import_action_kind {
+	IMPORT_ACTION_OTHER,		/* an action we do not know */
+	IMPORT_ACTION_OOM,		/* a mark */
+	IMPORT_ACTION_NOTE,		/* snapshot, annotate: nothing */
+	IMPORT_ACTION_ALLOC,		/* a block begins */
+	IMPORT_ACTION_SEGMENT_ALLOC,	/* segment_alloc, segment_map */
+	IMPORT_ACTION_FREE_REQUESTED,
+	IMPORT_ACTION_FREE_COMPLETED,
+	IMPORT_ACTION_FREE_OTHER,	/* another free_*: a block's size */
+	IMPORT_ACTION_SEGMENT_FREE	/* segment_free, segment_unmap */
+};
+
 struct import_action {
-	char		 name[32];
-	int64_t		*count;		/* [IMPORT_DEVICE_MAX] */
+	char			 name[32];
+	enum import_action_kind	 kind;
+	int64_t			*count;	/* [IMPORT_DEVICE_MAX] */
 };
 
 /* A block or segment live in the snapshot, checked against the trace. */
