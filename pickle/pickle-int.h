@@ -34,6 +34,8 @@
 
 #include "pickle.h"
 
+#include <string.h>
+
 /* No memo slot refers to this container; no container is below. */
 #define PICKLE_NO_SLOT		UINT32_MAX
 
@@ -305,6 +307,20 @@ pickle_memo_find(struct pickle_memo *m, uint32_t i)
 		if (e->index == i)
 			return (e);
 	}
+}
+
+/* The two's complement little-endian number of n bytes at b (n at most 8). */
+static inline int64_t
+pickle_le_signed(const unsigned char *b, size_t n)
+{
+	uint64_t	u;
+	int64_t		i;
+
+	u = pickle_le(b, n);
+	if (n > 0 && n < 8 && (b[n - 1] & 0x80))
+		u |= UINT64_MAX << (8 * n);
+	memcpy(&i, &u, sizeof i);
+	return (i);
 }
 
 /* pickle-error.c */

@@ -124,14 +124,7 @@ pickle_op_string(struct pickle_parser *p, int code, enum pickle_type type,
 int
 pickle_op_long(struct pickle_parser *p, const unsigned char *b, size_t n)
 {
-	uint64_t	u;
-	int64_t		i;
-
-	u = pickle_le(b, n);
-	if (n > 0 && n < 8 && (b[n - 1] & 0x80))
-		u |= UINT64_MAX << (8 * n);
-	memcpy(&i, &u, sizeof i);
-	return (pickle_op_scalar(p, PICKLE_INT, i));
+	return (pickle_op_scalar(p, PICKLE_INT, pickle_le_signed(b, n)));
 }
 
 /*

@@ -934,6 +934,88 @@ pickle_parse_op(struct pickle_parser *p, int code)
 }
 
 /*
+ * Run, up to offset limit, the opcodes that push a value at hand and do
+ * nothing else: a GET of a value in memory, an int of at most 8 bytes,
+ * none, a bool.  They are most of a snapshot's opcodes, and here they skip
+ * the dispatch of pickle_parse_op(), with the same effect: the same value
+ * pushed, the same memo slot marked hot, the same check of the bytes
+ * held.  Stops before any other opcode, one whose argument may not be in
+ * the window, and a GET that would fail or replay: pickle_parse_op() runs
+ * those.  0, or -1 on error.
+ */
+static int
+pickle_parse_pushes(struct pickle_parser *p, uint64_t limit)
+{
+	struct pickle_memo_entry	*e;
+	struct pickle_value		 v;
+	const unsigned char		*b;
+	uint64_t			 i;
+	size_t				 n;
+
+	/* The longest of them, LONG1 of 8 bytes, takes 10. */
+	while ((b = p->r.p) + 10 <= p->r.end) {
+		p->op = pickle_read_offset(&p->r);
+		if (p->op >= limit)
+			return (0);
+		v.u.i = 0;
+		switch (b[0]) {
+		case 'h':	/* BINGET */
+		case 'j':	/* LONG_BINGET */
+			n = b[0] == 'h' ? 2 : 5;
+			i = pickle_le(b + 1, n - 1);
+			if (i >= p->memo.n ||
+			    (e = pickle_memo_find(&p->memo, (uint32_t)i)) ==
+			    NULL || e->put_at >= p->op)
+				return (0);
+			v = e->v;
+			if (pickle_value_ref(&v) != 0)
+				return (0);
+			e->hot = 1;
+			break;
+		case 'K':	/* BININT1 */
+		case 'M':	/* BININT2 */
+			n = b[0] == 'K' ? 2 : 3;
+			v.type = PICKLE_INT;
+			v.u.i = (int64_t)pickle_le(b + 1, n - 1);
+			break;
+		case 'J':	/* BININT */
+			n = 5;
+			v.type = PICKLE_INT;
+			v.u.i = pickle_le_signed(b + 1, 4);
+			break;
+		case 0x8a:	/* LONG1 */
+			if (b[1] > 8)
+				return (0);
+			n = 2 + (size_t)b[1];
+			v.type = PICKLE_INT;
+			v.u.i = pickle_le_signed(b + 2, b[1]);
+			break;
+		case 'N':
+			n = 1;
+			v.type = PICKLE_NONE;
+			break;
+		case 0x88:	/* NEWTRUE */
+		case 0x89:	/* NEWFALSE */
+			n = 1;
+			v.type = PICKLE_BOOL;
+			v.u.b = b[0] == 0x88;
+			break;
+		default:
+			return (0);
+		}
+		p->r.p = b + n;
+		if (pickle_stack_push(p, &v, p->op) != 0)
+			return (-1);
+		if (p->mem > p->peak) {
+			p->peak = p->mem;
+			if (p->peak > PICKLE_MEMORY_MAX)
+				return (pickle_error_memory(p));
+		}
+	}
+	return (0);
+}
+
+/*
  * Run the machine up to offset limit (a replay) or to STOP (limit
  * UINT64_MAX).  Returns 1 at STOP with the result on the stack, 0 at the
  * limit, -1 on error.
@@ -944,6 +1026,8 @@ pickle_parse_run(struct pickle_parser *p, uint64_t limit)
 	int	code;
 
 	for (;;) {
+		if (pickle_parse_pushes(p, limit) != 0)
+			return (-1);
 		p->op = pickle_read_offset(&p->r);
 		if (p->op >= limit)
 			return (0);
