@@ -291,6 +291,8 @@ int	 store_sql_prepare(struct store *, const struct store_sql_text *,
 void	 store_sql_bind_opt(sqlite3_stmt *, int, uint64_t);
 void	 store_sql_bind_id(sqlite3_stmt *, int, int64_t);
 void	 store_sql_bind_text(sqlite3_stmt *, int, const char *);
+int	 store_sql_step_bound(struct store *, sqlite3_stmt *, const char *,
+	     char **);
 int	 store_sql_step(struct store *, sqlite3_stmt *, const char *,
 	     char **);
 int	 store_sql_exec(struct store *, const char *, const char *, char **);

@@ -13,8 +13,8 @@
  *
  * The writer owns the SQLite connection from store_queue_begin() to
  * store_queue_end(): the caller touches no SQL in between.  Rows get the
- * ids SQLite would have given them (the table's largest id plus one,
- * counted up), bound explicitly, so the caller knows each one at once.
+ * ids SQLite gives them (the table's largest id plus one, counted up),
+ * which the caller counts too, so that it knows each one at once.
  * Signals reach the caller's thread as before (store-atomic.c); one that
  * interrupts an append stops the writer's statement through
  * sqlite3_interrupt(), and the writer's error stops the caller at its
@@ -46,10 +46,21 @@ struct store_queue {
 	int64_t			 next_id;	/* the next row's id */
 };
 
+/* Bind step (STORE_QUEUE_NO_STEP: NULL) to parameter i of st. */
+static void
+queue_bind_step(sqlite3_stmt *st, int i, int64_t step)
+{
+	if (step == STORE_QUEUE_NO_STEP)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, step);
+}
+
 /*
  * Bind allocation row a of run run_id to st (the store's STMT_ALLOC), with
  * id as its id (0: SQLite's choice) and its steps (STORE_QUEUE_NO_STEP:
- * NULL); the caller steps it.
+ * NULL): every parameter, so that the caller may step it without clearing
+ * the last row's bindings.
  */
 void
 store_queue_bind(sqlite3_stmt *st, int64_t run_id, int64_t id,
@@ -66,17 +77,20 @@ store_queue_bind(sqlite3_stmt *st, int64_t run_id, int64_t id,
 	store_sql_bind_opt(st, 9, a->alloc_ns);
 	store_sql_bind_opt(st, 10, a->free_requested_ns);
 	store_sql_bind_opt(st, 11, a->free_ns);
-	if (alloc_step != STORE_QUEUE_NO_STEP)
-		sqlite3_bind_int64(st, 12, alloc_step);
-	if (free_step != STORE_QUEUE_NO_STEP)
-		sqlite3_bind_int64(st, 13, free_step);
-	if (a->site_id != 0)
-		sqlite3_bind_int64(st, 14, a->site_id);
+	queue_bind_step(st, 12, alloc_step);
+	queue_bind_step(st, 13, free_step);
+	store_sql_bind_id(st, 14, a->site_id);
 	store_sql_bind_opt(st, 15, a->correlation);
 	store_sql_bind_id(st, 16, id);
 }
 
-/* The writer: insert one batch of rows of store arg.  0, or -1 with *cause. */
+/*
+ * The writer: insert one batch of rows of store arg.  SQLite numbers them:
+ * a row it numbers is appended to the table's b-tree, where one numbered
+ * by the caller costs a search for a row of that number first; the number
+ * it gives is the one counted for the row, or the store is broken.  0, or
+ * -1 with *cause.
+ */
 static int
 queue_write(void *arg, void *items, size_t n, char **cause)
 {
@@ -86,10 +100,14 @@ queue_write(void *arg, void *items, size_t n, char **cause)
 	size_t			 i;
 
 	for (i = 0; i < n; i++) {
-		store_queue_bind(st, s->run_id, rows[i].id, &rows[i].a,
+		store_queue_bind(st, s->run_id, 0, &rows[i].a,
 		    rows[i].alloc_step, rows[i].free_step);
-		if (store_sql_step(s, st, "allocations", cause) != 0)
+		if (store_sql_step_bound(s, st, "allocations", cause) != 0)
 			return (-1);
+		if (sqlite3_last_insert_rowid(s->db) != rows[i].id)
+			fatal("%s: allocation row %lld took id %lld", s->path,
+			    (long long)rows[i].id,
+			    (long long)sqlite3_last_insert_rowid(s->db));
 	}
 	return (0);
 }

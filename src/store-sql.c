@@ -109,10 +109,32 @@ store_io_error(struct store *s, char **cause, const char *doing)
 }
 
 /*
- * Run a write statement to completion, reset it and clear its bindings;
- * count it towards the next automatic commit.  0, or -1 with *cause
- * ("PATH: cannot write to TABLE: SQLite's message"; "PATH: interrupted"
- * once a signal stopped the store, store-atomic.c).
+ * Run a write statement whose every parameter the caller binds each time
+ * to completion and reset it, keeping its bindings (the next row binds them
+ * all again); count it towards the next automatic commit.  0, or -1 with
+ * *cause ("PATH: cannot write to TABLE: SQLite's message"; "PATH:
+ * interrupted" once a signal stopped the store, store-atomic.c).
+ */
+int
+store_sql_step_bound(struct store *s, sqlite3_stmt *st, const char *table,
+    char **cause)
+{
+	int	rc;
+
+	if (s->interrupted) {
+		sqlite3_reset(st);
+		return (store_sql_error(s, cause, "interrupted"));
+	}
+	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
+		store_sql_error(s, cause, "cannot write to %s:", table);
+	sqlite3_reset(st);
+	s->writes++;
+	return (rc == SQLITE_DONE ? 0 : -1);
+}
+
+/*
+ * store_sql_step_bound(), then clear the statement's bindings: for writers
+ * that leave NULL parameters unbound.
  */
 int
 store_sql_step(struct store *s, sqlite3_stmt *st, const char *table,
@@ -120,17 +142,9 @@ store_sql_step(struct store *s, sqlite3_stmt *st, const char *table,
 {
 	int	rc;
 
-	if (s->interrupted) {
-		sqlite3_reset(st);
-		sqlite3_clear_bindings(st);
-		return (store_sql_error(s, cause, "interrupted"));
-	}
-	if ((rc = sqlite3_step(st)) != SQLITE_DONE)
-		store_sql_error(s, cause, "cannot write to %s:", table);
-	sqlite3_reset(st);
+	rc = store_sql_step_bound(s, st, table, cause);
 	sqlite3_clear_bindings(st);
-	s->writes++;
-	return (rc == SQLITE_DONE ? 0 : -1);
+	return (rc);
 }
 
 /*

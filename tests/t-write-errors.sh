@@ -9,11 +9,12 @@ plan 18
 FAKE="${top_builddir:-.}/tests/libfake-nvml.so"
 
 # refuse DB TABLE [CONDITION]: from now on DB refuses new rows of TABLE
-# (those that meet CONDITION, on NEW.column).
+# (those that meet CONDITION, on NEW.column).  After the insert, which
+# the refusal undoes: a row SQLite numbers has its id only then.
 refuse() {
 	"$PY" -c 'import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-c.execute("CREATE TRIGGER refuse_%s BEFORE INSERT ON %s WHEN %s BEGIN"
+c.execute("CREATE TRIGGER refuse_%s AFTER INSERT ON %s WHEN %s BEGIN"
     " SELECT RAISE(ABORT, %s); END" % (sys.argv[2], sys.argv[2],
     sys.argv[3], repr("no new " + sys.argv[2])))
 c.commit()' "$1" "$2" "${3:-1}"
