@@ -258,7 +258,6 @@ const char *store_schema_sql =
 "  site_id INTEGER,\n"
 "  bytes INTEGER NOT NULL,\n"
 "  blocks INTEGER NOT NULL);\n"
-"CREATE INDEX allocation_groups_run ON allocation_groups(run_id);\n"
 ALLOCATION_TOP_SQL
 "CREATE TABLE layers(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n"
 "INSERT INTO layers VALUES (0, 'segment'), (1, 'pool'), (2, 'block'),"
@@ -489,6 +488,8 @@ const char *store_schema_index_sql =
 "CREATE INDEX IF NOT EXISTS blocks_snapshot ON blocks(snapshot_id, segment_id);\n"
 "CREATE INDEX IF NOT EXISTS segments_snapshot ON segments(snapshot_id);\n"
 "CREATE INDEX IF NOT EXISTS streams_run ON streams(run_id, device, stream);\n"
+"CREATE INDEX IF NOT EXISTS allocation_groups_run"	/* built here, not */
+"  ON allocation_groups(run_id);\n"		/* row by row */
 "CREATE INDEX IF NOT EXISTS allocation_groups_alloc"	/* what the leak */
 "  ON allocation_groups(run_id, alloc_step);\n"	/* analysis reads */
 "CREATE INDEX IF NOT EXISTS allocation_groups_free"	/* beside */
