@@ -207,6 +207,7 @@ struct pickle_parser {
 	uint64_t			 mem;	/* bytes held */
 	uint64_t			 peak;
 	uint64_t			 evict_at; /* mem that starts a sweep */
+	struct pickle_container		*spare;	/* the last element freed */
 
 	char				*cause;
 };
@@ -451,11 +452,15 @@ int	 pickle_read_copy(struct pickle_reader *r, void *dst, size_t n);
 void	 pickle_read_done(struct pickle_reader *r);
 
 /* pickle.c */
+#define PICKLE_SPARE_ITEMS	64	/* the most a spare container keeps */
 void	 pickle_value_unref(struct pickle_value *v, uint64_t *mem);
+void	 pickle_value_unref_spare(struct pickle_value *v, uint64_t *mem,
+	     struct pickle_container **spare);
+void	 pickle_container_free(struct pickle_container *c);
 int	 pickle_value_str(struct pickle_value *v, enum pickle_type type,
 	     size_t len, uint64_t *mem);
 int	 pickle_value_container(struct pickle_value *v, enum pickle_type type,
-	     size_t cap, uint64_t *mem);
+	     size_t cap, uint64_t *mem, struct pickle_container **spare);
 int	 pickle_value_append(struct pickle_container *c,
 	     const struct pickle_value *items, size_t n, uint64_t *mem);
 

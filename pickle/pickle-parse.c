@@ -345,7 +345,7 @@ pickle_parse_stream(struct pickle_parser *p, struct pickle_container *list,
 		return (pickle_parse_put_in(p, list, at));
 	if (pickle_parse_placed(p, at, 1) != 0)
 		return (-1);
-	pickle_value_unref(&p->stack[at], &p->mem);
+	pickle_value_unref_spare(&p->stack[at], &p->mem, &p->spare);
 	return (0);
 }
 
@@ -493,7 +493,7 @@ pickle_parse_container(struct pickle_parser *p, struct pickle_value *v,
 {
 	struct pickle_container	*c;
 
-	if (pickle_value_container(v, type, cap, &p->mem) != 0)
+	if (pickle_value_container(v, type, cap, &p->mem, &p->spare) != 0)
 		return (pickle_error_nomem(p));
 	c = v->u.c;
 	c->role = (uint8_t)pickle_role_new(p, type);
@@ -1094,6 +1094,7 @@ pickle_parse(struct pickle_parser *p, struct pickle_reader *scan,
 out:
 	pickle_parse_stats(p);
 	pickle_stack_free(p);
+	pickle_container_free(p->spare);
 	pickle_memo_free(&p->memo, &p->mem);
 	free(p->roots);
 	for (i = 0; i < PICKLE_REREAD_DEPTH; i++)

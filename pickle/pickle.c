@@ -35,6 +35,29 @@ pickle_str_unref(struct pickle_str *s, uint64_t *mem)
 }
 
 /*
+ * The last reference to c went: drop its items' references and take its
+ * bytes off *mem (mem may be NULL); the node and its item array stay.
+ */
+static void
+pickle_container_release(struct pickle_container *c, uint64_t *mem)
+{
+	struct pickle_value	*item;
+	size_t			 i;
+
+	/* Items are mostly scalars and shared strings. */
+	for (i = 0; i < c->len; i++) {
+		item = &c->items[i];
+		if (pickle_value_is_container(item))
+			pickle_value_unref(item, mem);
+		else if (item->type == PICKLE_STR ||
+		    item->type == PICKLE_BYTES)
+			pickle_str_unref(item->u.s, mem);
+	}
+	if (mem != NULL)
+		*mem -= pickle_container_bytes(c);
+}
+
+/*
  * Drop one reference to the node v points to and free it with the last
  * one, taking the bytes freed off *mem (mem may be NULL).  Recursion is
  * bounded by PICKLE_DEPTH_MAX.  v becomes none.
@@ -43,29 +66,55 @@ void
 pickle_value_unref(struct pickle_value *v, uint64_t *mem)
 {
 	struct pickle_container	*c;
-	struct pickle_value	*item;
-	size_t			 i;
 
 	if (pickle_value_is_container(v)) {
 		c = v->u.c;
 		if (--c->refs == 0) {
-			/* Items are mostly scalars and shared strings. */
-			for (i = 0; i < c->len; i++) {
-				item = &c->items[i];
-				if (pickle_value_is_container(item))
-					pickle_value_unref(item, mem);
-				else if (item->type == PICKLE_STR ||
-				    item->type == PICKLE_BYTES)
-					pickle_str_unref(item->u.s, mem);
-			}
-			if (mem != NULL)
-				*mem -= pickle_container_bytes(c);
-			free(c->items);
-			free(c);
+			pickle_container_release(c, mem);
+			pickle_container_free(c);
 		}
 	} else if (v->type == PICKLE_STR || v->type == PICKLE_BYTES)
 		pickle_str_unref(v->u.s, mem);
 	v->type = PICKLE_NONE;
+}
+
+/*
+ * pickle_value_unref(), except that a container this frees is kept in
+ * *spare, its item array with it, for the next pickle_value_container()
+ * to use (the one there before is freed): the parser makes and frees a
+ * streamed element for each one it reads.  Not one of more than
+ * PICKLE_SPARE_ITEMS items, whose memory would stay uncounted.
+ */
+void
+pickle_value_unref_spare(struct pickle_value *v, uint64_t *mem,
+    struct pickle_container **spare)
+{
+	struct pickle_container	*c;
+
+	if (!pickle_value_is_container(v) || v->u.c->refs > 1 ||
+	    v->u.c->cap > PICKLE_SPARE_ITEMS) {
+		pickle_value_unref(v, mem);
+		return;
+	}
+	c = v->u.c;
+	c->refs = 0;
+	pickle_container_release(c, mem);
+	pickle_container_free(*spare);
+	*spare = c;
+	v->type = PICKLE_NONE;
+}
+
+/*
+ * Free container node c and its item array, once its items' references are
+ * dropped: a node pickle_value_unref_spare() kept, say.  NULL is allowed.
+ */
+void
+pickle_container_free(struct pickle_container *c)
+{
+	if (c == NULL)
+		return;
+	free(c->items);
+	free(c);
 }
 
 /*
@@ -113,22 +162,29 @@ pickle_grow(struct pickle_container *c, size_t need, uint64_t *mem)
 
 /*
  * Make v a new empty list, tuple or dict with room for cap values and one
- * reference, adding its size to *mem.  Returns -1 when out of memory.
+ * reference, adding its size to *mem: in the node *spare (which becomes
+ * NULL) when there is one, with its item array, else in new memory.
+ * Returns -1 when out of memory.
  */
 int
 pickle_value_container(struct pickle_value *v, enum pickle_type type,
-    size_t cap, uint64_t *mem)
+    size_t cap, uint64_t *mem, struct pickle_container **spare)
 {
 	struct pickle_container	*c;
+	struct pickle_value	*items;
 
-	c = calloc(1, sizeof *c);
-	if (c == NULL)
+	if ((c = *spare) != NULL) {
+		*spare = NULL;
+		items = c->items;
+		memset(c, 0, sizeof *c);
+		c->items = items;	/* pickle_grow reallocs it */
+	} else if ((c = calloc(1, sizeof *c)) == NULL)
 		return (-1);
 	c->refs = 1;
 	c->slot = PICKLE_NO_SLOT;
 	c->depth = 1;
 	if (pickle_grow(c, cap, mem) != 0) {
-		free(c);
+		pickle_container_free(c);
 		return (-1);
 	}
 	*mem += sizeof *c;
