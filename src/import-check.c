@@ -145,6 +145,10 @@ import_check_int(struct import_state *st, const struct pickle_value *d,
 	uint64_t			 u;
 
 	v = key != NULL ? pickle_dict_get(d, key) : d;
+	if (pickle_int(v, &n) == 0 && n >= min && n <= max) {
+		*out = n;	/* the common case, a valid int, at once */
+		return (0);
+	}
 	if (v != NULL && pickle_type(v) == PICKLE_UINT64 &&
 	    pickle_uint(v, &u) == 0)
 		return (check_fail(st, key, cause, "is %" PRIu64 ", not in %"
