@@ -313,17 +313,6 @@ pickle_scan_skip(struct pickle_reader *r, uint64_t n)
 }
 
 /*
- * pickle_le(b, 4), written out so that the compiler makes it one load (it
- * keeps pickle_le's loop): LONG_BINGET is most of a snapshot's opcodes.
- */
-static inline uint64_t
-pickle_scan_le32(const unsigned char *b)
-{
-	return ((uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 |
-	    (uint64_t)b[3] << 24);
-}
-
-/*
  * Run the scan over r; see pickle_scan().  The loop keeps its place in r's
  * window, [p, end), in locals (r's fields would be read again after every
  * store) and gives it back to r only to refill the window or skip past it.
@@ -371,7 +360,7 @@ pickle_scan_run(struct pickle_scan *s, struct pickle_reader *r)
 			rc = pickle_scan_get(s, a[0], nmemo, at);
 			break;
 		case PICKLE_SCAN_GET4:
-			rc = pickle_scan_get(s, pickle_scan_le32(a), nmemo, at);
+			rc = pickle_scan_get(s, pickle_le(a, 4), nmemo, at);
 			break;
 		case PICKLE_SCAN_VALUE:
 			rc = pickle_scan_push(s, at);
