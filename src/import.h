@@ -46,7 +46,6 @@ struct import_summary {
 struct import_site_span;	/* import-site.c */
 struct worker;			/* worker.c, for import-pipe.c */
 
-/* A trace action seen, with its count per device (import-trace.c). */
 /* What the store is told of a trace entry, by its action. */
 enum import_action_kind {
 	IMPORT_ACTION_OTHER,		/* an action we do not know */
@@ -60,6 +59,7 @@ enum import_action_kind {
 	IMPORT_ACTION_SEGMENT_FREE	/* segment_free, segment_unmap */
 };
 
+/* A trace action seen, with its count per device (import-trace.c). */
 struct import_action {
 	char			 name[32];
 	enum import_action_kind	 kind;

@@ -374,7 +374,7 @@ void	 store_groups_table_free(struct store_groups *);
 /* store-queue.c */
 #define STORE_QUEUE_NO_STEP	INT64_MIN	/* a step that binds NULL */
 struct store_queue;
-void	 store_queue_bind(sqlite3_stmt *, int64_t, int64_t,
+void	 store_queue_bind(sqlite3_stmt *, int64_t,
 	     const struct store_allocation *, int64_t, int64_t);
 int	 store_queue_begin(struct store *, char **);
 int	 store_queue_row(struct store *, const struct store_allocation *,

@@ -57,13 +57,13 @@ queue_bind_step(sqlite3_stmt *st, int i, int64_t step)
 }
 
 /*
- * Bind allocation row a of run run_id to st (the store's STMT_ALLOC), with
- * id as its id (0: SQLite's choice) and its steps (STORE_QUEUE_NO_STEP:
- * NULL): every parameter, so that the caller may step it without clearing
- * the last row's bindings.
+ * Bind allocation row a of run run_id to st (the store's STMT_ALLOC, whose
+ * rows SQLite numbers) with its steps (STORE_QUEUE_NO_STEP: NULL): every
+ * parameter, so that the caller may step it without clearing the last
+ * row's bindings.
  */
 void
-store_queue_bind(sqlite3_stmt *st, int64_t run_id, int64_t id,
+store_queue_bind(sqlite3_stmt *st, int64_t run_id,
     const struct store_allocation *a, int64_t alloc_step, int64_t free_step)
 {
 	sqlite3_bind_int64(st, 1, run_id);
@@ -81,7 +81,6 @@ store_queue_bind(sqlite3_stmt *st, int64_t run_id, int64_t id,
 	queue_bind_step(st, 13, free_step);
 	store_sql_bind_id(st, 14, a->site_id);
 	store_sql_bind_opt(st, 15, a->correlation);
-	store_sql_bind_id(st, 16, id);
 }
 
 /*
@@ -100,7 +99,7 @@ queue_write(void *arg, void *items, size_t n, char **cause)
 	size_t			 i;
 
 	for (i = 0; i < n; i++) {
-		store_queue_bind(st, s->run_id, 0, &rows[i].a,
+		store_queue_bind(st, s->run_id, &rows[i].a,
 		    rows[i].alloc_step, rows[i].free_step);
 		if (store_sql_step_bound(s, st, "allocations", cause) != 0)
 			return (-1);
