@@ -180,7 +180,7 @@ store_alloc_steps_write_run(struct store *s, char **cause)
 		e = &t->slots[i];
 		if (e->key.blocks == 0)
 			continue;
-		store_group_key_bind(s, st, &e->key);
+		store_group_key_bind(s, st, 0, &e->key);
 		store_sql_bind_id(st, 6, e->key.alloc_step);
 		sqlite3_bind_int64(st, 7, e->alloc_bytes);
 		sqlite3_bind_int64(st, 8, e->alloc_blocks);

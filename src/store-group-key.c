@@ -26,17 +26,17 @@ store_group_key_hash(const struct store_group *g)
 }
 
 /*
- * Bind the first five parameters of st, as allocation_groups and
- * allocation_steps begin: the run, and g's process, layer, device and
- * stream.
+ * Bind the five parameters of st after the first `skip`, as the rows of
+ * allocation_groups and allocation_steps begin: the run, and g's process,
+ * layer, device and stream.
  */
 void
-store_group_key_bind(struct store *s, sqlite3_stmt *st,
+store_group_key_bind(struct store *s, sqlite3_stmt *st, int skip,
     const struct store_group *g)
 {
-	sqlite3_bind_int64(st, 1, s->run_id);
-	store_sql_bind_id(st, 2, g->process_id);
-	sqlite3_bind_int(st, 3, g->layer);
-	sqlite3_bind_int(st, 4, g->device);
-	store_sql_bind_opt(st, 5, g->stream);
+	sqlite3_bind_int64(st, skip + 1, s->run_id);
+	store_sql_bind_id(st, skip + 2, g->process_id);
+	sqlite3_bind_int(st, skip + 3, g->layer);
+	sqlite3_bind_int(st, skip + 4, g->device);
+	store_sql_bind_opt(st, skip + 5, g->stream);
 }

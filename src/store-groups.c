@@ -134,26 +134,54 @@ bind_step(sqlite3_stmt *st, int i, int64_t step)
 		sqlite3_bind_null(st, i);
 }
 
+/* Groups bound for their INSERT (store_groups_write). */
+struct groups_batch {
+	struct store_insert	 insert;
+	struct store_group	 g[STORE_INSERT_MANY];
+	size_t			 n;
+};
+
+/* Bind group row of store arg (store_insert_bind_fn). */
+static void
+groups_bind(sqlite3_stmt *st, int skip, const void *row, void *arg)
+{
+	const struct store_group	*g = row;
+
+	store_group_key_bind(arg, st, skip, g);
+	bind_step(st, skip + 6, g->alloc_step);
+	bind_step(st, skip + 7, g->free_step);
+	store_sql_bind_id(st, skip + 8, g->site_id);
+	sqlite3_bind_int64(st, skip + 9, g->bytes);
+	sqlite3_bind_int64(st, skip + 10, g->blocks);
+}
+
 /*
- * Insert group g into allocation_groups with statement st (store_groups_fn
- * of store_groups_write), and add it to the run's step sums
- * (store-alloc-steps.c).  0, or -1 with *cause.
+ * Insert the groups of batch b into allocation_groups and add them to the
+ * run's step sums (store-alloc-steps.c).  0, or -1 with *cause.
  */
 static int
-groups_insert_one(struct store *s, const struct store_group *g, void *st,
+groups_insert(struct store *s, struct groups_batch *b, char **cause)
+{
+	size_t	i;
+
+	if (store_insert_rows(s, &b->insert, b->g, sizeof b->g[0], b->n,
+	    groups_bind, s, 0, cause) != 0)
+		return (-1);
+	for (i = 0; i < b->n; i++)
+		store_alloc_steps_note(&s->step_sums, &b->g[i]);
+	b->n = 0;
+	return (0);
+}
+
+/* Add group g to batch arg, inserted when full (store_groups_fn). */
+static int
+groups_add(struct store *s, const struct store_group *g, void *arg,
     char **cause)
 {
-	store_group_key_bind(s, st, g);
-	bind_step(st, 6, g->alloc_step);
-	bind_step(st, 7, g->free_step);
-	store_sql_bind_id(st, 8, g->site_id);
-	sqlite3_bind_int64(st, 9, g->bytes);
-	sqlite3_bind_int64(st, 10, g->blocks);
-	if (sqlite3_step(st) != SQLITE_DONE)
-		return (store_sql_error(s, cause, "cannot group:"));
-	sqlite3_reset(st);
-	store_alloc_steps_note(&s->step_sums, g);
-	return (0);
+	struct groups_batch	*b = arg;
+
+	b->g[b->n++] = *g;
+	return (b->n == STORE_INSERT_MANY ? groups_insert(s, b, cause) : 0);
 }
 
 /*
@@ -164,15 +192,19 @@ groups_insert_one(struct store *s, const struct store_group *g, void *st,
 int
 store_groups_write(struct store *s, char **cause)
 {
-	sqlite3_stmt	*st;
-	int		 rc;
+	struct groups_batch	*b = xcalloc(1, sizeof *b);
+	int			 rc;
 
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO allocation_groups VALUES"
-	    " (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return (store_sql_error(s, cause, "cannot group:"));
-	rc = store_groups_table_each(s, groups_insert_one, st, cause);
-	sqlite3_finalize(st);
+	rc = store_insert_prepare(s, &b->insert, "allocation_groups",
+	    "INSERT INTO allocation_groups VALUES ",
+	    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", 10, cause);
+	if (rc == 0) {
+		rc = store_groups_table_each(s, groups_add, b, cause);
+		if (rc == 0)
+			rc = groups_insert(s, b, cause);
+		store_insert_finalize(&b->insert);
+	}
+	free(b);
 	store_groups_reset(&s->groups);
 	return (rc);
 }

@@ -353,7 +353,7 @@ enum store_steps_added store_steps_add(struct store_steps *, int64_t,
 
 /* store-group-key.c */
 uint64_t store_group_key_hash(const struct store_group *);
-void	 store_group_key_bind(struct store *, sqlite3_stmt *,
+void	 store_group_key_bind(struct store *, sqlite3_stmt *, int,
 	     const struct store_group *);
 
 /* store-groups.c */
@@ -371,10 +371,35 @@ int	 store_groups_table_each(struct store *, store_groups_fn, void *,
 	     char **);
 void	 store_groups_table_free(struct store_groups *);
 
+/* store-insert.c */
+#define STORE_INSERT_MANY	32	/* rows an INSERT */
+struct store_insert {
+	sqlite3_stmt	*one;		/* one row */
+	sqlite3_stmt	*many;		/* STORE_INSERT_MANY rows */
+	int		 params;	/* a row's parameters */
+	const char	*table;		/* for messages */
+};
+typedef void (*store_insert_bind_fn)(sqlite3_stmt *, int, const void *,
+	     void *);
+int	 store_insert_prepare(struct store *, struct store_insert *,
+	     const char *, const char *, const char *, int, char **);
+int	 store_insert_rows(struct store *, struct store_insert *,
+	     const void *, size_t, size_t, store_insert_bind_fn, void *,
+	     int64_t, char **);
+void	 store_insert_finalize(struct store_insert *);
+
 /* store-queue.c */
 #define STORE_QUEUE_NO_STEP	INT64_MIN	/* a step that binds NULL */
+/* An INSERT of allocation rows: the head, then the values of each row,
+ * separated by commas: STORE_ALLOC_PARAMS parameters a row. */
+#define STORE_ALLOC_INSERT	"INSERT INTO allocations(run_id, process_id," \
+	" device, stream, layer, address, bytes, requested_bytes, alloc_ns," \
+	" free_requested_ns, free_ns, alloc_step, free_step, site_id," \
+	" correlation_id) VALUES "
+#define STORE_ALLOC_VALUES	"(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define STORE_ALLOC_PARAMS	15
 struct store_queue;
-void	 store_queue_bind(sqlite3_stmt *, int64_t,
+void	 store_queue_bind(sqlite3_stmt *, int, int64_t,
 	     const struct store_allocation *, int64_t, int64_t);
 int	 store_queue_begin(struct store *, char **);
 int	 store_queue_row(struct store *, const struct store_allocation *,

@@ -9,7 +9,7 @@
  * rows with their ids and steps decided, and a writer thread inserts
  * them (worker.c: a ring of 4 batches of STORE_QUEUE_ROWS rows, about
  * 2 MB; the caller waits when all are full, so memory does not grow with
- * the load).
+ * the load), many rows to an INSERT (store-insert.c).
  *
  * The writer owns the SQLite connection from store_queue_begin() to
  * store_queue_end(): the caller touches no SQL in between.  Rows get the
@@ -43,6 +43,7 @@ struct queue_row {
 /* The writer of a store (s->queue). */
 struct store_queue {
 	struct worker		*worker;
+	struct store_insert	 insert;	/* the writer's INSERTs */
 	int64_t			 next_id;	/* the next row's id */
 };
 
@@ -57,30 +58,42 @@ queue_bind_step(sqlite3_stmt *st, int i, int64_t step)
 }
 
 /*
- * Bind allocation row a of run run_id to st (the store's STMT_ALLOC, whose
- * rows SQLite numbers) with its steps (STORE_QUEUE_NO_STEP: NULL): every
- * parameter, so that the caller may step it without clearing the last
- * row's bindings.
+ * Bind allocation row a of run run_id, with its steps (STORE_QUEUE_NO_STEP:
+ * NULL), to the STORE_ALLOC_PARAMS parameters of st after the first `skip`
+ * (st: an INSERT of STORE_ALLOC_INSERT whose rows SQLite numbers, such as
+ * the store's STMT_ALLOC): every one of them, so that the caller may step
+ * st without clearing the last row's bindings.
  */
 void
-store_queue_bind(sqlite3_stmt *st, int64_t run_id,
+store_queue_bind(sqlite3_stmt *st, int skip, int64_t run_id,
     const struct store_allocation *a, int64_t alloc_step, int64_t free_step)
 {
-	sqlite3_bind_int64(st, 1, run_id);
-	store_sql_bind_id(st, 2, a->process_id);
-	sqlite3_bind_int(st, 3, a->device);
-	store_sql_bind_opt(st, 4, a->stream);
-	sqlite3_bind_int(st, 5, a->layer);
-	sqlite3_bind_int64(st, 6, (int64_t)a->address);
-	sqlite3_bind_int64(st, 7, (int64_t)a->bytes);
-	store_sql_bind_opt(st, 8, a->requested);
-	store_sql_bind_opt(st, 9, a->alloc_ns);
-	store_sql_bind_opt(st, 10, a->free_requested_ns);
-	store_sql_bind_opt(st, 11, a->free_ns);
-	queue_bind_step(st, 12, alloc_step);
-	queue_bind_step(st, 13, free_step);
-	store_sql_bind_id(st, 14, a->site_id);
-	store_sql_bind_opt(st, 15, a->correlation);
+	sqlite3_bind_int64(st, skip + 1, run_id);
+	store_sql_bind_id(st, skip + 2, a->process_id);
+	sqlite3_bind_int(st, skip + 3, a->device);
+	store_sql_bind_opt(st, skip + 4, a->stream);
+	sqlite3_bind_int(st, skip + 5, a->layer);
+	sqlite3_bind_int64(st, skip + 6, (int64_t)a->address);
+	sqlite3_bind_int64(st, skip + 7, (int64_t)a->bytes);
+	store_sql_bind_opt(st, skip + 8, a->requested);
+	store_sql_bind_opt(st, skip + 9, a->alloc_ns);
+	store_sql_bind_opt(st, skip + 10, a->free_requested_ns);
+	store_sql_bind_opt(st, skip + 11, a->free_ns);
+	queue_bind_step(st, skip + 12, alloc_step);
+	queue_bind_step(st, skip + 13, free_step);
+	store_sql_bind_id(st, skip + 14, a->site_id);
+	store_sql_bind_opt(st, skip + 15, a->correlation);
+}
+
+/* Bind queue_row row of store arg (store_insert_bind_fn). */
+static void
+queue_bind_row(sqlite3_stmt *st, int skip, const void *row, void *arg)
+{
+	const struct queue_row	*r = row;
+	struct store		*s = arg;
+
+	store_queue_bind(st, skip, s->run_id, &r->a, r->alloc_step,
+	    r->free_step);
 }
 
 /*
@@ -95,20 +108,11 @@ queue_write(void *arg, void *items, size_t n, char **cause)
 {
 	struct store		*s = arg;
 	const struct queue_row	*rows = items;
-	sqlite3_stmt		*st = s->stmt[STMT_ALLOC];
-	size_t			 i;
 
-	for (i = 0; i < n; i++) {
-		store_queue_bind(st, s->run_id, &rows[i].a,
-		    rows[i].alloc_step, rows[i].free_step);
-		if (store_sql_step_bound(s, st, "allocations", cause) != 0)
-			return (-1);
-		if (sqlite3_last_insert_rowid(s->db) != rows[i].id)
-			fatal("%s: allocation row %lld took id %lld", s->path,
-			    (long long)rows[i].id,
-			    (long long)sqlite3_last_insert_rowid(s->db));
-	}
-	return (0);
+	if (n == 0)
+		return (0);
+	return (store_insert_rows(s, &s->queue->insert, rows, sizeof *rows, n,
+	    queue_bind_row, s, rows[0].id, cause));
 }
 
 /*
@@ -120,9 +124,10 @@ queue_write(void *arg, void *items, size_t n, char **cause)
 int
 store_queue_begin(struct store *s, char **cause)
 {
-	sqlite3_stmt	*st;
-	int64_t		 max;
-	int		 rc;
+	struct store_insert	 insert;
+	sqlite3_stmt		*st;
+	int64_t			 max;
+	int			 rc;
 
 	if (sqlite3_prepare_v2(s->db, "SELECT coalesce(max(id), 0) FROM"
 	    " allocations", -1, &st, NULL) != SQLITE_OK)
@@ -132,7 +137,11 @@ store_queue_begin(struct store *s, char **cause)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
 		return (store_sql_error(s, cause, "cannot read allocations:"));
+	if (store_insert_prepare(s, &insert, "allocations", STORE_ALLOC_INSERT,
+	    STORE_ALLOC_VALUES, STORE_ALLOC_PARAMS, cause) != 0)
+		return (-1);
 	s->queue = xcalloc(1, sizeof *s->queue);
+	s->queue->insert = insert;
 	s->queue->next_id = max + 1;
 	s->queue->worker = worker_start(sizeof (struct queue_row),
 	    STORE_QUEUE_ROWS, queue_write, s);
@@ -172,6 +181,7 @@ store_queue_end(struct store *s, int drop, char **cause)
 	if (s->queue == NULL)
 		return (0);
 	rc = worker_end(s->queue->worker, drop, cause);
+	store_insert_finalize(&s->queue->insert);
 	free(s->queue);
 	s->queue = NULL;
 	return (rc);

@@ -35,11 +35,7 @@ static int	insert_pending(struct store *, const struct store_allocation *,
 		    char **);
 
 static const struct store_sql_text rows_sql[] = {
-	{ STMT_ALLOC, "INSERT INTO allocations(run_id, process_id, device,"
-	    " stream, layer, address, bytes, requested_bytes, alloc_ns,"
-	    " free_requested_ns, free_ns, alloc_step, free_step, site_id,"
-	    " correlation_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
-	    " ?11, ?12, ?13, ?14, ?15)" },
+	{ STMT_ALLOC, STORE_ALLOC_INSERT STORE_ALLOC_VALUES },
 	{ STMT_FREE_UPDATE, "UPDATE allocations SET free_requested_ns = ?2,"
 	    " free_ns = ?3, free_step = ?4 WHERE id = ?1" },
 	{ STMT_MEMCPY, "INSERT INTO memcpys(run_id, process_id, device,"
@@ -603,7 +599,7 @@ insert_row(struct store *s, const struct store_allocation *a,
 		if (store_queue_row(s, a, step[0], step[1], &id, cause) != 0)
 			return (-1);
 	} else {
-		store_queue_bind(st, s->run_id, a, step[0], step[1]);
+		store_queue_bind(st, 0, s->run_id, a, step[0], step[1]);
 		if (store_sql_step(s, st, "allocations", cause) != 0)
 			return (-1);
 		id = sqlite3_last_insert_rowid(s->db);

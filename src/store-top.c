@@ -239,36 +239,48 @@ top_written(const struct store_top *t)
 	return (n < t->max ? (size_t)n : t->max);
 }
 
+/* What the rows of one heap are written as (top_bind's arg). */
+struct top_target {
+	int64_t		 run_id;
+	int		 order;		/* -1: allocation_top */
+	int64_t		 part;
+};
+
+/* Bind heap row row as target arg says (store_insert_bind_fn). */
+static void
+top_bind(sqlite3_stmt *st, int skip, const void *row, void *arg)
+{
+	const struct store_top_row	*r = row;
+	const struct top_target		*t = arg;
+
+	sqlite3_bind_int64(st, skip + 1, t->run_id);
+	if (t->order < 0) {
+		sqlite3_bind_int64(st, skip + 2, r->key);
+		sqlite3_bind_int64(st, skip + 3, r->id);
+	} else {
+		sqlite3_bind_int(st, skip + 2, t->order);
+		sqlite3_bind_int64(st, skip + 3, t->part);
+		sqlite3_bind_int64(st, skip + 4, r->id);
+	}
+}
+
 /*
- * Insert the first `keep` rows of heap h (all when it has fewer): into
- * allocation_top (order -1), or allocation_heads as sort `order`, part
- * `part`.  The heap is left unordered.
+ * Insert the first `keep` rows of heap h (all when it has fewer) with ins:
+ * into allocation_top (order -1), or allocation_heads as sort `order`,
+ * part `part`.  The heap is left unordered.  0, or -1 with *cause.
  */
 static int
-top_insert(struct store *s, sqlite3_stmt *st, int order, int64_t part,
-    struct store_top_heap *h, size_t keep)
+top_insert(struct store *s, struct store_insert *ins, int order,
+    int64_t part, struct store_top_heap *h, size_t keep, char **cause)
 {
-	size_t	i;
+	struct top_target	t = { s->run_id, order, part };
 
 	if (h->n > keep) {
 		top_select(h, h->heap, h->n, keep);
 		h->n = keep;
 	}
-	for (i = 0; i < h->n; i++) {
-		sqlite3_bind_int64(st, 1, s->run_id);
-		if (order < 0) {
-			sqlite3_bind_int64(st, 2, h->heap[i].key);
-			sqlite3_bind_int64(st, 3, h->heap[i].id);
-		} else {
-			sqlite3_bind_int(st, 2, order);
-			sqlite3_bind_int64(st, 3, part);
-			sqlite3_bind_int64(st, 4, h->heap[i].id);
-		}
-		if (sqlite3_step(st) != SQLITE_DONE)
-			return (-1);
-		sqlite3_reset(st);
-	}
-	return (0);
+	return (store_insert_rows(s, ins, h->heap, sizeof *h->heap, h->n,
+	    top_bind, &t, 0, cause));
 }
 
 /*
@@ -279,40 +291,38 @@ int
 store_top_write(struct store *s, char **cause)
 {
 	struct store_top	*t = &s->top;
-	sqlite3_stmt		*st = NULL, *hs = NULL;
+	struct store_insert	 top, heads;
 	size_t			 i, keep;
-	int			 rc = -1;
+	int			 rc;
 
 	for (i = 0; i < STORE_TOP_ORDERS; i++)
 		top_fold(&t->orders[i], t->max);
 	for (i = 0; i < t->nstreams; i++)
 		top_fold(&t->streams[i], t->max);
 	if (store_sql_exec(s, store_schema_top_sql, "cannot keep the first"
-	    " rows", NULL) != 0 ||
-	    sqlite3_prepare_v2(s->db, "INSERT INTO allocation_top VALUES"
-	    " (?1, ?2, ?3)", -1, &st, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO allocation_heads"
-	    " VALUES (?1, ?2, ?3, ?4)", -1, &hs, NULL) != SQLITE_OK)
-		goto out;
+	    " rows", cause) != 0)
+		return (-1);
+	if (store_insert_prepare(s, &top, "allocation_top",
+	    "INSERT INTO allocation_top VALUES ", "(?, ?, ?)", 3, cause) != 0)
+		return (-1);
+	if (store_insert_prepare(s, &heads, "allocation_heads",
+	    "INSERT OR IGNORE INTO allocation_heads VALUES ", "(?, ?, ?, ?)",
+	    4, cause) != 0) {
+		store_insert_finalize(&top);
+		return (-1);
+	}
 	keep = top_written(t);
-	if (top_insert(s, st, -1, 0, &t->orders[STORE_TOP_SIZE_DESC],
-	    keep) != 0)
-		goto out;
-	for (i = STORE_TOP_SIZE_ASC; i < STORE_TOP_ORDERS; i++) {
-		if (i != STORE_TOP_STREAM_SIZE &&
-		    top_insert(s, hs, (int)i, 0, &t->orders[i], keep) != 0)
-			goto out;
+	rc = top_insert(s, &top, -1, 0, &t->orders[STORE_TOP_SIZE_DESC], keep,
+	    cause);
+	for (i = STORE_TOP_SIZE_ASC; i < STORE_TOP_ORDERS && rc == 0; i++) {
+		if (i != STORE_TOP_STREAM_SIZE)
+			rc = top_insert(s, &heads, (int)i, 0, &t->orders[i],
+			    keep, cause);
 	}
-	for (i = 0; i < t->nstreams; i++) {
-		if (top_insert(s, hs, STORE_TOP_STREAM_SIZE,
-		    (int64_t)t->stream_ids[i], &t->streams[i], keep) != 0)
-			goto out;
-	}
-	rc = 0;
-out:
-	if (rc != 0)
-		store_sql_error(s, cause, "cannot keep the first rows:");
-	sqlite3_finalize(st);
-	sqlite3_finalize(hs);
+	for (i = 0; i < t->nstreams && rc == 0; i++)
+		rc = top_insert(s, &heads, STORE_TOP_STREAM_SIZE,
+		    (int64_t)t->stream_ids[i], &t->streams[i], keep, cause);
+	store_insert_finalize(&top);
+	store_insert_finalize(&heads);
 	return (rc);
 }

@@ -134,7 +134,7 @@ ok $? "...leaks says the run is not finished"
 # command's exit status, and no summary of it is left half written.
 refused finish "INSERT ON allocation_top" "no summaries" \
     "failure while finishing"
-[ "$(lines 'finish.db: cannot [a-z ]*: no summaries; run 2 stays marked unfinished, with every event recorded$')" = 1 ] &&
+[ "$(lines 'finish.db: cannot [a-z_ ]*: no summaries; run 2 stays marked unfinished, with every event recorded$')" = 1 ] &&
     [ "$(grep -vc '^vramtrace: \(run 2 of\|next: \)' "$TMP/err")" = 1 ]
 st=$?; [ $st -eq 0 ] || show
 ok $st "...one line saying so, besides the closing lines"

@@ -5,7 +5,7 @@
 # written, not a bad input), and leaves the database as it was.  A trigger makes the database refuse, as a full disk or a damaged
 # file would.
 . "${srcdir:-.}/tests/lib.sh"
-plan 18
+plan 22
 FAKE="${top_builddir:-.}/tests/libfake-nvml.so"
 
 # refuse DB TABLE [CONDITION]: from now on DB refuses new rows of TABLE
@@ -81,6 +81,11 @@ midway allocations "replay: a row that cannot be written names its table" \
 midway steps "import: the same for a step" import "$snapshot" \
     --step-every 1
 midway segments "import: the same for a snapshot's segment" import \
+    "$snapshot"
+# The summaries written when a run finishes, many rows to an INSERT
+# (src/store-insert.c): a group, and one of the first rows of an order.
+midway allocation_groups "import: the same for a group" import "$snapshot"
+midway allocation_heads "import: the same for a first row" import \
     "$snapshot"
 
 # An import's allocation rows are written by a second thread while the
