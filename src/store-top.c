@@ -239,6 +239,26 @@ top_written(const struct store_top *t)
 	return (n < t->max ? (size_t)n : t->max);
 }
 
+/* Rows by key, then id: allocation_top's order (for qsort). */
+static int
+top_by_key(const void *va, const void *vb)
+{
+	const struct store_top_row	*a = va, *b = vb;
+
+	if (a->key != b->key)
+		return (a->key < b->key ? -1 : 1);
+	return ((a->id > b->id) - (a->id < b->id));
+}
+
+/* Rows by id: allocation_heads' order within a sort and part (for qsort). */
+static int
+top_by_id(const void *va, const void *vb)
+{
+	const struct store_top_row	*a = va, *b = vb;
+
+	return ((a->id > b->id) - (a->id < b->id));
+}
+
 /* What the rows of one heap are written as (top_bind's arg). */
 struct top_target {
 	int64_t		 run_id;
@@ -279,6 +299,8 @@ top_insert(struct store *s, struct store_insert *ins, int order,
 		top_select(h, h->heap, h->n, keep);
 		h->n = keep;
 	}
+	qsort(h->heap, h->n, sizeof *h->heap, order < 0 ? top_by_key :
+	    top_by_id);
 	return (store_insert_rows(s, ins, h->heap, sizeof *h->heap, h->n,
 	    top_bind, &t, 0, cause));
 }
