@@ -4,7 +4,10 @@
  * store_schema_sql creates schema version STORE_SCHEMA_VERSION; it is run
  * once, in the transaction that creates a database.  store_schema_index_sql
  * builds the secondary indexes; store.c runs it when a run finishes (and
- * store-merge.c when a merge does), not while events stream in.
+ * store-merge.c when a merge does), not while events stream in.  The
+ * partial indexes of allocations are the exception: a new database gets
+ * them with its tables, since keeping a few rows' entries as rows come
+ * costs less than reading every row at finish.
  * man/vramtrace-db.5 documents every table, column (with its unit) and
  * view; change both together, and bump the version with a migration in
  * store.c for any change that is not purely additive.
@@ -144,6 +147,19 @@ const char *store_schema_steps_sql = ALLOCATION_STEPS_SQL;
 "      OR (j.kind = 'stranded' AND j.layer > 0 AND a.layer = 0\n" \
 "        AND coalesce(a.alloc_step, 1) <= j.last_step\n" \
 "        AND (a.free_step IS NULL OR a.free_step > j.last_step)));\n"
+
+/*
+ * The partial indexes of allocations, each of a few rows: the blocks never
+ * freed (the TUI's first page of blocks), and those live at a step end
+ * (blocks gone in a range of steps).  Made with the tables, and by
+ * store_schema_index_sql in a file made before they were.
+ */
+#define ALLOCATIONS_PARTIAL_SQL \
+"CREATE INDEX IF NOT EXISTS allocations_live ON allocations(run_id, bytes)" \
+"  WHERE free_ns IS NULL;\n" \
+"CREATE INDEX IF NOT EXISTS allocations_crossing" \
+"  ON allocations(run_id, free_step)" \
+"  WHERE free_step > coalesce(alloc_step, 1);\n"
 
 const char *store_schema_views_sql =
 "DROP VIEW IF EXISTS garbage_stream_blocks;\n" GARBAGE_STREAM_BLOCKS_SQL;
@@ -473,16 +489,13 @@ GARBAGE_STREAM_BLOCKS_SQL
 "    p.stream, p.bytes, p.blocks\n"
 "  FROM per p LEFT JOIN sites s ON s.id = p.site_id\n"
 "  WHERE p.bytes > 0 AND p.live_last > p.live_warmup\n"
-"  ORDER BY p.bytes DESC;\n";
+"  ORDER BY p.bytes DESC;\n"
+ALLOCATIONS_PARTIAL_SQL;
 
 const char *store_schema_index_sql =
 "CREATE INDEX IF NOT EXISTS allocations_run_step"
 "  ON allocations(run_id, alloc_step, free_step);\n"
-"CREATE INDEX IF NOT EXISTS allocations_live ON allocations(run_id, bytes)"
-"  WHERE free_ns IS NULL;\n"	/* the TUI's first page of blocks */
-"CREATE INDEX IF NOT EXISTS allocations_crossing"	/* blocks gone in a */
-"  ON allocations(run_id, free_step)"		/* range of steps: only */
-"  WHERE free_step > coalesce(alloc_step, 1);\n"	/* those live at a step end */
+ALLOCATIONS_PARTIAL_SQL
 "CREATE INDEX IF NOT EXISTS memcpys_run ON memcpys(run_id, start_ns);\n"
 "CREATE INDEX IF NOT EXISTS offload_run ON offload_events(run_id, step);\n"
 "CREATE INDEX IF NOT EXISTS blocks_snapshot ON blocks(snapshot_id, segment_id);\n"
