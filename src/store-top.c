@@ -18,9 +18,10 @@
  *
  * Not all the rows kept are written: an eighth of the run's rows per order
  * (STORE_TOP_SHARE), at least STORE_TOP_MIN and at most `max`.  Each
- * costs two b-tree searches to insert, and a small run, which readers sort
- * whole quickly once they are past what was written, would spend a third
- * of its import writing nearly every row eight times over.
+ * costs a b-tree insert (sorted into the table's order first, so that
+ * SQLite finds its place at the end), and a small run, which readers sort
+ * whole quickly once they are past what was written, would spend a good
+ * part of its import writing nearly every row eight times over.
  *
  * Some orders take nearly every row (newest first: rows keep getting
  * newer), and a sift per row would cost log(max) moves each time.  So
