@@ -3,7 +3,8 @@
  * thread, and how any allocation row is bound to its INSERT.
  *
  * When an import's steps are known, its rows (hundreds of thousands)
- * leave store-pending.c at once.  Working out each row (its steps, its
+ * leave store-pending.c at once, and when it finishes, the blocks still
+ * live leave the live table.  Working out each row (its steps, its
  * group, the first-rows heaps) and SQLite inserting it take about as long
  * as each other, so the two overlap: the caller's thread fills batches of
  * rows with their ids and steps decided, and a writer thread inserts

@@ -435,26 +435,31 @@ step_of_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 }
 
 /*
- * Give the run's rows (those the caller's AND narrows them to) their steps
- * from the boundaries known now.
- */
-/*
- * Insert the rows that waited for their steps: a bulk load's, through
- * the writer thread of store-queue.c.  0, or -1 with *cause.
+ * Run insert(s, cause), which inserts allocation rows: a bulk load's that
+ * has some to insert (`any`) through the writer thread of store-queue.c,
+ * others one at a time.  0, or -1 with *cause.
  */
 static int
-insert_pending_all(struct store *s, char **cause)
+insert_queued(struct store *s, int any, int (*insert)(struct store *,
+    char **), char **cause)
 {
 	int	rc;
 
-	if (!(s->flags & STORE_BULK) || !store_pending_any(&s->pending))
-		return (store_pending_insert(s, insert_pending, cause));
+	if (!(s->flags & STORE_BULK) || !any)
+		return (insert(s, cause));
 	if (store_queue_begin(s, cause) != 0)
 		return (-1);
-	rc = store_pending_insert(s, insert_pending, cause);
+	rc = insert(s, cause);
 	if (store_queue_end(s, rc != 0, rc == 0 ? cause : NULL) != 0)
 		rc = -1;
 	return (rc);
+}
+
+/* Insert the rows that waited for their steps (insert_queued's insert). */
+static int
+insert_pending_all(struct store *s, char **cause)
+{
+	return (store_pending_insert(s, insert_pending, cause));
 }
 
 #define ASSIGN_ALLOC_SQL \
@@ -466,6 +471,10 @@ insert_pending_all(struct store *s, char **cause)
 	"UPDATE offload_events SET step = vt_step_of(coalesce(process_id, 0)," \
 	" time_ns) WHERE run_id = ?1"
 
+/*
+ * Give the run's rows (those the caller's AND narrows them to) their steps
+ * from the boundaries known now.
+ */
 static int
 assign_steps(struct store *s, const char *alloc_sql, const char *offload_sql,
     char **cause)
@@ -512,7 +521,8 @@ store_rows_assign_steps(struct store *s, char **cause)
 	/* Rows only waiting (a bulk load): their groups come with them. */
 	if (!written)
 		store_groups_reset(&s->groups);
-	if (insert_pending_all(s, cause) != 0)
+	if (insert_queued(s, store_pending_any(&s->pending),
+	    insert_pending_all, cause) != 0)
 		return (-1);
 	s->steps.dirty = 0;
 	s->unstepped = 0;
@@ -796,19 +806,29 @@ flush_live_one(struct store_live_entry *e, void *arg)
 	return (insert_allocation(fa->s, &e->a, &e->rowid, fa->cause));
 }
 
+/* Insert the live allocations that have no row (insert_queued's insert). */
+static int
+insert_live_all(struct store *s, char **cause)
+{
+	struct flush_arg	fa = { s, cause };
+
+	return (store_live_each(&s->live, flush_live_one, &fa));
+}
+
 /*
  * Before a commit: insert the rows that wait for their steps and the
  * live allocations that have no row yet, so that a reader (or a crash)
- * sees them.  0, or -1 with *cause.
+ * sees them; a bulk load's through the writer thread (the blocks still
+ * live when a snapshot was taken can be a third of its rows).  0, or -1
+ * with *cause.
  */
 int
 store_rows_flush(struct store *s, char **cause)
 {
-	struct flush_arg	fa = { s, cause };
-
-	if (store_pending_insert(s, insert_pending, cause) != 0)
+	if (insert_queued(s, store_pending_any(&s->pending),
+	    insert_pending_all, cause) != 0)
 		return (-1);
-	return (store_live_each(&s->live, flush_live_one, &fa));
+	return (insert_queued(s, s->live.count > 0, insert_live_all, cause));
 }
 
 /* A live entry at the end of the run is final: count it in its group. */
