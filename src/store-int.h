@@ -390,8 +390,10 @@ void	 store_insert_finalize(struct store_insert *);
 
 /* store-queue.c */
 #define STORE_QUEUE_NO_STEP	INT64_MIN	/* a step that binds NULL */
-/* An INSERT of allocation rows: the head, then the values of each row,
- * separated by commas: STORE_ALLOC_PARAMS parameters a row. */
+/*
+ * An INSERT of allocation rows: the head, then the values of each row,
+ * separated by commas: STORE_ALLOC_PARAMS parameters a row.
+ */
 #define STORE_ALLOC_INSERT	"INSERT INTO allocations(run_id, process_id," \
 	" device, stream, layer, address, bytes, requested_bytes, alloc_ns," \
 	" free_requested_ns, free_ns, alloc_step, free_step, site_id," \

@@ -288,7 +288,8 @@ top_bind(sqlite3_stmt *st, int skip, const void *row, void *arg)
 /*
  * Insert the first `keep` rows of heap h (all when it has fewer) with ins:
  * into allocation_top (order -1), or allocation_heads as sort `order`,
- * part `part`.  The heap is left unordered.  0, or -1 with *cause.
+ * part `part`, in the table's order: the heap is left sorted, no longer a
+ * heap.  0, or -1 with *cause.
  */
 static int
 top_insert(struct store *s, struct store_insert *ins, int order,
