@@ -18,7 +18,8 @@
  * a boundary that comes late marks the run for store_rows_assign_steps()
  * when it finishes.  A bulk load's rows wait for the steps, which come
  * last, in store-pending.c, and are inserted once, with them, by
- * store-queue.c's writer thread.  Until then, store_rows_alloc_begin(),
+ * store-queue.c's writer thread, as are its blocks still live when it
+ * finishes (insert_queued).  Until then, store_rows_alloc_begin(),
  * store_rows_alloc_free_requested() and store_rows_alloc_end() of a bulk
  * load touch only the live table and the rows kept (no SQL, no other
  * part of the store): import-pipe.c makes them in a second thread while
