@@ -301,8 +301,9 @@ top_insert(struct store *s, struct store_insert *ins, int order,
 		top_select(h, h->heap, h->n, keep);
 		h->n = keep;
 	}
-	qsort(h->heap, h->n, sizeof *h->heap, order < 0 ? top_by_key :
-	    top_by_id);
+	if (h->n > 1)	/* an empty heap has no array */
+		qsort(h->heap, h->n, sizeof *h->heap, order < 0 ?
+		    top_by_key : top_by_id);
 	return (store_insert_rows(s, ins, h->heap, sizeof *h->heap, h->n,
 	    top_bind, &t, 0, cause));
 }
