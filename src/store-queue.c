@@ -110,8 +110,6 @@ queue_write(void *arg, void *items, size_t n, char **cause)
 	struct store		*s = arg;
 	const struct queue_row	*rows = items;
 
-	if (n == 0)
-		return (0);
 	return (store_insert_rows(s, &s->queue->insert, rows, sizeof *rows, n,
 	    queue_bind_row, s, rows[0].id, cause));
 }

@@ -8,8 +8,8 @@
 #include <stddef.h>
 
 /*
- * What the thread does with n items, in the order they were pushed: 0,
- * or -1 with *cause (one line, allocated), which stops it.
+ * What the thread does with n items (1 or more), in the order they were
+ * pushed: 0, or -1 with *cause (one line, allocated), which stops it.
  */
 typedef int	(*worker_fn)(void *arg, void *items, size_t n, char **cause);
 
